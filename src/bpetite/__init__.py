@@ -1,0 +1,1 @@
+"""bpetite: a deterministic byte-level BPE tokenizer in pure Python."""
