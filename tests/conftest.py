@@ -52,4 +52,6 @@ def shakespeare_text(shakespeare_path: Path) -> str:
 @pytest.fixture(scope="session")
 def gpt2_dir() -> Path:
     """GPT-2's official vocabulary files (encoder.json, vocab.bpe, gpt2.tiktoken)."""
-    return _require(_find_shared("gpt2", "BPETITE_GPT2_DIR"), "GPT-2 vocabulary", "BPETITE_GPT2_DIR")
+    return _require(
+        _find_shared("gpt2", "BPETITE_GPT2_DIR"), "GPT-2 vocabulary", "BPETITE_GPT2_DIR"
+    )

@@ -1,1 +1,18 @@
-"""bpetite: a deterministic byte-level BPE tokenizer in pure Python."""
+"""bpetite: a deterministic byte-level BPE tokenizer in pure Python.
+
+>>> from bpetite import Tokenizer
+>>> tokenizer = Tokenizer.train("ab ab ab", vocab_size=258)
+>>> tokenizer.encode("ab<|endoftext|>ab")
+[256, 258, 256]
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from bpetite._tokenizer import Tokenizer
+
+try:
+    __version__ = version("bpetite")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0+unknown"
+
+__all__ = ["Tokenizer", "__version__"]

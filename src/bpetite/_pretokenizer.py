@@ -33,3 +33,22 @@ def count_chunks(texts: Iterable[str]) -> Counter[bytes]:
     for text in texts:
         str_counts.update(PRETOKENIZER.findall(text))
     return Counter({chunk.encode("utf-8"): n for chunk, n in str_counts.items()})
+
+
+def require_utf8(text: str, what: str) -> None:
+    """Raise a clear UnicodeEncodeError if `text` holds a lone surrogate, naming its position.
+
+    Such a `str` is not valid Unicode; encoding it would fail half-way through with a
+    message about a codec, or (with errors="surrogatepass") give bytes that are not UTF-8.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise UnicodeEncodeError(
+            "utf-8",
+            text,
+            error.start,
+            error.end,
+            f"{what} has a lone surrogate {text[error.start]!r} at position {error.start}, "
+            "which is not valid Unicode and cannot be encoded as UTF-8",
+        ) from None

@@ -1,0 +1,229 @@
+"""Text to token ids: the merges applied in rank order, without one pass per rank.
+
+Semantics (the specification's): split out exact ``<|endoftext|>`` literals, pre-tokenize
+the rest, and in each chunk apply every merge in rank order, each as one
+non-overlapping left-to-right pass. Only ranks whose pair is present change anything,
+and a merge only creates pairs that contain its new id, whose ranks are all higher;
+so "apply the lowest-ranked pair present, all its occurrences left to right, until no
+ranked pair is left" gives the same ids while doing work only for merges that apply.
+
+Speed comes from three layers, cheapest first:
+
+1. a bounded cache from chunk text to ids; on warm text the whole encode is one
+   ``map`` over the regex matches, which runs at C speed;
+2. chunks whose bytes are a whole token (most words, with a large vocabulary) are
+   verified once and then answered by a dictionary lookup;
+3. short chunks run a small "find the lowest rank, merge it" loop; long chunks (a
+   million letters is one chunk) use a linked list and a heap, O(n log n).
+"""
+
+from collections.abc import Sequence
+from heapq import heapify, heappop, heappush
+from itertools import chain, pairwise, repeat
+
+from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
+from bpetite._pretokenizer import PRETOKENIZER, require_utf8
+
+Pair = tuple[int, int]
+
+#: Chunks longer than this many bytes take the O(n log n) heap path.
+LONG_CHUNK_BYTES = 64
+#: The cache holds at most this many chunks; it is emptied when it would grow past it.
+CACHE_MAX_ENTRIES = 1 << 17
+#: Chunks longer than this many characters are never cached (rare, and large).
+CACHE_MAX_CHUNK_CHARS = 256
+
+_NO_RANK = 1 << 62
+
+
+class Encoder:
+    """Encodes text with a fixed merge list; safe to share, its cache is only a cache."""
+
+    __slots__ = ("_cache", "_merge_ids", "_merges", "_special_id", "_whole_tokens")
+
+    def __init__(self, merges: Sequence[Pair], vocab: Sequence[bytes], special_id: int) -> None:
+        self._merges = tuple(merges)
+        # The first rank wins if an (odd, hand-made) merge list repeats a pair.
+        merge_ids: dict[Pair, int] = {}
+        for rank, pair in enumerate(self._merges):
+            merge_ids.setdefault(pair, BASE_VOCAB_SIZE + rank)
+        self._merge_ids = merge_ids
+        self._special_id = special_id
+        self._whole_tokens = self._find_whole_tokens(vocab)
+        self._cache: dict[str, list[int]] = {}
+
+    def encode(self, text: str) -> list[int]:
+        """Return the ids of `text`; exact ``<|endoftext|>`` literals become the special id."""
+        if not isinstance(text, str):
+            raise TypeError(f"encode() takes a str, got {type(text).__name__}")
+        require_utf8(text, "text")
+        segments = text.split(END_OF_TEXT_TOKEN)
+        if len(segments) == 1:
+            return self._encode_ordinary(text)
+        ids: list[int] = []
+        for index, segment in enumerate(segments):
+            if index:
+                ids.append(self._special_id)
+            if segment:
+                ids += self._encode_ordinary(segment)
+        return ids
+
+    def encode_chunk(self, chunk: bytes) -> list[int]:
+        """Return the ids of one pre-tokenized chunk (uncached)."""
+        whole = self._whole_tokens.get(chunk)
+        if whole is not None:
+            return [whole]
+        if len(chunk) > LONG_CHUNK_BYTES:
+            return self._merge_long(list(chunk))
+        return self._merge_short(list(chunk))
+
+    def _encode_ordinary(self, text: str) -> list[int]:
+        pieces = PRETOKENIZER.findall(text)
+        cache = self._cache
+        try:
+            # The warm path: every chunk is cached, and the loop runs in C.
+            return list(chain.from_iterable(map(cache.__getitem__, pieces)))
+        except KeyError:
+            pass
+        local: dict[str, list[int]] = {}
+        for piece in dict.fromkeys(pieces):
+            ids = cache.get(piece)
+            local[piece] = ids if ids is not None else self.encode_chunk(piece.encode("utf-8"))
+        result = list(chain.from_iterable(map(local.__getitem__, pieces)))
+        self._remember(local)
+        return result
+
+    def _remember(self, fresh: dict[str, list[int]]) -> None:
+        """Add short chunks to the cache, emptying it first if it would outgrow its bound."""
+        cache = self._cache
+        if len(cache) + len(fresh) > CACHE_MAX_ENTRIES:
+            cache.clear()
+        for piece, ids in fresh.items():
+            if len(piece) <= CACHE_MAX_CHUNK_CHARS and len(cache) < CACHE_MAX_ENTRIES:
+                cache[piece] = ids
+
+    def _merge_short(self, tokens: list[int]) -> list[int]:
+        """Quadratic in the worst case, but the fastest loop for the usual few bytes.
+
+        Each round ranks every adjacent pair with one ``map`` (C speed), then merges the
+        lowest-ranked one at every non-overlapping position, left to right.
+        """
+        rank_of = self._merge_ids.get
+        while len(tokens) > 1:
+            ranks = list(map(rank_of, pairwise(tokens), repeat(_NO_RANK)))
+            best = min(ranks)
+            if best == _NO_RANK:
+                break
+            i = ranks.index(best)
+            if ranks.count(best) == 1:  # the usual case: one occurrence
+                tokens[i : i + 2] = (best,)
+                continue
+            merged = tokens[:i]
+            while True:
+                merged.append(best)
+                resume = i + 2
+                try:
+                    i = ranks.index(best, resume)  # the next occurrence that does not overlap
+                except ValueError:
+                    break
+                merged += tokens[resume:i]
+            merged += tokens[resume:]
+            tokens = merged
+        return tokens
+
+    def _merge_long(self, tokens: list[int]) -> list[int]:
+        """O(n log n): a doubly linked list over positions and a heap of (new id, position).
+
+        Popping in (new id, position) order applies the lowest-ranked merge first and its
+        occurrences left to right, which is the non-overlapping rule; an entry whose
+        position was consumed or whose pair changed is stale and skipped.
+        """
+        merge_ids = self._merge_ids
+        merges = self._merges
+        n = len(tokens)
+        following = list(range(1, n + 1))  # n marks the end
+        preceding = list(range(-1, n - 1))
+        alive = [True] * n
+        heap = [
+            (new_id, i)
+            for i in range(n - 1)
+            if (new_id := merge_ids.get((tokens[i], tokens[i + 1]), _NO_RANK)) != _NO_RANK
+        ]
+        heapify(heap)
+        while heap:
+            new_id, i = heappop(heap)
+            j = following[i]
+            if not alive[i] or j >= n:
+                continue
+            if (tokens[i], tokens[j]) != merges[new_id - BASE_VOCAB_SIZE]:
+                continue
+            tokens[i] = new_id
+            alive[j] = False
+            k = following[j]
+            following[i] = k
+            if k < n:
+                preceding[k] = i
+                candidate = merge_ids.get((new_id, tokens[k]), _NO_RANK)
+                if candidate != _NO_RANK:
+                    heappush(heap, (candidate, i))
+            h = preceding[i]
+            if h >= 0:
+                candidate = merge_ids.get((tokens[h], new_id), _NO_RANK)
+                if candidate != _NO_RANK:
+                    heappush(heap, (candidate, h))
+        return [tokens[i] for i in range(n) if alive[i]]
+
+    def _find_whole_tokens(self, vocab: Sequence[bytes]) -> dict[bytes, int]:
+        """Map the bytes of every token whose own encoding is exactly that token.
+
+        Every token of a trained merge list has this property, but a hand-made artifact
+        need not (``bc``, ``ab``, then ``ab+c``: ``abc`` encodes as ``a, bc``), so each
+        token is checked, without encoding it: merge ``t = (l, r)`` encodes ``l + r`` to
+        ``[t]`` exactly when ``l`` and ``r`` each encode to themselves and no merge ranked
+        before ``t`` joins the two halves (see :func:`_halves_join`). That costs a few
+        dictionary lookups per token instead of a full encode.
+        """
+        whole_ids = [True] * BASE_VOCAB_SIZE
+        whole = {bytes([byte]): byte for byte in range(BASE_VOCAB_SIZE)}
+        for new_id in range(BASE_VOCAB_SIZE, BASE_VOCAB_SIZE + len(self._merges)):
+            left, right = self._merges[new_id - BASE_VOCAB_SIZE]
+            is_whole = (
+                whole_ids[left]
+                and whole_ids[right]
+                and not _halves_join(left, right, new_id, self._merges, self._merge_ids)
+            )
+            whole_ids.append(is_whole)
+            if is_whole:
+                whole.setdefault(vocab[new_id], new_id)
+        return whole
+
+
+def _halves_join(
+    left: int, right: int, new_id: int, merges: Sequence[Pair], merge_ids: dict[Pair, int]
+) -> bool:
+    """Whether encoding ``bytes(left) + bytes(right)`` merges across the middle before `new_id`.
+
+    While the halves evolve apart, the last token of the left half runs down the right
+    spine of `left` (``left``, its right child, ...) and the first token of the right
+    half down the left spine of `right`. Token ``x`` (created at rank ``x``; bytes exist
+    from the start) is last until the merge that consumes it, exclusive: that merge's
+    pair lies to its left and wins the left-to-right scan. Token ``y`` is first until
+    the merge that consumes it, inclusive: there the boundary pair is further left and
+    wins. A merge of ``(x, y)`` ranked inside both windows joins the halves.
+    """
+    x, x_consumed = left, new_id
+    while True:
+        x_created = x if x >= BASE_VOCAB_SIZE else -1
+        y, y_consumed = right, new_id
+        while True:
+            joined = merge_ids.get((x, y))
+            if joined is not None and x_created < joined < x_consumed:
+                y_created = y if y >= BASE_VOCAB_SIZE else -1
+                if y_created < joined <= y_consumed:
+                    return True
+            if y < BASE_VOCAB_SIZE:
+                break
+            y_consumed, y = y, merges[y - BASE_VOCAB_SIZE][0]
+        if x < BASE_VOCAB_SIZE:
+            return False
+        x_consumed, x = x, merges[x - BASE_VOCAB_SIZE][1]

@@ -1,0 +1,80 @@
+"""The bpetite command line: a thin shell over the library.
+
+Results go to stdout and nothing else does; progress, tables and errors go to stderr.
+Exit codes: 0 success, 1 a failure the user can act on (missing file, invalid UTF-8,
+corrupt artifact, Ctrl-C, ...), 2 a usage error (argparse's convention). A user's
+mistake never prints a traceback.
+
+Each subcommand lives in its own module ``bpetite.cli._<name>`` exposing
+``register(subparsers)``, which adds its parser and sets ``handler`` to a function
+``(args) -> int``. ``rich`` is imported only inside the command modules, lazily, so
+``import bpetite`` never pulls it in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+import bpetite
+
+#: Subcommand modules, in the order ``--help`` lists them.
+_COMMANDS: tuple[str, ...] = ()
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class CliError(Exception):
+    """A failure the user can act on: printed as one line on stderr, exit code 1."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bpetite",
+        description="Train, run and inspect deterministic byte-level BPE tokenizers.",
+    )
+    parser.add_argument("--version", action="version", version=f"bpetite {bpetite.__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in _COMMANDS:
+        importlib.import_module(f"bpetite.cli._{name}").register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one bpetite command and return its exit code (tests call this in-process)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version, or a usage error (code 2)
+        return exit_.code if isinstance(exit_.code, int) else 1
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except CliError as error:
+        return _fail(str(error))
+    except KeyboardInterrupt:
+        return _fail("interrupted; nothing was written")
+    except BrokenPipeError:
+        # The reader went away (`bpetite encode ... | head`): not worth a message.
+        return 1
+    except OSError as error:
+        return _fail(_describe_os_error(error))
+    except (ValueError, KeyError, TypeError) as error:
+        return _fail(error.args[0] if error.args else type(error).__name__)
+
+
+def run() -> None:
+    """The console-script entry point."""
+    sys.exit(main())
+
+
+def _fail(message: object) -> int:
+    print(f"bpetite: error: {message}", file=sys.stderr)
+    return 1
+
+
+def _describe_os_error(error: OSError) -> str:
+    reason = error.strerror or str(error)
+    return f"{error.filename}: {reason}" if error.filename else reason
