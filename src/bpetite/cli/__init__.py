@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 import bpetite
 
 #: Subcommand modules, in the order ``--help`` lists them.
-_COMMANDS: tuple[str, ...] = ()
+_COMMANDS: tuple[str, ...] = ("train", "encode", "decode", "compare_tiktoken", "demo")
 
 Handler = Callable[[argparse.Namespace], int]
 

@@ -1,0 +1,162 @@
+"""``bpetite compare-tiktoken``: bpetite's ids beside tiktoken's, for reference only.
+
+The ids are not expected to match (a tokenizer trained on another corpus learns other
+merges); the comparison shows how the two split the same text. tiktoken is an
+optional extra and is only imported here. tiktoken downloads an encoding's files on
+first use, but the bpetite CLI never touches the network: the files must already be
+in tiktoken's cache, and a missing file is an error that says how to get it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from bpetite import Tokenizer
+from bpetite._constants import END_OF_TEXT_TOKEN
+from bpetite.cli import CliError
+from bpetite.cli._common import (
+    add_command,
+    check_argument_text,
+    is_terminal,
+    load_model,
+    stderr_console,
+    token_label,
+    write_json,
+)
+
+if TYPE_CHECKING:
+    from bpetite.cli._common import Subparsers
+
+INSTALL_HINT = "install it with `uv sync --extra tiktoken` or `pip install 'bpetite[tiktoken]'`"
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(
+        subparsers,
+        "compare-tiktoken",
+        summary="show bpetite's ids beside tiktoken's (reference only)",
+        description=(
+            "Encode the same text with a bpetite tokenizer and with a tiktoken encoding, "
+            "and print both id lists and counts as JSON (plus a side-by-side table on a "
+            "terminal). Id parity is not a goal. Needs the optional tiktoken package "
+            "with the encoding already in its cache (TIKTOKEN_CACHE_DIR): bpetite never "
+            "downloads anything."
+        ),
+        examples=[
+            'bpetite compare-tiktoken --model tokenizer.json --text "Hello world"',
+            'bpetite compare-tiktoken --model tokenizer.json --text "Hi" --encoding r50k_base',
+        ],
+    )
+    parser.add_argument("--model", required=True, metavar="PATH", help="tokenizer artifact")
+    parser.add_argument("--text", required=True, metavar="TEXT", help="the text to encode")
+    parser.add_argument(
+        "--encoding", default="gpt2", metavar="NAME", help="tiktoken encoding (default: gpt2)"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    tokenizer = load_model(args.model)
+    text = check_argument_text(args.text, "--text")
+    encoding = load_encoding(args.encoding)
+    ours = tokenizer.encode(text)
+    # Like bpetite, treat only an exact <|endoftext|> as special and every other
+    # special-looking string as plain text (tiktoken would refuse it by default).
+    specials = {END_OF_TEXT_TOKEN} & set(encoding.special_tokens_set)
+    theirs: list[int] = encoding.encode(text, allowed_special=specials, disallowed_special=())
+
+    if is_terminal(sys.stderr):
+        _show_table(tokenizer, ours, encoding, theirs)
+    write_json(
+        {
+            "text_bytes": len(text.encode("utf-8")),
+            "bpetite": {"count": len(ours), "ids": ours},
+            "tiktoken": {"encoding": args.encoding, "count": len(theirs), "ids": theirs},
+        }
+    )
+    return 0
+
+
+class _DownloadRefused(Exception):
+    """tiktoken asked for a file that is not in its cache."""
+
+
+def load_encoding(name: str) -> Any:
+    """Return ``tiktoken.get_encoding(name)`` from tiktoken's cache, never the network."""
+    try:
+        import tiktoken
+        import tiktoken.load
+    except ImportError:
+        raise CliError(
+            f"compare-tiktoken needs the optional tiktoken package, which is not installed: "
+            f"{INSTALL_HINT}"
+        ) from None
+    names = tiktoken.list_encoding_names()
+    if name not in names:
+        raise CliError(f"tiktoken has no encoding '{name}'; choose one of: {', '.join(names)}")
+    try:
+        with _cache_only(tiktoken.load):
+            return tiktoken.get_encoding(name)
+    except _DownloadRefused as refused:
+        raise CliError(
+            f"tiktoken has no cached copy of {refused.args[0]} for encoding '{name}', and "
+            f"bpetite never downloads: fetch it once with "
+            f"`python -c \"import tiktoken; tiktoken.get_encoding('{name}')\"` or point "
+            f"TIKTOKEN_CACHE_DIR at a directory that holds tiktoken's cached files"
+        ) from None
+    except Exception as error:  # an optional library's own failures (bad cache file, ...)
+        raise CliError(f"tiktoken could not load encoding '{name}': {error}") from None
+
+
+@contextmanager
+def _cache_only(load_module: Any) -> Iterator[None]:
+    """Make tiktoken read cached and local files only, refusing any URL.
+
+    tiktoken fetches through ``tiktoken.load.read_file`` only after its cache missed,
+    so swapping that one function turns "download" into a clear error instead of a
+    network call (or minutes of waiting on a machine without network).
+    """
+    original = load_module.read_file
+
+    def read_local_file(blobpath: str) -> bytes:
+        if "://" in blobpath:
+            raise _DownloadRefused(blobpath)
+        data: bytes = original(blobpath)
+        return data
+
+    load_module.read_file = read_local_file
+    try:
+        yield
+    finally:
+        load_module.read_file = original
+
+
+def _show_table(tokenizer: Tokenizer, ours: list[int], encoding: Any, theirs: list[int]) -> None:
+    """Both tokenizations side by side, one token per row, on the terminal."""
+    from rich.table import Table
+
+    table = Table(title="bpetite vs tiktoken (ids are not expected to match)")
+    table.add_column("#", justify="right", style="dim")
+    table.add_column("bpetite id", justify="right")
+    table.add_column("bpetite token")
+    table.add_column(f"{encoding.name} id", justify="right")
+    table.add_column(f"{encoding.name} token")
+    for row in range(max(len(ours), len(theirs))):
+        cells = [str(row)]
+        if row < len(ours):
+            cells += [str(ours[row]), repr(token_label(tokenizer._vocab[ours[row]]))]
+        else:
+            cells += ["", ""]
+        if row < len(theirs):
+            piece = encoding.decode_single_token_bytes(theirs[row])
+            cells += [str(theirs[row]), repr(token_label(piece))]
+        else:
+            cells += ["", ""]
+        table.add_row(*cells)
+    table.add_section()
+    table.add_row("", "tokens", str(len(ours)), "tokens", str(len(theirs)))
+    stderr_console().print(table)
