@@ -12,7 +12,6 @@ import os
 import random
 import stat
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -577,9 +576,10 @@ def test_parsing_restores_the_garbage_collector_state() -> None:
         gc.enable()
 
 
-def test_loading_a_32000_token_artifact_is_fast(tmp_path: Path) -> None:
-    """A generous bound (the target is about 0.1 s) that still catches a per-entry regex
-    or a quadratic check."""
+def test_a_32000_token_artifact_roundtrips(tmp_path: Path) -> None:
+    """A full-size artifact with deep, word-sized tokens loads back to the same state.
+
+    Load speed is measured in benchmarks/, never asserted here."""
     rng = random.Random(0)
     merges: list[tuple[int, int]] = []
     lengths = [1] * 256
@@ -592,13 +592,7 @@ def test_loading_a_32000_token_artifact_is_fast(tmp_path: Path) -> None:
     state = naive_vocab(merges), merges, {EOT: 32000}
     path = tmp_path / "big.json"
     save(path, *state)
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        loaded = load(path)
-        best = min(best, time.perf_counter() - start)
-    assert loaded == state
-    assert best < 0.5
+    assert load(path) == state
 
 
 # --------------------------------------------------------------------------- mutation fuzz

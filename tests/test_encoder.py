@@ -1,0 +1,159 @@
+"""The fast encoder must give exactly the ids of the spec's one-pass-per-rank encoder."""
+
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bpetite import Tokenizer
+from bpetite._encoder import CACHE_MAX_ENTRIES, LONG_CHUNK_BYTES, Encoder
+from bpetite._pretokenizer import PRETOKENIZER
+from tests.reference import naive_encode, naive_encode_chunk, naive_vocab
+from tests.strategies import merge_lists, texts, tricky_text
+
+
+def encoder_for(merges: list[tuple[int, int]]) -> Encoder:
+    vocab = naive_vocab(merges)
+    return Encoder(merges, [vocab[i] for i in range(len(vocab))], 256 + len(merges))
+
+
+@st.composite
+def trained(draw: st.DrawFn) -> Tokenizer:
+    corpus = draw(st.lists(tricky_text, min_size=1, max_size=6).map(" ".join))
+    return Tokenizer.train(corpus * 2, draw(st.integers(256, 330)))
+
+
+@given(trained(), texts)
+def test_matches_rank_pass_encoder_with_trained_merges(tokenizer: Tokenizer, text: str) -> None:
+    assert tokenizer.encode(text) == naive_encode(text, tokenizer._merges)
+
+
+@given(merge_lists(), st.binary(max_size=40).map(lambda b: bytes(x % 5 + 96 for x in b)))
+def test_matches_rank_pass_on_arbitrary_merge_lists(
+    merges: list[tuple[int, int]], chunk: bytes
+) -> None:
+    """Hand-made artifacts need not be trained: repeated pairs, unreachable tokens..."""
+    encoder = encoder_for(merges)
+    expected = naive_encode_chunk(chunk, merges)
+    assert encoder.encode_chunk(chunk) == expected
+    assert encoder._merge_long(list(chunk)) == expected
+    assert encoder._merge_short(list(chunk)) == expected
+
+
+@given(merge_lists())
+def test_whole_token_shortcut_is_exact(merges: list[tuple[int, int]]) -> None:
+    """A token is answered by lookup only if encoding its bytes really gives that token."""
+    vocab = naive_vocab(merges)
+    whole = encoder_for(merges)._whole_tokens
+    for token_id in range(256 + len(merges)):
+        encodes_to_itself = naive_encode_chunk(vocab[token_id], merges) == [token_id]
+        assert (whole.get(vocab[token_id]) == token_id) == encodes_to_itself
+
+
+def test_whole_token_shortcut_refuses_an_unreachable_token() -> None:
+    """bc first, then ab, then ab+c: 'abc' encodes as a, bc, never as the third token."""
+    merges = [(98, 99), (97, 98), (257, 99)]
+    encoder = encoder_for(merges)
+    assert b"abc" not in encoder._whole_tokens
+    assert encoder.encode_chunk(b"abc") == [97, 256] == naive_encode_chunk(b"abc", merges)
+
+
+@pytest.fixture(scope="module")
+def shakespeare_tokenizers(shakespeare_text: str) -> dict[int, Tokenizer]:
+    return {size: Tokenizer.train(shakespeare_text, size) for size in (512, 32000)}
+
+
+@pytest.mark.parametrize("vocab_size", [512, 32000])
+def test_tinyshakespeare_sampled_chunks_match_rank_pass(
+    shakespeare_text: str, shakespeare_tokenizers: dict[int, Tokenizer], vocab_size: int
+) -> None:
+    """Every chunk would take minutes with one pass per rank at 32000, so sample them."""
+    tokenizer = shakespeare_tokenizers[vocab_size]
+    distinct = sorted(set(PRETOKENIZER.findall(shakespeare_text)))
+    sample = random.Random(vocab_size).sample(distinct, 150 if vocab_size > 512 else 600)
+    for chunk in sample:
+        data = chunk.encode("utf-8")
+        assert tokenizer.encode(chunk) == naive_encode_chunk(data, tokenizer._merges), chunk
+
+
+def test_tinyshakespeare_whole_text_at_512_matches_rank_pass(
+    shakespeare_text: str, shakespeare_tokenizers: dict[int, Tokenizer]
+) -> None:
+    tokenizer = shakespeare_tokenizers[512]
+    text = shakespeare_text[:200_000]
+    assert tokenizer.encode(text) == naive_encode(text, tokenizer._merges)
+
+
+def test_long_chunks_take_the_heap_path_and_stay_exact(
+    shakespeare_tokenizers: dict[int, Tokenizer],
+) -> None:
+    tokenizer = shakespeare_tokenizers[512]
+    rng = random.Random(7)
+    word = "".join(rng.choice("etaoinshrdlu") for _ in range(LONG_CHUNK_BYTES * 8))
+    assert tokenizer.encode(word) == naive_encode(word, tokenizer._merges)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 1_000_000,
+        "".join(random.Random(1).choice("abcdefghijklmnopqrstuvwxyz") for _ in range(1_000_000)),
+        " " * 1_000_000,
+        "7" * 1_000_000,
+        "!?" * 500_000,
+        "\n" * 300_000 + "x",
+    ],
+    ids=["a-run", "random-letters", "spaces", "digits", "punctuation", "newlines"],
+)
+def test_pathological_inputs_complete_and_roundtrip(
+    shakespeare_tokenizers: dict[int, Tokenizer], text: str
+) -> None:
+    tokenizer = shakespeare_tokenizers[32000]
+    ids = tokenizer.encode(text)
+    assert tokenizer.decode(ids) == text
+
+
+def test_long_run_matches_rank_pass_on_a_smaller_copy(
+    shakespeare_tokenizers: dict[int, Tokenizer],
+) -> None:
+    """The million-letter run cannot go through the rank-pass encoder; 5,000 letters can."""
+    tokenizer = shakespeare_tokenizers[512]
+    for text in ("a" * 5_000, "ab" * 2_500, " " * 5_001):
+        assert tokenizer.encode(text) == naive_encode(text, tokenizer._merges)
+
+
+def test_cache_stays_bounded_on_huge_varied_input() -> None:
+    tokenizer = Tokenizer.train("ab ab ab", 258)
+    words = " ".join(f"w{i}" for i in range(CACHE_MAX_ENTRIES + 5000))
+    ids = tokenizer.encode(words)
+    assert len(tokenizer._encoder._cache) <= CACHE_MAX_ENTRIES
+    assert tokenizer.decode(ids) == words
+
+
+def test_cached_results_are_not_shared_with_callers() -> None:
+    tokenizer = Tokenizer.train("ab ab ab", 258)
+    first = tokenizer.encode("ab")
+    first.append(999)
+    assert tokenizer.encode("ab") == [256]
+
+
+def test_special_literal_is_extracted_exactly() -> None:
+    tokenizer = Tokenizer.train("ab ab ab", 258)
+    assert tokenizer.encode("ab<|endoftext|>ab") == [256, 258, 256]
+    assert tokenizer.encode("<|endoftext|><|endoftext|>") == [258, 258]
+    assert 258 not in tokenizer.encode("<|endoftext")
+    assert 258 not in tokenizer.encode("endoftext|>")
+    assert 258 not in tokenizer.encode("<|endoftext |>")
+
+
+def test_lone_surrogate_is_rejected_with_its_position() -> None:
+    tokenizer = Tokenizer.train("ab ab ab", 258)
+    with pytest.raises(UnicodeEncodeError, match="position 3"):
+        tokenizer.encode("ab \ud83d x")
+
+
+def test_encode_rejects_non_text() -> None:
+    tokenizer = Tokenizer.train("ab ab ab", 258)
+    with pytest.raises(TypeError, match="takes a str"):
+        tokenizer.encode(b"ab")  # type: ignore[arg-type]

@@ -1,0 +1,163 @@
+"""Tokenizer-level behaviour: the roundtrip matrix, decode errors, save/load fidelity."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bpetite
+from bpetite import Tokenizer
+from tests.reference import naive_decode, naive_encode
+from tests.strategies import texts
+
+ROUNDTRIP_CASES = {
+    "empty": "",
+    "whitespace-only": " \t\n\r\n   \n",
+    "ascii": "The quick brown fox jumps over the lazy dog.",
+    "emoji": "I ❤️ BPE 😀👍🏽🧑‍🚀",
+    "cjk": "東京は日本の首都です。我爱编程。",
+    "arabic": "مرحبا بالعالم، كيف حالك؟",
+    "mixed punctuation": "Wait... what?!? (yes) -- [no] {maybe}; 'quoted' \"double\" #1 @2 $3 %4",
+    "single endoftext": "<|endoftext|>",
+    "consecutive specials": "<|endoftext|><|endoftext|><|endoftext|>",
+    "special in text": "end of one<|endoftext|>start of two",
+    "partial special prefix": "<|endoftext",
+    "partial special suffix": "endoftext|>",
+    "partial special short": "<|endo",
+    "nested partials": "<|<|endoftext|>|>",
+    "crlf": "line one\r\nline two\r\n",
+}
+
+CORPUS = " ".join(ROUNDTRIP_CASES.values()) * 3 + " the cat sat on the mat " * 10
+
+
+@pytest.fixture(scope="module")
+def tokenizers(tmp_path_factory: pytest.TempPathFactory) -> list[Tokenizer]:
+    """Several tokenizers, each also through a save/load cycle."""
+    trained = [Tokenizer.train(CORPUS, size) for size in (256, 300, 1000)]
+    loaded = []
+    for index, tokenizer in enumerate(trained):
+        path = tmp_path_factory.mktemp("artifacts") / f"tok{index}.json"
+        tokenizer.save(str(path))
+        loaded.append(Tokenizer.load(str(path)))
+    return trained + loaded
+
+
+@pytest.mark.parametrize("text", ROUNDTRIP_CASES.values(), ids=ROUNDTRIP_CASES.keys())
+def test_roundtrip_matrix(tokenizers: list[Tokenizer], text: str) -> None:
+    for tokenizer in tokenizers:
+        ids = tokenizer.encode(text)
+        assert ids == naive_encode(text, tokenizer._merges)
+        assert tokenizer.decode(ids) == text
+
+
+def test_special_ids_in_order(tokenizers: list[Tokenizer]) -> None:
+    for tokenizer in tokenizers:
+        special = tokenizer._special_tokens["<|endoftext|>"]
+        assert tokenizer.encode("<|endoftext|><|endoftext|>") == [special, special]
+        assert tokenizer.decode([special]) == "<|endoftext|>"
+        assert special not in tokenizer.encode("<|endoftext")
+
+
+@given(texts)
+@settings(max_examples=200)
+def test_decode_inverts_encode_before_and_after_save_load(
+    tokenizers: list[Tokenizer], text: str
+) -> None:
+    for tokenizer in tokenizers:
+        assert tokenizer.decode(tokenizer.encode(text)) == text
+
+
+def test_saved_and_loaded_tokenizer_behaves_identically(tmp_path: Path) -> None:
+    original = Tokenizer.train(CORPUS, 600)
+    path = tmp_path / "tok.json"
+    original.save(str(path))
+    loaded = Tokenizer.load(str(path))
+    assert loaded._merges == original._merges
+    assert loaded._vocab == original._vocab
+    for text in ROUNDTRIP_CASES.values():
+        assert loaded.encode(text) == original.encode(text)
+    resaved = tmp_path / "again.json"
+    loaded.save(str(resaved))
+    assert resaved.read_bytes() == path.read_bytes()
+
+
+def test_save_refuses_to_overwrite_unless_asked(tmp_path: Path) -> None:
+    path = tmp_path / "tok.json"
+    Tokenizer.train("ab ab", 257).save(str(path))
+    before = path.read_bytes()
+    with pytest.raises(FileExistsError):
+        Tokenizer.train("cd cd", 257).save(str(path))
+    assert path.read_bytes() == before
+    Tokenizer.train("cd cd", 257).save(str(path), overwrite=True)
+    assert path.read_bytes() != before
+
+
+def test_save_with_missing_parent(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        Tokenizer.train("ab", 257).save(str(tmp_path / "missing" / "tok.json"))
+
+
+def test_encode_and_decode_of_empty_input() -> None:
+    tokenizer = Tokenizer.train("ab ab", 300)
+    assert tokenizer.encode("") == []
+    assert tokenizer.decode([]) == ""
+
+
+@pytest.mark.parametrize(
+    ("ids", "fragment"),
+    [
+        ([-1], "unknown token id -1 at position 0"),
+        ([97, 10**9], "unknown token id 1000000000 at position 1"),
+        ([258], "unknown token id 258"),
+        ([True], "must be an int, got True"),
+        ([97.0], "must be an int, got 97.0"),
+        (["97"], "must be an int, got '97'"),
+    ],
+)
+def test_decode_rejects_ids_that_are_not_tokens(ids: list[object], fragment: str) -> None:
+    tokenizer = Tokenizer.train("ab ab", 257)  # ids 0..257 (256 = ab, 257 = special)
+    with pytest.raises(KeyError, match=fragment):
+        tokenizer.decode(ids)  # type: ignore[arg-type]
+
+
+def test_decode_invalid_utf8_raises() -> None:
+    tokenizer = Tokenizer.train("ab ab", 257)
+    with pytest.raises(UnicodeDecodeError):
+        tokenizer.decode([0x80])
+    with pytest.raises(UnicodeDecodeError):
+        tokenizer.decode([0xF0, 0x9F])  # the first half of an emoji
+
+
+def test_decode_joins_a_character_split_across_ids() -> None:
+    tokenizer = Tokenizer.train("😀", 256)
+    ids = tokenizer.encode("😀")
+    assert ids == [0xF0, 0x9F, 0x98, 0x80]
+    assert tokenizer.decode(ids) == "😀"
+
+
+@given(st.lists(st.integers(0, 300), max_size=30))
+def test_decode_matches_the_spec_decoder(ids: list[int]) -> None:
+    tokenizer = Tokenizer.train(CORPUS, 290)
+    try:
+        expected: str | type[Exception] = naive_decode(ids, tokenizer._vocab)
+    except (KeyError, UnicodeDecodeError) as error:
+        expected = type(error)
+    if isinstance(expected, str):
+        assert tokenizer.decode(ids) == expected
+    else:
+        with pytest.raises(expected):
+            tokenizer.decode(ids)
+
+
+def test_decode_accepts_any_sequence() -> None:
+    tokenizer = Tokenizer.train("ab ab", 257)
+    assert tokenizer.decode((97, 256)) == "aab"
+    assert tokenizer.decode(range(97, 99)) == "ab"
+
+
+def test_public_api_is_exactly_five_methods() -> None:
+    public = {name for name in vars(Tokenizer) if not name.startswith("_")}
+    assert public == {"train", "encode", "decode", "save", "load"}
+    assert "Tokenizer" in bpetite.__all__
