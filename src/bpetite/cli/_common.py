@@ -211,18 +211,6 @@ def stderr_console(stream: TextIO | None = None) -> Console:
     return Console(file=stream if stream is not None else sys.stderr, highlight=False)
 
 
-def token_label(token: bytes) -> str:
-    """How a token is shown to a person: its text, or hex when it is part of a character.
-
-    A multi-byte character split across tokens leaves pieces that are not UTF-8 on
-    their own: ``b"\\xf0\\x9f"`` is shown as ``⟨f0 9f⟩``.
-    """
-    try:
-        return token.decode("utf-8")
-    except UnicodeDecodeError:
-        return "⟨" + token.hex(" ") + "⟩"
-
-
 # --------------------------------------------------------------------------- progress
 
 
@@ -293,7 +281,7 @@ class PhaseProgress:
         detail = f"{completed}/{self.total} {self.unit}"
         if rate > 0:
             eta = max(self.total - completed, 0) / rate
-            detail += f" ({rate:.0f} {self.unit}/s, ETA {_duration(eta)})"
+            detail += f" ({_rate(rate)} {self.unit}/s, ETA {_duration(eta)})"
         self._line(detail)
 
     def advance(self, amount: int = 1) -> None:
@@ -352,10 +340,19 @@ def training_progress(phase: PhaseProgress) -> ProgressCallback:
 
 
 def _duration(seconds: float) -> str:
+    """``0.35 s``, ``2 min 05 s``, ``3 h 07 min``: as precise as a person needs."""
     if seconds < 60:
         return f"{seconds:.2f} s"
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes} min {rest:02d} s"
+    if seconds < 3600:
+        minutes, rest = divmod(round(seconds), 60)
+        return f"{minutes} min {rest:02d} s"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def _rate(per_second: float) -> str:
+    """Whole units when fast, two significant digits when slow (never a bare 0)."""
+    return f"{per_second:.0f}" if per_second >= 10 else f"{per_second:.2g}"
 
 
 def _rich_progress(console: Console, unit: str) -> Progress:

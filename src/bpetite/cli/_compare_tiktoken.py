@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from bpetite import Tokenizer
 from bpetite._constants import END_OF_TEXT_TOKEN
+from bpetite._visualize import make_piece
 from bpetite.cli import CliError
 from bpetite.cli._common import (
     add_command,
@@ -24,7 +25,6 @@ from bpetite.cli._common import (
     is_terminal,
     load_model,
     stderr_console,
-    token_label,
     write_json,
 )
 
@@ -103,7 +103,7 @@ def load_encoding(name: str) -> Any:
             return tiktoken.get_encoding(name)
     except _DownloadRefused as refused:
         raise CliError(
-            f"tiktoken has no cached copy of {refused.args[0]} for encoding '{name}', and "
+            f"tiktoken has no valid cached copy of {refused.args[0]} for encoding '{name}', and "
             f"bpetite never downloads: fetch it once with "
             f"`python -c \"import tiktoken; tiktoken.get_encoding('{name}')\"` or point "
             f"TIKTOKEN_CACHE_DIR at a directory that holds tiktoken's cached files"
@@ -136,9 +136,15 @@ def _cache_only(load_module: Any) -> Iterator[None]:
 
 
 def _show_table(tokenizer: Tokenizer, ours: list[int], encoding: Any, theirs: list[int]) -> None:
-    """Both tokenizations side by side, one token per row, on the terminal."""
-    from rich.table import Table
+    """Both tokenizations side by side, one token per row, on the terminal.
 
+    Tokens are drawn as ``bpetite show`` draws them: ``·`` for a space, hex for part of
+    a character, and never a raw control character that the terminal would obey.
+    """
+    from rich.table import Table
+    from rich.text import Text
+
+    special_ids = set(tokenizer._special_tokens.values())
     table = Table(title="bpetite vs tiktoken (ids are not expected to match)")
     table.add_column("#", justify="right", style="dim")
     table.add_column("bpetite id", justify="right")
@@ -146,14 +152,16 @@ def _show_table(tokenizer: Tokenizer, ours: list[int], encoding: Any, theirs: li
     table.add_column(f"{encoding.name} id", justify="right")
     table.add_column(f"{encoding.name} token")
     for row in range(max(len(ours), len(theirs))):
-        cells = [str(row)]
+        cells: list[str | Text] = [str(row)]
         if row < len(ours):
-            cells += [str(ours[row]), repr(token_label(tokenizer._vocab[ours[row]]))]
+            data = tokenizer._vocab[ours[row]]
+            piece = make_piece(ours[row], data, special=ours[row] in special_ids)
+            cells += [str(ours[row]), Text(piece.label)]
         else:
             cells += ["", ""]
         if row < len(theirs):
-            piece = encoding.decode_single_token_bytes(theirs[row])
-            cells += [str(theirs[row]), repr(token_label(piece))]
+            piece = make_piece(theirs[row], encoding.decode_single_token_bytes(theirs[row]))
+            cells += [str(theirs[row]), Text(piece.label)]
         else:
             cells += ["", ""]
         table.add_row(*cells)

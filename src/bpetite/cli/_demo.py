@@ -22,6 +22,7 @@ from bpetite import Tokenizer
 from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite._pretokenizer import count_chunks
 from bpetite._trainer import check_vocab_size
+from bpetite._visualize import PALETTE, TokenPiece, render_plain, token_pieces
 from bpetite.cli import CliError
 from bpetite.cli._common import (
     PhaseProgress,
@@ -33,7 +34,6 @@ from bpetite.cli._common import (
     read_input_text,
     save_model,
     stderr_console,
-    token_label,
     training_progress,
     write_json,
 )
@@ -52,10 +52,12 @@ STDLIB_CORPUS_BYTES = 1_000_000
 DEFAULT_VOCAB_SIZE = 4096
 DEFAULT_TEXT = f"To be, or not to be: that is the question. 🤔 Naïve café!{END_OF_TEXT_TOKEN}"
 
-# Alternating backgrounds make token boundaries visible, spaces included.
-_TOKEN_STYLES = ("black on cyan", "black on yellow", "black on green", "black on magenta")
-_PARTIAL_STYLE = "bold white on red"
-_SPECIAL_STYLE = "bold white on blue"
+# Dark text on alternating pastel backgrounds (the palette `bpetite show` uses) makes
+# every boundary visible; partial characters and the special token stand out.
+_TEXT_STYLE = "#1f2328"
+_MARKER_STYLE = "#6e7781"
+_PARTIAL_STYLE = "bold #a40e26 on #ffd8d3"
+_SPECIAL_STYLE = "bold #ffffff on #6f42c1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,35 +233,32 @@ class _Reporter:
             print(f"demo: {text}", file=sys.stderr, flush=True)
 
     def tokens(self, tokenizer: Tokenizer, ids: Sequence[int]) -> None:
-        labels = [token_label(tokenizer._vocab[token_id]) for token_id in ids]
+        special_ids = set(tokenizer._special_tokens.values())
+        pieces = token_pieces(ids, tokenizer._vocab, special_ids)
         if self._console is None:
-            print(f"demo: tokens: {labels!r}", file=sys.stderr, flush=True)
+            shown = render_plain(pieces).rstrip("\n")
+            print(f"demo: tokens: {shown}", file=sys.stderr, flush=True)
             return
         # Soft wrap: rich would break lines at spaces, splitting tokens like " ca".
-        self._console.print(_coloured_tokens(tokenizer, ids), soft_wrap=True)
+        self._console.print(_coloured(pieces), soft_wrap=True)
 
 
-def _coloured_tokens(tokenizer: Tokenizer, ids: Sequence[int]) -> Text:
-    """The tokens on coloured backgrounds; partial characters in hex, on red."""
+def _coloured(pieces: Sequence[TokenPiece]) -> Text:
+    """One background per token, cycling; markers (``·`` for a space) dimmed."""
+    from rich.style import Style
     from rich.text import Text
 
-    special_ids = set(tokenizer._special_tokens.values())
     shown = Text("tokens: ")
-    for position, token_id in enumerate(ids):
-        token = tokenizer._vocab[token_id]
-        if token_id in special_ids:
-            style = _SPECIAL_STYLE
-        elif not _is_utf8(token):
-            style = _PARTIAL_STYLE
+    for index, piece in enumerate(pieces):
+        if piece.kind == "text":
+            background = PALETTE[index % len(PALETTE)]
+            base = Style(color=_TEXT_STYLE, bgcolor=background)
+            marker = Style(color=_MARKER_STYLE, bgcolor=background)
         else:
-            style = _TOKEN_STYLES[position % len(_TOKEN_STYLES)]
-        shown.append(token_label(token).replace("\n", "↵"), style=style)
+            base = marker = Style.parse(
+                _PARTIAL_STYLE if piece.kind == "partial" else _SPECIAL_STYLE
+            )
+        for part, is_marker in piece.parts:
+            shown.append(part, style=marker if is_marker else base)
+        shown.append("\n" * piece.line_breaks)
     return shown
-
-
-def _is_utf8(token: bytes) -> bool:
-    try:
-        token.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
