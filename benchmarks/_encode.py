@@ -1,0 +1,198 @@
+"""Encode measurements: the 50-word sentence, the whole corpus, and one very long chunk.
+
+"Cold" means a freshly built ``Tokenizer(merges)``, whose chunk cache is empty: that is
+exactly the state ``Tokenizer.load`` returns (it parses the file, then calls the same
+constructor), without billing the JSON parse to the encode. "Warm" means the same text
+encoded again on the same object. Building the tokenizer is never inside the timing;
+``Tokenizer.load`` is timed on its own.
+
+The implementations of one figure are interleaved within each repeat, so a burst of
+load from a neighbour on the machine hits all of them rather than one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from benchmarks import _rust
+from benchmarks._timing import Stat, repeat, time_call
+from bpetite import Tokenizer
+from bpetite._pretokenizer import PRETOKENIZER
+
+#: The reference implementation's benchmark sentence, so its published p50 compares.
+SENTENCE = (
+    "The quick brown fox jumps over the lazy dog beside twelve ancient "
+    "scrolls while the wizard carefully studies glowing library shelves "
+    "filled with crumbling leather-bound volumes and parchment lore that "
+    "crackles gently with age as the silver moon rises slowly above "
+    "distant mountain peaks casting long shadows across silent fields"
+)
+SENTENCE_WORDS = 50
+
+Merges = Sequence[tuple[int, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """A trained vocabulary under test, with what the Rust adapters need to mirror it."""
+
+    vocab_size: int
+    merges: tuple[tuple[int, int], ...]
+    vocab: dict[int, bytes]
+
+    @property
+    def special_id(self) -> int:
+        return 256 + len(self.merges)
+
+    @classmethod
+    def from_tokenizer(cls, vocab_size: int, tokenizer: Tokenizer) -> Model:
+        return cls(vocab_size, tokenizer._merges, dict(tokenizer._vocab))
+
+
+def sentence_latency(model: Model, runs: int) -> dict[str, Stat]:
+    """p50/p99 material for the 50-word sentence: cold and warm bpetite, and tiktoken.
+
+    Each cold sample is the first encode on its own freshly built tokenizer.
+    """
+    if len(SENTENCE.split()) != SENTENCE_WORDS:
+        raise RuntimeError("the benchmark sentence must stay 50 words long")
+    cold: list[float] = []
+    for _ in range(runs):
+        tokenizer = Tokenizer(model.merges)
+        cold.append(time_call(partial(tokenizer.encode, SENTENCE)))
+    warm_tokenizer = Tokenizer(model.merges)
+    warm_tokenizer.encode(SENTENCE)
+    results = {
+        "bpetite_cold": Stat(tuple(cold)),
+        "bpetite_warm": repeat(lambda: warm_tokenizer.encode(SENTENCE), runs),
+    }
+    if _rust.available("tiktoken"):
+        encoding = _rust.tiktoken_encoding(model.vocab, model.special_id)
+        encoding.encode(SENTENCE, allowed_special="all")
+        results["tiktoken"] = repeat(lambda: encoding.encode(SENTENCE, allowed_special="all"), runs)
+    return results
+
+
+def naive_sentence_latency(merges: Merges, runs: int) -> Stat:
+    """The specification's rank-pass encoder (one pass per merge) on the sentence."""
+    from tests.reference import naive_encode
+
+    return repeat(lambda: naive_encode(SENTENCE, merges), runs)
+
+
+@dataclass(frozen=True, slots=True)
+class TextResults:
+    """Whole-corpus encode timings plus the id-equality checks against the Rust encoders."""
+
+    stats: dict[str, Stat]
+    tokens: int
+    checks: dict[str, bool]
+
+
+def whole_text(model: Model, text: str, repeats: int, artifact: str | None) -> TextResults:
+    """Encode all of `text` cold and warm with each implementation, and the bare regex.
+
+    tiktoken keeps no chunk cache, so its "cold" (first encode on a fresh ``Encoding``)
+    mostly measures its regex engine warming up; its warm figure is its steady speed.
+    HF's BPE model does cache words, like bpetite.
+    """
+    builders: dict[str, Callable[[], Callable[[str], list[int]]]] = {
+        "bpetite": lambda: Tokenizer(model.merges).encode,
+    }
+    if _rust.available("tiktoken"):
+        builders["tiktoken"] = lambda: _tiktoken_encode(model)
+    if _rust.available("tokenizers"):
+        builders["hf"] = lambda: _hf_encode(model)
+
+    samples: dict[str, list[float]] = {"regex": []}
+    for name in builders:
+        samples[f"{name}_cold"] = []
+        samples[f"{name}_warm"] = []
+    if artifact:
+        samples["load"] = []
+    expected: list[int] = []
+    checks: dict[str, bool] = {}
+    hf_split: Any = None
+    if "hf" in builders:
+        # HF's own pre-tokenizer alone, to show how much of its encode time it is.
+        hf_split = _rust.hf_pre_tokenizer()
+        samples["hf_pretokenize"] = []
+    for _ in range(repeats):
+        samples["regex"].append(time_call(lambda: PRETOKENIZER.findall(text)))
+        if hf_split is not None:
+            samples["hf_pretokenize"].append(time_call(lambda: hf_split.pre_tokenize_str(text)))
+        for name, build in builders.items():
+            encode = build()
+            box: list[list[int]] = []
+            samples[f"{name}_cold"].append(time_call(partial(_keep, box, encode, text)))
+            samples[f"{name}_warm"].append(time_call(partial(_keep, box, encode, text)))
+            if name == "bpetite":
+                expected = box[0]
+                checks.setdefault("bpetite_warm_equals_cold", box[0] == box[1])
+            else:
+                checks.setdefault(f"{name}_ids_equal_bpetite", box[0] == expected)
+        if artifact:
+            samples["load"].append(time_call(lambda: Tokenizer.load(artifact)))
+    stats = {name: Stat(tuple(values)) for name, values in samples.items()}
+    return TextResults(stats, len(expected), checks)
+
+
+def long_chunk(model: Model, letters: str, sizes: Sequence[int], repeats: int) -> dict[str, Stat]:
+    """Encode one chunk of `size` letters (a single pre-token) with bpetite and tiktoken.
+
+    Letters only, taken in order from the corpus, so real merges fire throughout; the
+    pre-tokenizer keeps the whole run as one chunk, which no cache can help with.
+    """
+    encoding = (
+        _rust.tiktoken_encoding(model.vocab, model.special_id)
+        if _rust.available("tiktoken")
+        else None
+    )
+    results: dict[str, Stat] = {}
+    for size in sizes:
+        chunk = letters[:size]
+        if len(chunk) != size or len(PRETOKENIZER.findall(chunk)) != 1:
+            raise RuntimeError(f"could not build a single {size}-letter chunk from the corpus")
+        bpetite: list[float] = []
+        tiktoken: list[float] = []
+        for _ in range(repeats):
+            encode = Tokenizer(model.merges).encode
+            bpetite.append(time_call(partial(encode, chunk)))
+            if encoding is not None:
+                tiktoken.append(time_call(partial(encoding.encode, chunk)))
+        results[f"bpetite_{size}"] = Stat(tuple(bpetite))
+        if tiktoken:
+            results[f"tiktoken_{size}"] = Stat(tuple(tiktoken))
+    return results
+
+
+def _keep(box: list[list[int]], encode: Callable[[str], list[int]], text: str) -> None:
+    """Encode inside the timing and keep the ids, so the runs can be checked afterwards."""
+    box.append(encode(text))
+
+
+def corpus_letters(text: str) -> str:
+    return "".join(char for char in text if char.isalpha())
+
+
+def _tiktoken_encode(model: Model) -> Callable[[str], list[int]]:
+    encoding: Any = _rust.tiktoken_encoding(model.vocab, model.special_id)
+
+    def encode(text: str) -> list[int]:
+        ids: list[int] = encoding.encode(text, allowed_special="all")
+        return ids
+
+    return encode
+
+
+def _hf_encode(model: Model) -> Callable[[str], list[int]]:
+    tokenizer: Any = _rust.hf_encoder(model.vocab, model.merges)
+
+    def encode(text: str) -> list[int]:
+        ids: list[int] = tokenizer.encode(text, add_special_tokens=False).ids
+        return ids
+
+    return encode

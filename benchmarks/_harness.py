@@ -1,0 +1,696 @@
+"""The benchmark run: train and encode with bpetite, the naive design and the Rust libraries.
+
+Everything a ratio compares is measured in this one run on this one machine, because
+absolute figures on a shared machine drift from hour to hour while same-run ratios
+hold. The results go to ``results.json`` (every sample) and ``results.md`` (tables).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import itertools
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from benchmarks import _encode, _report, _rust
+from benchmarks._timing import ChildRun, Stat, run_child
+from bpetite import Tokenizer
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+RUN_PY = REPO_ROOT / "benchmarks" / "run.py"
+DEFAULT_OUTPUT = REPO_ROOT / "benchmarks" / "results"
+CORPUS_ENV_VAR = "BPETITE_CORPUS"
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How much to measure: the full run, or the quick one that keeps the harness alive."""
+
+    quick: bool
+    vocab_sizes: tuple[int, ...]
+    train_repeats: int
+    cli_repeats: int
+    hf_single_thread_repeats: int
+    sentence_runs: int
+    naive_sentence_runs: int
+    text_repeats: int
+    long_sizes: tuple[int, ...]
+    long_repeats: int
+    files_split: int
+    naive_vocab: int
+
+    @classmethod
+    def full(cls) -> Plan:
+        return cls(False, (512, 32000), 5, 3, 3, 100, 20, 5, (100_000, 200_000, 400_000), 3, 8, 512)
+
+    @classmethod
+    def short(cls) -> Plan:
+        # The naive trainer needs ~20 s at 512 on its own; 280 runs the same code in a few.
+        return cls(True, (512,), 2, 1, 0, 20, 3, 2, (100_000, 200_000), 1, 4, 280)
+
+    @property
+    def model_vocab(self) -> int:
+        """The vocabulary the encode figures use: the largest trained."""
+        return max(self.vocab_sizes)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="benchmarks/run.py",
+        description=(
+            "Benchmark bpetite against the spec's naive algorithms, HF tokenizers and "
+            "tiktoken on TinyShakespeare, in one run on this machine. Writes results.json "
+            "and results.md."
+        ),
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a short run (vocab 512 only, few repeats) that checks the harness works",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=DEFAULT_OUTPUT,
+        metavar="DIR",
+        help="directory for results.json and results.md (default: benchmarks/results/)",
+    )
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        metavar="PATH",
+        help=f"TinyShakespeare (default: ${CORPUS_ENV_VAR}, ../shared/data/, then data/)",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="instead of benchmarking, profile the merge loop and the encode path "
+        "(cProfile and pyinstrument) and write the reports to --output",
+    )
+    parser.add_argument("--child", metavar="JSON", help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str]) -> int:
+    args = parse_args(argv)
+    if args.child:
+        from benchmarks._children import run_job
+
+        print(json.dumps(run_job(json.loads(args.child))))
+        return 0
+    corpus_path = find_corpus(args.corpus)
+    if corpus_path is None:
+        print(
+            "benchmarks: error: TinyShakespeare not found; pass --corpus PATH, set "
+            f"{CORPUS_ENV_VAR}, or fetch it with `uv run python scripts/download_corpus.py`",
+            file=sys.stderr,
+        )
+        return 1
+    output: Path = args.output
+    output.mkdir(parents=True, exist_ok=True)
+    if args.profile:
+        from benchmarks._profile import profile
+
+        profile(corpus_path, output)
+        return 0
+    plan = Plan.short() if args.quick else Plan.full()
+    started = time.perf_counter()
+    results = Benchmark(plan, corpus_path).run()
+    results["total_seconds"] = time.perf_counter() - started
+    (output / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    markdown = _report.render(results)
+    (output / "results.md").write_text(markdown, encoding="utf-8")
+    print(markdown)
+    print(f"wrote {output / 'results.json'} and {output / 'results.md'}", file=sys.stderr)
+    return 0
+
+
+def find_corpus(explicit: Path | None) -> Path | None:
+    """The corpus the way the tests find it: the flag, the variable, ../shared, data/."""
+    if explicit is not None:
+        return explicit if explicit.is_file() else None
+    candidates = []
+    if os.environ.get(CORPUS_ENV_VAR):
+        candidates.append(Path(os.environ[CORPUS_ENV_VAR]))
+    candidates += [
+        REPO_ROOT.parent / "shared" / "data" / "tinyshakespeare.txt",
+        REPO_ROOT / "data" / "tinyshakespeare.txt",
+    ]
+    return next((path for path in candidates if path.is_file()), None)
+
+
+def child_command(spec: dict[str, Any]) -> list[str]:
+    return [sys.executable, str(RUN_PY), "--child", json.dumps(spec)]
+
+
+def log(message: str) -> None:
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+class Benchmark:
+    """One run of every section; results accumulate in a JSON-ready dict."""
+
+    def __init__(self, plan: Plan, corpus_path: Path) -> None:
+        self.plan = plan
+        self.corpus_path = corpus_path
+        self.corpus = corpus_path.read_bytes().decode("utf-8")
+        self.notes: list[str] = []
+        self.scratch = Path(tempfile.mkdtemp(prefix="bpetite-bench-"))
+
+    def run(self) -> dict[str, Any]:
+        try:
+            results: dict[str, Any] = {
+                "mode": "quick" if self.plan.quick else "full",
+                "machine": machine_info(),
+                "corpus": {
+                    "path": str(self.corpus_path),
+                    "bytes": len(self.corpus.encode("utf-8")),
+                    "characters": len(self.corpus),
+                },
+            }
+            models = self.reference_models()
+            results["training"], results["merge_agreement"] = self.training(models)
+            results["multi_file"] = self.multi_file()
+            results["encoding"] = self.encoding(models)
+            results["ratios"] = ratios(results, self.plan)
+            results["machine"]["load_average_end"] = _load_average()
+            results["notes"] = self.notes
+            return results
+        finally:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def reference_models(self) -> dict[int, Path]:
+        """Train each vocabulary once in this process (untimed) and save its artifact.
+
+        The measured trainings run in children; these artifacts feed the encode
+        section, ``Tokenizer.load`` timing and the merge-agreement checks.
+        """
+        paths: dict[int, Path] = {}
+        for vocab_size in sorted({512, self.plan.naive_vocab, *self.plan.vocab_sizes}):
+            log(f"reference model: training vocab {vocab_size} in-process (untimed)")
+            path = self.scratch / f"bpetite-{vocab_size}.json"
+            Tokenizer.train(self.corpus, vocab_size).save(str(path))
+            paths[vocab_size] = path
+        return paths
+
+    # Training -------------------------------------------------------------------------
+
+    def training(
+        self, models: dict[int, Path]
+    ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+        """Every training in a fresh child, the implementations interleaved per repeat."""
+        plan = self.plan
+        corpus = [str(self.corpus_path)]
+        jobs: list[TrainJob] = []
+        for vocab_size in plan.vocab_sizes:
+            jobs.append(TrainJob("bpetite", vocab_size, plan.train_repeats, {"job": "bpetite"}))
+            if _rust.available("tokenizers"):
+                jobs.append(TrainJob("hf", vocab_size, plan.train_repeats, {"job": "hf"}))
+        if _rust.available("tokenizers") and plan.hf_single_thread_repeats:
+            jobs.append(
+                TrainJob(
+                    "hf-1-thread",
+                    plan.model_vocab,
+                    plan.hf_single_thread_repeats,
+                    {"job": "hf"},
+                    env={"RAYON_NUM_THREADS": "1"},
+                )
+            )
+        if not _rust.available("tokenizers"):
+            self.notes.append("HF tokenizers is not installed: its trainer was skipped.")
+        if plan.naive_vocab not in plan.vocab_sizes:
+            jobs.append(
+                TrainJob("bpetite", plan.naive_vocab, plan.train_repeats, {"job": "bpetite"})
+            )
+        jobs.append(TrainJob("naive", plan.naive_vocab, 1, {"job": "naive"}))
+        if cli_train_available():
+            for vocab_size in plan.vocab_sizes:
+                jobs.append(TrainJob("cli", vocab_size, plan.cli_repeats, {}, cli=True))
+        else:
+            self.notes.append("`bpetite train` is not available yet: whole-command rows skipped.")
+
+        agreement_files: dict[str, Path] = {}
+        for rep in range(max(job.repeats for job in jobs)):
+            for job in jobs:
+                if rep >= job.repeats:
+                    continue
+                spec = {**job.spec, "corpus": corpus, "vocab_size": job.vocab_size}
+                if rep == 0 and job.name in ("naive", "hf"):
+                    out = self.scratch / f"merges-{job.name}-{job.vocab_size}.json"
+                    spec["merges_out"] = str(out)
+                    agreement_files[f"{job.name}-{job.vocab_size}"] = out
+                log(f"train {job.name} vocab {job.vocab_size} (run {rep + 1}/{job.repeats})")
+                job.runs.append(self._run_training(job, spec))
+        rows = [job.summary() for job in jobs]
+        return rows, self._merge_agreement(models, agreement_files)
+
+    def _run_training(self, job: TrainJob, spec: dict[str, Any]) -> ChildRun:
+        if not job.cli:
+            return run_child(child_command(spec), env=job.env, cwd=REPO_ROOT)
+        command = [
+            sys.executable,
+            "-m",
+            "bpetite",
+            "train",
+            "--input",
+            str(self.corpus_path),
+            "--vocab-size",
+            str(job.vocab_size),
+            "--output",
+            str(self.scratch / f"cli-{job.vocab_size}.json"),
+            "--force",
+        ]
+        run = run_child(command, env=job.env, cwd=self.scratch)
+        summary = run.report
+        run.report.update(
+            seconds=summary["elapsed_ms"] / 1000,
+            merges=summary["actual_mergeable_vocab_size"] - 256,
+        )
+        return run
+
+    def _merge_agreement(
+        self, models: dict[int, Path], files: dict[str, Path]
+    ) -> dict[str, dict[str, Any]]:
+        """Naive merges must equal bpetite's exactly; HF's may differ in tie-breaking."""
+        agreement: dict[str, dict[str, Any]] = {}
+        for key, path in files.items():
+            name, vocab = key.rsplit("-", 1)
+            tokenizer = Tokenizer.load(str(models[int(vocab)]))
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+            if name == "naive":
+                naive = [(int(left), int(right)) for left, right in loaded]
+                agreement[key] = {
+                    "identical": naive == list(tokenizer._merges),
+                    "merges": len(naive),
+                }
+            else:
+                vocab_bytes = tokenizer._vocab
+                ours = [
+                    (vocab_bytes[left], vocab_bytes[right]) for left, right in tokenizer._merges
+                ]
+                theirs = [(bytes.fromhex(left), bytes.fromhex(right)) for left, right in loaded]
+                agreement[key] = _rust.compare_merges(ours, theirs)
+        return agreement
+
+    # Multi-file -----------------------------------------------------------------------
+
+    def multi_file(self) -> dict[str, Any]:
+        """``train_files`` on the corpus split into files, 1 worker and one per CPU."""
+        try:
+            from bpetite import train_files  # type: ignore[attr-defined,unused-ignore]  # noqa: F401
+        except ImportError:
+            note = "`bpetite.train_files` does not exist yet: multi-file training skipped."
+            self.notes.append(note)
+            return {"skipped": note}
+        files = split_corpus(self.corpus, self.plan.files_split, self.scratch / "split")
+        cpus = available_cpus()
+        vocab_size = self.plan.model_vocab
+        worker_counts = sorted({1, cpus})
+        jobs = [
+            TrainJob(f"train_files workers={workers}", vocab_size, self.plan.cli_repeats, {})
+            for workers in worker_counts
+        ]
+        for rep in range(self.plan.cli_repeats):
+            for workers, job in zip(worker_counts, jobs, strict=True):
+                spec = {
+                    "job": "files",
+                    "corpus": [str(path) for path in files],
+                    "vocab_size": vocab_size,
+                    "workers": workers,
+                }
+                log(f"train_files workers={workers} vocab {vocab_size} (run {rep + 1})")
+                job.runs.append(run_child(child_command(spec), cwd=REPO_ROOT))
+        return {"files": len(files), "rows": [job.summary() for job in jobs]}
+
+    # Encoding -------------------------------------------------------------------------
+
+    def encoding(self, models: dict[int, Path]) -> dict[str, Any]:
+        plan = self.plan
+        loaded = {
+            vocab: _encode.Model.from_tokenizer(vocab, Tokenizer.load(str(path)))
+            for vocab, path in models.items()
+        }
+        model = loaded[plan.model_vocab]
+        section: dict[str, Any] = {
+            "model_vocab_size": plan.model_vocab,
+            "mergeable_vocab_size": model.special_id,
+            "sentence_words": _encode.SENTENCE_WORDS,
+        }
+        sentence: dict[str, Any] = {}
+        for vocab in sorted({512, plan.model_vocab}):
+            log(f"encode: 50-word sentence, vocab {vocab}, {plan.sentence_runs} runs each")
+            stats = _encode.sentence_latency(loaded[vocab], plan.sentence_runs)
+            sentence[str(vocab)] = {name: latency(stat) for name, stat in stats.items()}
+        log("encode: 50-word sentence with the naive rank-pass encoder, vocab 512")
+        naive = _encode.naive_sentence_latency(loaded[512].merges, plan.naive_sentence_runs)
+        sentence["naive-512"] = {"naive": latency(naive)}
+        section["sentence"] = sentence
+
+        log(f"encode: whole corpus, {plan.text_repeats} repeats")
+        text = _encode.whole_text(
+            model, self.corpus, plan.text_repeats, str(models[plan.model_vocab])
+        )
+        size = len(self.corpus.encode("utf-8"))
+        section["text"] = {
+            "bytes": size,
+            "tokens": text.tokens,
+            "checks": text.checks,
+            "stats": {
+                name: {**stat.to_json(), "mb_per_s": size / stat.median / 1e6}
+                for name, stat in text.stats.items()
+            },
+        }
+        for check, ok in text.checks.items():
+            if not ok:
+                self.notes.append(f"CHECK FAILED: {check} on the whole corpus.")
+
+        log(f"encode: long single chunk {plan.long_sizes}")
+        letters = _encode.corpus_letters(self.corpus)
+        long = _encode.long_chunk(model, letters, plan.long_sizes, plan.long_repeats)
+        section["long_chunk"] = {
+            "sizes": list(plan.long_sizes),
+            "stats": {name: stat.to_json() for name, stat in long.items()},
+        }
+        return section
+
+
+@dataclass(slots=True)
+class TrainJob:
+    """One training configuration and the child runs measured for it."""
+
+    name: str
+    vocab_size: int
+    repeats: int
+    spec: dict[str, Any]
+    env: dict[str, str] | None = None
+    cli: bool = False
+    runs: list[ChildRun] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        runs = self.runs
+        trainer = Stat(tuple(run.report["seconds"] for run in runs))
+        wall = Stat(tuple(run.wall_seconds for run in runs))
+        rss = Stat(tuple(float(run.peak_rss_bytes) for run in runs))
+        cpu = Stat(tuple(run.cpu_seconds / run.wall_seconds for run in runs))
+        row: dict[str, Any] = {
+            "id": f"{self.name}-{self.vocab_size}",
+            "implementation": self.name,
+            "vocab_size": self.vocab_size,
+            "merges": runs[0].report["merges"],
+            "trainer_seconds": trainer.to_json(),
+            "process_wall_seconds": wall.to_json(),
+            "peak_rss_bytes": rss.to_json(),
+            "cpu_per_wall": cpu.median,
+        }
+        if "rss_before_bytes" in runs[0].report:
+            row["rss_before_bytes"] = Stat(
+                tuple(float(run.report["rss_before_bytes"]) for run in runs)
+            ).median
+        phase_names = runs[0].report.get("phases") or {}
+        if phase_names:
+            row["phases_seconds"] = {
+                phase: Stat(tuple(run.report["phases"][phase] for run in runs)).median
+                for phase in phase_names
+            }
+        if self.name.startswith("hf"):
+            row["threads"] = _rust.hf_threads_note() if not self.env else "RAYON_NUM_THREADS=1"
+        return row
+
+
+def latency(stat: Stat) -> dict[str, Any]:
+    return {**stat.to_json(), "p50": stat.median, "p99": stat.percentile(99)}
+
+
+def cli_train_available() -> bool:
+    """Whether ``python -m bpetite train`` exists in this checkout yet."""
+    probe = subprocess.run(
+        [sys.executable, "-m", "bpetite", "train", "--help"],
+        capture_output=True,
+        check=False,
+        cwd=REPO_ROOT,
+    )
+    return probe.returncode == 0
+
+
+def split_corpus(text: str, parts: int, directory: Path) -> list[Path]:
+    """Write `text` as `parts` files cut at line ends, roughly equal in size."""
+    directory.mkdir(parents=True, exist_ok=True)
+    lines = text.splitlines(keepends=True)
+    per_part = -(-len(lines) // parts)
+    paths = []
+    for index in range(parts):
+        path = directory / f"part-{index:02d}.txt"
+        path.write_text("".join(lines[index * per_part : (index + 1) * per_part]), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def available_cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def machine_info() -> dict[str, Any]:
+    """The facts a reader needs to compare these figures with their own."""
+
+    def version(package: str) -> str | None:
+        try:
+            return metadata.version(package)
+        except metadata.PackageNotFoundError:
+            return None
+
+    return {
+        "cpu_model": _cpu_model(),
+        "logical_cpus": os.cpu_count(),
+        "available_cpus": available_cpus(),
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "platform": platform.platform(),
+        "packages": {name: version(name) for name in ("bpetite", "tiktoken", "tokenizers")},
+        "git_commit": _git("rev-parse", "--short", "HEAD"),
+        "git_dirty_src": bool(_git("status", "--porcelain", "--", "src")),
+        "date_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "load_average_start": _load_average(),
+    }
+
+
+def _cpu_model() -> str:
+    if shutil.which("lscpu"):
+        listing = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+        for line in listing.splitlines():
+            if line.startswith("Model name:"):
+                return line.split(":", 1)[1].strip()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def _git(*args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args], capture_output=True, text=True, check=True, cwd=REPO_ROOT
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return done.stdout.strip()
+
+
+def _load_average() -> list[float] | None:
+    try:
+        return list(os.getloadavg())
+    except OSError:
+        return None
+
+
+# Ratios and targets -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A bound a ratio should meet: ``value <op> bound``."""
+
+    op: str
+    bound: float
+
+    def met(self, value: float) -> bool:
+        checks: dict[str, Callable[[float, float], bool]] = {
+            "<": lambda a, b: a < b,
+            "<=": lambda a, b: a <= b,
+            ">=": lambda a, b: a >= b,
+        }
+        return checks[self.op](value, self.bound)
+
+    def __str__(self) -> str:
+        return f"{self.op.replace('<=', '≤').replace('>=', '≥')} {self.bound:g}"
+
+
+def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
+    """Every same-run ratio the issues ask for, with its target when it has one."""
+    training = {row["id"]: row for row in results["training"]}
+    encoding = results["encoding"]
+    text = encoding["text"]["stats"]
+    sentence = encoding["sentence"]
+    big = plan.model_vocab
+    rows: list[dict[str, Any]] = []
+
+    def add(
+        name: str, value: float | None, target: Target | None, source: str, how: str = ""
+    ) -> None:
+        rows.append(
+            {
+                "name": name,
+                "value": value,
+                "target": str(target) if target else None,
+                "met": None if value is None or target is None else target.met(value),
+                "source": source,
+                "how": how,
+            }
+        )
+
+    def train_median(key: str, column: str = "trainer_seconds") -> float | None:
+        row = training.get(key)
+        return None if row is None else float(row[column]["median"])
+
+    def quotient(top: float | None, bottom: float | None) -> float | None:
+        return None if top is None or bottom is None or bottom == 0 else top / bottom
+
+    def text_median(name: str) -> float | None:
+        return float(text[name]["median"]) if name in text else None
+
+    bp512, bp_big = train_median("bpetite-512"), train_median(f"bpetite-{big}")
+    naive_vocab = plan.naive_vocab
+    naive = train_median(f"naive-{naive_vocab}")
+    add(
+        f"Training {naive_vocab}: naive time / bpetite time",
+        quotient(naive, train_median(f"bpetite-{naive_vocab}")),
+        Target(">=", 10) if naive_vocab == 512 else None,
+        "issue 2",
+        "trainer times, same corpus string",
+    )
+    if big != 512 and naive_vocab == 512:
+        add(
+            f"Training {big}: bpetite time / naive 512 time",
+            quotient(bp_big, naive),
+            Target("<", 0.5),
+            "issue 2",
+        )
+    if big != 512:
+        rss = training.get(f"bpetite-{big}", {}).get("peak_rss_bytes", {}).get("median")
+        add(
+            f"Training {big}: bpetite peak RSS (MB)",
+            None if rss is None else rss / 1e6,
+            Target("<", 300),
+            "issue 2",
+            "whole child process: interpreter, imports, corpus and training",
+        )
+    for vocab in plan.vocab_sizes:
+        add(
+            f"Training {vocab}: bpetite time / HF tokenizers time",
+            quotient(train_median(f"bpetite-{vocab}"), train_median(f"hf-{vocab}")),
+            Target("<=", 1.5) if vocab == 32000 else None,
+            "issue 5",
+            "HF with its default thread pool",
+        )
+    add(
+        f"Training {big}: bpetite time / HF tokenizers on 1 thread",
+        quotient(bp_big, train_median(f"hf-1-thread-{big}")),
+        None,
+        "context",
+    )
+    add(
+        "Training 512: bpetite trainer time (s)",
+        bp512,
+        Target("<=", 60),
+        "spec",
+    )
+    add(
+        "Training 512: `bpetite train` whole-command wall time (s)",
+        train_median("cli-512", "process_wall_seconds"),
+        Target("<=", 60),
+        "spec",
+    )
+    warm, cold = text_median("bpetite_warm"), text_median("bpetite_cold")
+    tt_warm, tt_cold = text_median("tiktoken_warm"), text_median("tiktoken_cold")
+    regex_time = text_median("regex")
+    add(
+        "Whole text warm: bpetite speed / tiktoken speed",
+        quotient(tt_warm, warm),
+        Target(">=", 0.6),
+        "issue 5",
+        "tiktoken's steady (warm) speed",
+    )
+    add(
+        "Whole text cold: bpetite speed / tiktoken speed",
+        quotient(tt_warm, cold),
+        Target(">=", 0.35),
+        "issue 5",
+        "against tiktoken's steady (warm) speed",
+    )
+    add(
+        "Whole text cold: bpetite speed / tiktoken cold speed",
+        quotient(tt_cold, cold),
+        None,
+        "context",
+        "both on a freshly built encoder",
+    )
+    add(
+        "Whole text warm: bpetite time / bare regex pass",
+        quotient(warm, regex_time),
+        Target("<=", 1.3),
+        "issue 5 (issue 3: ≤ 1.5)",
+    )
+    add("Whole text cold: bpetite time / bare regex pass", quotient(cold, regex_time), None, "")
+    add(
+        "Whole text warm: bpetite speed / HF tokenizers speed",
+        quotient(text_median("hf_warm"), warm),
+        None,
+        "context",
+    )
+    big_sentence = sentence.get(str(big), {})
+    naive_sentence = sentence.get("naive-512", {}).get("naive", {}).get("p50")
+    cold_sentence = big_sentence.get("bpetite_cold", {}).get("p50")
+    add(
+        f"50-word sentence: naive rank-pass (512) p50 / bpetite {big} cold p50",
+        quotient(naive_sentence, cold_sentence),
+        Target(">=", 20) if big == 32000 else None,
+        "issue 3",
+        "cold = first encode on a fresh tokenizer",
+    )
+    for vocab in sorted(int(key) for key in sentence if key.isdigit()):
+        for state in ("cold", "warm"):
+            p99 = sentence[str(vocab)][f"bpetite_{state}"]["p99"]
+            add(
+                f"50-word sentence, vocab {vocab}, {state}: p99 (ms)",
+                p99 * 1000,
+                Target("<", 100),
+                "spec",
+            )
+    long = encoding["long_chunk"]["stats"]
+    sizes = encoding["long_chunk"]["sizes"]
+    for smaller, larger in itertools.pairwise(sizes):
+        small_stat, large_stat = long.get(f"bpetite_{smaller}"), long.get(f"bpetite_{larger}")
+        add(
+            f"Long chunk: bpetite time {larger // 1000}k / {smaller // 1000}k letters",
+            quotient(
+                large_stat["median"] if large_stat else None,
+                small_stat["median"] if small_stat else None,
+            ),
+            Target("<=", 2.5) if (smaller, larger) == (100_000, 200_000) else None,
+            "issue 3",
+        )
+    return rows

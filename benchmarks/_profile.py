@@ -1,0 +1,71 @@
+"""Profile the hot paths with cProfile (exact call counts) and pyinstrument (sampling).
+
+cProfile adds a cost to every Python call, so it inflates call-heavy code; pyinstrument
+samples the stack and distorts far less, but cannot count calls. Reading both keeps
+either from misleading alone. Reports go to ``profile-<target>-{cprofile,pyinstrument}.txt``
+and a short summary to stdout.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import pstats
+from collections.abc import Callable
+from pathlib import Path
+
+from bpetite import Tokenizer
+from bpetite._pretokenizer import count_chunks
+from bpetite._trainer import train_merges
+
+#: The vocabulary the profiles use: the large one, where the merge loop dominates.
+PROFILE_VOCAB = 32000
+_TOP = 25
+
+
+def profile(corpus_path: Path, output: Path) -> None:
+    corpus = corpus_path.read_bytes().decode("utf-8")
+    counts = count_chunks([corpus])
+    merges = train_merges(counts, PROFILE_VOCAB)
+    warm = Tokenizer(merges)
+    warm.encode(corpus)
+    targets: dict[str, Callable[[], object]] = {
+        "pretokenize-count": lambda: count_chunks([corpus]),
+        "merge-loop": lambda: train_merges(counts, PROFILE_VOCAB),
+        "tokenizer-build": lambda: Tokenizer(merges),
+        "encode-cold": lambda: Tokenizer(merges).encode(corpus),
+        "encode-warm": lambda: warm.encode(corpus),
+    }
+    for name, target in targets.items():
+        summary = _cprofile(target, output / f"profile-{name}-cprofile.txt")
+        _pyinstrument(target, output / f"profile-{name}-pyinstrument.txt")
+        print(f"## {name} (vocab {PROFILE_VOCAB}): cProfile, top functions by own time\n")
+        print(summary)
+    print(f"full reports in {output}/profile-*.txt")
+
+
+def _cprofile(target: Callable[[], object], path: Path) -> str:
+    profiler = cProfile.Profile()
+    profiler.runcall(target)
+    full = io.StringIO()
+    pstats.Stats(profiler, stream=full).sort_stats("tottime").print_stats(_TOP)
+    path.write_text(full.getvalue(), encoding="utf-8")
+    short = io.StringIO()
+    pstats.Stats(profiler, stream=short).sort_stats("tottime").print_stats(10)
+    # Keep the table, drop pstats' preamble about the file and the sort order.
+    lines = short.getvalue().splitlines()
+    start = next((i for i, line in enumerate(lines) if "function calls" in line), 0)
+    return "\n".join(line for line in lines[start:] if line.strip()) + "\n"
+
+
+def _pyinstrument(target: Callable[[], object], path: Path) -> None:
+    try:
+        from pyinstrument import Profiler
+    except ImportError:
+        path.write_text("pyinstrument is not installed: `uv sync --group bench`\n", "utf-8")
+        return
+    profiler = Profiler(interval=0.0005)
+    profiler.start()
+    target()
+    profiler.stop()
+    path.write_text(profiler.output_text(unicode=True, color=False), encoding="utf-8")
