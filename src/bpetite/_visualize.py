@@ -37,6 +37,12 @@ _INVISIBLE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Zl", "Zp", "Zs"})
 #: Background colours cycled over consecutive tokens, so neighbours always differ.
 PALETTE: Final = ("#cfe8ff", "#ffe3b3", "#d3f5d0", "#f5d5f5")
 
+#: Partial-character and special tokens keep their own hue but alternate between two
+#: shades, so a run of them (an unseen emoji is often four partial bytes) still shows
+#: every boundary.
+PARTIAL_BACKGROUNDS: Final = ("#ffd8d3", "#ffb3a7")
+SPECIAL_BACKGROUNDS: Final = ("#6f42c1", "#8a63d2")
+
 
 def hex_bytes(data: bytes) -> str:
     """``b"\\xf0\\x9f" -> "f0 9f"``: the form every view uses for raw bytes."""
@@ -244,9 +250,8 @@ h1 { font-size: 1.25rem; margin: 0 0 .25rem; }
 .t { border-radius: 3px; color: #1f2328; }
 .t:hover { outline: 2px solid #0969da; }
 /* palette */
-.t.special { background: #6f42c1; color: #fff; font-weight: bold; }
-.t.partial { background: #ffd8d3; color: #a40e26; outline: 1px dashed #a40e26;
-  font-size: .85em; }
+.t.special { color: #fff; font-weight: bold; }
+.t.partial { color: #a40e26; outline: 1px dashed #a40e26; font-size: .85em; }
 .ws { color: #8c959f; }
 .special .ws { color: inherit; }
 .ids .t::after { content: attr(data-token-id); font-size: .6em; color: #57606a;
@@ -265,7 +270,11 @@ def render_html(pieces: Sequence[TokenPiece], *, source: str = "", show_ids: boo
     in the header, escaped like everything else.
     """
     summary = summarize(pieces)
-    palette = "\n".join(f".t.c{i} {{ background: {colour}; }}" for i, colour in enumerate(PALETTE))
+    palette = "\n".join(
+        [f".t.c{i} {{ background: {colour}; }}" for i, colour in enumerate(PALETTE)]
+        + [f".t.partial.p{i} {{ background: {c}; }}" for i, c in enumerate(PARTIAL_BACKGROUNDS)]
+        + [f".t.special.s{i} {{ background: {c}; }}" for i, c in enumerate(SPECIAL_BACKGROUNDS)]
+    )
     css = _CSS.replace("/* palette */", palette)
     tokens = "".join(_html_token(index, piece) for index, piece in enumerate(pieces))
     source_line = f'<p class="source">{html.escape(source)}</p>\n' if source else ""
@@ -288,8 +297,8 @@ def render_html(pieces: Sequence[TokenPiece], *, source: str = "", show_ids: boo
 <strong id="bytes-per-token">{summary.shown_ratio}</strong> bytes per token</p>
 <p class="legend">Hover a token for its id and bytes.
 <span class="ws">·</span> space, <span class="ws">→</span> tab, <span class="ws">↵</span> newline,
-<span class="t partial">⟨f0 9f⟩</span> bytes of a partial character,
-<span class="t special">special</span> special token.</p>
+<span class="t partial p0">⟨f0 9f⟩</span> bytes of a partial character,
+<span class="t special s0">special</span> special token.</p>
 </header>
 <main>
 <div id="tokens">{tokens}</div>
@@ -299,9 +308,15 @@ def render_html(pieces: Sequence[TokenPiece], *, source: str = "", show_ids: boo
 """
 
 
+def _shade_class(kind: PieceKind, index: int) -> str:
+    """``c0``..``c3`` for text, ``partial p0``/``p1`` or ``special s0``/``s1`` by position."""
+    if kind == "text":
+        return f"c{index % len(PALETTE)}"
+    return f"{kind} {kind[0]}{index % 2}"
+
+
 def _html_token(index: int, piece: TokenPiece) -> str:
-    # Text tokens cycle through the palette; special and partial tokens keep one look.
-    classes = f"t c{index % len(PALETTE)}" if piece.kind == "text" else f"t {piece.kind}"
+    classes = f"t {_shade_class(piece.kind, index)}"
     kind_note = {"text": "", "special": " · special token", "partial": " · part of a character"}
     count = _plural(len(piece.data), "byte")
     title = f"id {piece.token_id} · {count}: {piece.hex}{kind_note[piece.kind]}"

@@ -21,7 +21,15 @@ from collections.abc import Callable, Sequence
 import bpetite
 
 #: Subcommand modules, in the order ``--help`` lists them.
-_COMMANDS: tuple[str, ...] = ("train", "encode", "decode", "compare_tiktoken", "demo")
+_COMMANDS: tuple[str, ...] = (
+    "train",
+    "encode",
+    "decode",
+    "compare_tiktoken",
+    "demo",
+    "show",
+    "inspect",
+)
 
 Handler = Callable[[argparse.Namespace], int]
 

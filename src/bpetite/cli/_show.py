@@ -1,0 +1,250 @@
+"""``bpetite show``: see where the token boundaries fall, in the terminal or as an HTML page."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, TextIO
+
+from bpetite import Tokenizer
+from bpetite._visualize import (
+    PALETTE,
+    PARTIAL_BACKGROUNDS,
+    SPECIAL_BACKGROUNDS,
+    TokenPiece,
+    render_html,
+    render_plain,
+    summarize,
+    token_pieces,
+)
+from bpetite.cli import CliError
+from bpetite.cli._common import (
+    add_command,
+    check_argument_text,
+    check_output_path,
+    describe_input,
+    is_terminal,
+    load_model,
+    read_input_text,
+    write_stdout_bytes,
+)
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from bpetite.cli._common import Subparsers
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalTheme:
+    """Colours for the terminal rendering; text tokens cycle through `palette`."""
+
+    palette: tuple[str, ...]
+    text: str
+    marker: str
+    token_id: str
+    partial: tuple[str, str]
+    special: tuple[str, str]
+
+
+#: Dark text on the HTML page's pastel backgrounds: readable on light and dark themes.
+#: Rich maps them to the nearest of 256 colours where truecolor is missing, and the
+#: four stay distinct there.
+RICH_THEME: Final = TerminalTheme(
+    palette=PALETTE,
+    text="#1f2328",
+    marker="#6e7781",
+    token_id="#0550ae",
+    partial=(
+        f"bold #a40e26 on {PARTIAL_BACKGROUNDS[0]}",
+        f"bold #a40e26 on {PARTIAL_BACKGROUNDS[1]}",
+    ),
+    special=(
+        f"bold #ffffff on {SPECIAL_BACKGROUNDS[0]}",
+        f"bold #ffffff on {SPECIAL_BACKGROUNDS[1]}",
+    ),
+)
+
+#: For 16-colour terminals, where every pastel above collapses into bright white and
+#: the boundaries would vanish.
+BASIC_THEME: Final = TerminalTheme(
+    palette=("bright_cyan", "bright_yellow", "bright_green", "bright_magenta"),
+    text="black",
+    marker="bright_black",
+    token_id="blue",
+    partial=("bold bright_white on red", "bold black on bright_red"),
+    special=("bold bright_white on blue", "bold bright_white on bright_blue"),
+)
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(
+        subparsers,
+        "show",
+        summary="show the token boundaries of a text",
+        description=(
+            "Encode a text and show every token: on a terminal with alternating background "
+            "colours, elsewhere as plain text with tokens separated by '|' ('|' and '\\' "
+            "inside a token are escaped with '\\'). Spaces show as '·', tabs as '→', "
+            "newlines as '↵', other invisible characters as ⟨U+XXXX⟩, and a token that is "
+            "only part of a UTF-8 character as its bytes in hex, ⟨f0 9f⟩. The rendering "
+            "goes to stdout; the token count and bytes per token to stderr. With --html, "
+            "a self-contained page is written instead (nothing on stdout)."
+        ),
+        examples=[
+            'bpetite show --model tokenizer.json --text "Hello world 👋"',
+            "bpetite show --model tokenizer.json --input notes.txt --ids",
+            "bpetite show --model tokenizer.json --input notes.txt --html tokens.html",
+        ],
+    )
+    parser.add_argument("--model", required=True, metavar="PATH", help="tokenizer artifact")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--text", metavar="TEXT", help="the text to show")
+    source.add_argument(
+        "--input", metavar="PATH", help="a UTF-8 file to show byte for byte; '-' for stdin"
+    )
+    parser.add_argument("--ids", action="store_true", help="print each token's id after it")
+    parser.add_argument(
+        "--html", metavar="PATH", help="write a self-contained HTML page to PATH instead"
+    )
+    parser.add_argument("--force", action="store_true", help="replace the --html file if it exists")
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colours on stdout: 'auto' (default) uses them on a terminal unless NO_COLOR "
+        "is set; 'never' gives the plain '|' form",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.html is not None:
+        check_output_path(args.html, force=args.force, option="--html")
+    tokenizer = load_model(args.model)
+    if args.text is not None:
+        text = check_argument_text(args.text, "--text")
+        source = "text from --text"
+    else:
+        text = read_input_text(args.input)
+        source = describe_input(args.input)
+    pieces = pieces_of(tokenizer, text)
+    summary = summarize(pieces)
+
+    if args.html is not None:
+        page = render_html(pieces, source=f"{source}, model '{args.model}'", show_ids=args.ids)
+        write_file_atomically(args.html, page.encode("utf-8"), force=args.force, option="--html")
+        print(f"{summary.describe()}; wrote '{args.html}'", file=sys.stderr)
+        return 0
+
+    if _use_colour(args.color, sys.stdout):
+        _print_rich(pieces, show_ids=args.ids, stream=sys.stdout)
+    else:
+        write_stdout_bytes(render_plain(pieces, show_ids=args.ids).encode("utf-8"))
+    print(summary.describe(), file=sys.stderr)
+    return 0
+
+
+def pieces_of(tokenizer: Tokenizer, text: str) -> list[TokenPiece]:
+    """The display pieces of `text` as `tokenizer` encodes it."""
+    special_ids = set(tokenizer._special_tokens.values())
+    return token_pieces(tokenizer.encode(text), tokenizer._vocab, special_ids)
+
+
+def _use_colour(choice: str, stream: TextIO) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    # Without colour the backgrounds vanish and so would the boundaries: fall back to '|'.
+    return is_terminal(stream) and not os.environ.get("NO_COLOR")
+
+
+def rich_text(
+    pieces: Sequence[TokenPiece], *, show_ids: bool = False, theme: TerminalTheme = RICH_THEME
+) -> Text:
+    """The pieces as a rich Text: one background per token, markers and ids in their own colour."""
+    from rich.style import Style
+    from rich.text import Text
+
+    text = Text()
+    for index, piece in enumerate(pieces):
+        if piece.kind == "text":
+            background = theme.palette[index % len(theme.palette)]
+            base = Style(color=theme.text, bgcolor=background)
+            marker = Style(color=theme.marker, bgcolor=background)
+            label = Style(color=theme.token_id, bgcolor=background, italic=True)
+        else:
+            shades = theme.partial if piece.kind == "partial" else theme.special
+            base = marker = Style.parse(shades[index % 2])
+            label = base + Style(bold=False, italic=True)
+        for part, is_marker in piece.parts:
+            text.append(part, style=marker if is_marker else base)
+        if show_ids:
+            text.append(f"[{piece.token_id}]", style=label)
+        # Line breaks carry no background, so a coloured block never runs to the margin.
+        text.append("\n" * piece.line_breaks)
+    return text
+
+
+def _print_rich(pieces: Sequence[TokenPiece], *, show_ids: bool, stream: TextIO) -> None:
+    from rich.console import Console
+
+    console = Console(
+        file=stream,
+        force_terminal=True,
+        no_color=False,  # the user asked for colour (or NO_COLOR is unset)
+        highlight=False,
+        markup=False,
+        emoji=False,
+    )
+    basic = console.color_system not in ("256", "truecolor")
+    text = rich_text(pieces, show_ids=show_ids, theme=BASIC_THEME if basic else RICH_THEME)
+    # soft_wrap: let the terminal wrap long lines; rich would otherwise insert breaks.
+    console.print(text, soft_wrap=True, end="" if text.plain.endswith("\n") else "\n")
+
+
+def write_file_atomically(path: str, data: bytes, *, force: bool, option: str) -> None:
+    """Write `data` to `path` so readers see the old file or the new one, never half.
+
+    The temp file lives beside the destination so the final rename is atomic. Without
+    `force`, a hard link publishes it only if the name is still free (falling back to
+    check-then-rename on filesystems without links).
+    """
+    destination = Path(path)
+    fd, temp_name = tempfile.mkstemp(
+        dir=destination.parent, prefix=f".{destination.name}.", suffix=".tmp"
+    )
+    temp = Path(temp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        # mkstemp creates 0o600; a page should get the permissions any new file would.
+        umask = os.umask(0o077)
+        os.umask(umask)
+        temp.chmod(0o666 & ~umask)
+        if force:
+            temp.replace(destination)
+        else:
+            _publish_without_clobbering(temp, destination, option)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+
+
+def _publish_without_clobbering(temp: Path, destination: Path, option: str) -> None:
+    exists = CliError(f"{option} '{destination}' already exists; pass --force to replace it")
+    try:
+        os.link(temp, destination)
+    except FileExistsError:
+        raise exists from None
+    except OSError:
+        if destination.exists() or destination.is_symlink():
+            raise exists from None
+        temp.replace(destination)
