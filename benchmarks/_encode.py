@@ -92,7 +92,9 @@ class TextResults:
     checks: dict[str, bool]
 
 
-def whole_text(model: Model, text: str, repeats: int, artifact: str | None) -> TextResults:
+def whole_text(
+    model: Model, text: str, repeats: int, artifact: str | None, *, with_hf: bool = True
+) -> TextResults:
     """Encode all of `text` cold and warm with each implementation, and the bare regex.
 
     tiktoken keeps no chunk cache, so its "cold" (first encode on a fresh ``Encoding``)
@@ -104,7 +106,7 @@ def whole_text(model: Model, text: str, repeats: int, artifact: str | None) -> T
     }
     if _rust.available("tiktoken"):
         builders["tiktoken"] = lambda: _tiktoken_encode(model)
-    if _rust.available("tokenizers"):
+    if with_hf and _rust.available("tokenizers"):
         builders["hf"] = lambda: _hf_encode(model)
 
     samples: dict[str, list[float]] = {"regex": []}

@@ -360,7 +360,12 @@ class Benchmark:
 
         log(f"encode: whole corpus, {plan.text_repeats} repeats")
         text = _encode.whole_text(
-            model, self.corpus, plan.text_repeats, str(models[plan.model_vocab])
+            model,
+            self.corpus,
+            plan.text_repeats,
+            str(models[plan.model_vocab]),
+            # HF's encoder is context only and slow here: a few seconds a repeat.
+            with_hf=not plan.quick,
         )
         size = len(self.corpus.encode("utf-8"))
         section["text"] = {
@@ -540,7 +545,20 @@ class Target:
 
 
 def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
-    """Every same-run ratio the issues ask for, with its target when it has one."""
+    """Every same-run ratio the issues ask for, with its target when it has one.
+
+    ``value`` compares medians, as the issues ask. ``value_of_minimums`` compares the
+    fastest runs instead: on a shared machine noise only ever adds time, so the
+    minimums estimate the undisturbed cost; when the two disagree, the run was noisy.
+    """
+    rows = _ratios(results, plan, "median")
+    for row, fastest in zip(rows, _ratios(results, plan, "min"), strict=True):
+        row["value_of_minimums"] = fastest["value"]
+        row["met_by_minimums"] = fastest["met"]
+    return rows
+
+
+def _ratios(results: dict[str, Any], plan: Plan, pick: str) -> list[dict[str, Any]]:
     training = {row["id"]: row for row in results["training"]}
     encoding = results["encoding"]
     text = encoding["text"]["stats"]
@@ -564,13 +582,13 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
 
     def train_median(key: str, column: str = "trainer_seconds") -> float | None:
         row = training.get(key)
-        return None if row is None else float(row[column]["median"])
+        return None if row is None else float(row[column][pick])
 
     def quotient(top: float | None, bottom: float | None) -> float | None:
         return None if top is None or bottom is None or bottom == 0 else top / bottom
 
     def text_median(name: str) -> float | None:
-        return float(text[name]["median"]) if name in text else None
+        return float(text[name][pick]) if name in text else None
 
     bp512, bp_big = train_median("bpetite-512"), train_median(f"bpetite-{big}")
     naive_vocab = plan.naive_vocab
@@ -662,8 +680,9 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
         "context",
     )
     big_sentence = sentence.get(str(big), {})
-    naive_sentence = sentence.get("naive-512", {}).get("naive", {}).get("p50")
-    cold_sentence = big_sentence.get("bpetite_cold", {}).get("p50")
+    p50 = "p50" if pick == "median" else "min"
+    naive_sentence = sentence.get("naive-512", {}).get("naive", {}).get(p50)
+    cold_sentence = big_sentence.get("bpetite_cold", {}).get(p50)
     add(
         f"50-word sentence: naive rank-pass (512) p50 / bpetite {big} cold p50",
         quotient(naive_sentence, cold_sentence),
@@ -687,8 +706,8 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
         add(
             f"Long chunk: bpetite time {larger // 1000}k / {smaller // 1000}k letters",
             quotient(
-                large_stat["median"] if large_stat else None,
-                small_stat["median"] if small_stat else None,
+                large_stat[pick] if large_stat else None,
+                small_stat[pick] if small_stat else None,
             ),
             Target("<=", 2.5) if (smaller, larger) == (100_000, 200_000) else None,
             "issue 3",

@@ -12,8 +12,10 @@ import cProfile
 import io
 import pstats
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
+from benchmarks._encode import corpus_letters
 from bpetite import Tokenizer
 from bpetite._pretokenizer import count_chunks
 from bpetite._trainer import train_merges
@@ -21,6 +23,8 @@ from bpetite._trainer import train_merges
 #: The vocabulary the profiles use: the large one, where the merge loop dominates.
 PROFILE_VOCAB = 32000
 _TOP = 25
+#: One chunk this long shows the long-chunk path (the harness times 100k to 400k).
+LONG_CHUNK_LETTERS = 200_000
 
 
 def profile(corpus_path: Path, output: Path) -> None:
@@ -29,16 +33,19 @@ def profile(corpus_path: Path, output: Path) -> None:
     merges = train_merges(counts, PROFILE_VOCAB)
     warm = Tokenizer(merges)
     warm.encode(corpus)
-    targets: dict[str, Callable[[], object]] = {
-        "pretokenize-count": lambda: count_chunks([corpus]),
-        "merge-loop": lambda: train_merges(counts, PROFILE_VOCAB),
-        "tokenizer-build": lambda: Tokenizer(merges),
-        "encode-cold": lambda: Tokenizer(merges).encode(corpus),
-        "encode-warm": lambda: warm.encode(corpus),
+    long_chunk = corpus_letters(corpus)[:LONG_CHUNK_LETTERS]
+    # Each entry builds its state first (unprofiled) and returns the call to profile.
+    targets: dict[str, Callable[[], Callable[[], object]]] = {
+        "pretokenize-count": lambda: partial(count_chunks, [corpus]),
+        "merge-loop": lambda: partial(train_merges, counts, PROFILE_VOCAB),
+        "tokenizer-build": lambda: partial(Tokenizer, merges),
+        "encode-cold": lambda: partial(Tokenizer(merges).encode, corpus),
+        "encode-warm": lambda: partial(warm.encode, corpus),
+        "encode-long-chunk": lambda: partial(Tokenizer(merges).encode, long_chunk),
     }
-    for name, target in targets.items():
-        summary = _cprofile(target, output / f"profile-{name}-cprofile.txt")
-        _pyinstrument(target, output / f"profile-{name}-pyinstrument.txt")
+    for name, setup in targets.items():
+        summary = _cprofile(setup(), output / f"profile-{name}-cprofile.txt")
+        _pyinstrument(setup(), output / f"profile-{name}-pyinstrument.txt")
         print(f"## {name} (vocab {PROFILE_VOCAB}): cProfile, top functions by own time\n")
         print(summary)
     print(f"full reports in {output}/profile-*.txt")
