@@ -1,0 +1,273 @@
+"""Every command in README.md runs and prints what the README says, so it cannot drift.
+
+The convention, for whoever edits the README:
+
+* Commands live in ```console blocks, one per line, after ``$ ``. The lines after a
+  command, up to the next ``$ `` or the end of the block, are its expected stdout; no
+  lines means "must succeed", output unchecked.
+* Expected output that parses as JSON is compared as JSON, ignoring the values of
+  :data:`VOLATILE_KEYS` (timings); anything else must equal stdout exactly (a trailing
+  newline aside: decode prints none, JSON one). An expected output whose last line
+  starts with ``bpetite: error:`` means the command must exit 1 with an empty stdout
+  and that line at the end of stderr.
+* All commands run in document order, through bash, in one fresh temporary working
+  directory: ``uv run bpetite`` becomes this interpreter's ``-m bpetite`` and
+  ``uv run python`` this interpreter; ``scripts/`` is linked in. Any other command
+  fails the test, unless it is a line of ``.ci/run`` (``uv sync --locked``, ``uv run
+  pytest``, ...), which CI runs instead.
+* The environment: ``BPETITE_CORPUS_URL`` points the download script at a local
+  server holding the shared TinyShakespeare; ``TIKTOKEN_CACHE_DIR`` holds GPT-2's files
+  (from the shared data) the way tiktoken caches them; the proxy variables point at a
+  closed port, so nothing can reach the internet; ``TMPDIR`` is private.
+* ```pycon blocks run as doctests in the same directory, in document order with the
+  console blocks (so they can use files that earlier commands made).
+"""
+
+from __future__ import annotations
+
+import doctest
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+from tests.test_cli import build_tiktoken_cache
+
+README = REPO_ROOT / "README.md"
+CI_SCRIPT = REPO_ROOT / ".ci" / "run"
+#: JSON keys whose values change from run to run.
+VOLATILE_KEYS = frozenset({"elapsed_ms"})
+#: Where an error line is recognised in expected output.
+ERROR_PREFIX = "bpetite: error:"
+
+# `uv` inside the test: only the forms the README may use, mapped to this interpreter.
+_SHELL_PRELUDE = """\
+set -o pipefail
+uv() {
+    if [ "$1" != run ]; then echo "README test cannot run: uv $*" >&2; return 97; fi
+    shift
+    case "$1" in
+        bpetite) shift; "$README_TEST_PYTHON" -m bpetite "$@" ;;
+        python) shift; "$README_TEST_PYTHON" "$@" ;;
+        *) echo "README test cannot run: uv run $*" >&2; return 97 ;;
+    esac
+}
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    language: str
+    text: str
+    line: int  # of the first line inside the fence, 1-based
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    command: str
+    expected: str
+    line: int
+
+
+def readme_blocks(text: str) -> list[Block]:
+    blocks = []
+    for match in re.finditer(r"^```(\w*)\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL):
+        line = text.count("\n", 0, match.start()) + 2
+        blocks.append(Block(match.group(1), match.group(2), line))
+    return blocks
+
+
+def console_commands(block: Block) -> list[Command]:
+    commands: list[Command] = []
+    current: tuple[str, int] | None = None
+    output: list[str] = []
+    for offset, line in enumerate(block.text.splitlines()):
+        if line.startswith("$ "):
+            if current is not None:
+                commands.append(Command(current[0], "\n".join(output), current[1]))
+            current, output = (line[2:], block.line + offset), []
+        elif current is None:
+            raise AssertionError(f"README.md:{block.line + offset}: output before any command")
+        else:
+            output.append(line)
+    if current is not None:
+        commands.append(Command(current[0], "\n".join(output), current[1]))
+    return commands
+
+
+def ci_commands() -> set[str]:
+    return {line.strip() for line in CI_SCRIPT.read_text(encoding="utf-8").splitlines()}
+
+
+def without_volatile(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_volatile(v) for k, v in value.items() if k not in VOLATILE_KEYS}
+    if isinstance(value, list):
+        return [without_volatile(item) for item in value]
+    return value
+
+
+def check_output(command: Command, result: subprocess.CompletedProcess[str]) -> None:
+    where = f"README.md:{command.line}: `{command.command}`"
+    expected = command.expected
+    if expected.splitlines() and expected.splitlines()[-1].startswith(ERROR_PREFIX):
+        assert result.returncode == 1, f"{where} should fail with exit 1:\n{result.stderr}"
+        assert result.stdout == "", f"{where} printed on stdout while failing"
+        assert result.stderr.splitlines()[-1] == expected.splitlines()[-1], where
+        return
+    assert result.returncode == 0, f"{where} exited {result.returncode}:\n{result.stderr}"
+    if not expected:
+        return
+    try:
+        expected_json = json.loads(expected)
+    except ValueError:
+        actual = result.stdout[:-1] if result.stdout.endswith("\n") else result.stdout
+        assert actual == expected, f"{where} printed:\n{result.stdout}"
+        return
+    actual_json = json.loads(result.stdout)
+    assert without_volatile(actual_json) == without_volatile(expected_json), (
+        f"{where} printed:\n{result.stdout}"
+    )
+    assert _keys(actual_json) == _keys(expected_json), f"{where}: different keys"
+
+
+def _keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _keys(v) for k, v in value.items()}
+    return None
+
+
+@pytest.fixture
+def corpus_server(shakespeare_path: Path, tmp_path: Path) -> Iterator[str]:
+    """A local HTTP server holding the shared corpus: the download script's stand-in."""
+    served = tmp_path / "served"
+    served.mkdir()
+    shutil.copyfile(shakespeare_path, served / "input.txt")
+
+    class QuietHandler(SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            """No request log in the test output."""
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(QuietHandler, directory=str(served)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/input.txt"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=10)
+
+
+def test_readme_parsing_finds_commands_and_outputs() -> None:
+    """The parser itself, on a made-up README, so a parsing bug cannot hide drift."""
+    text = "intro\n```console\n$ one\nout 1\nout 2\n$ two\n```\n```pycon\n>>> 1\n1\n```\n"
+    blocks = readme_blocks(text)
+    assert [(block.language, block.line) for block in blocks] == [("console", 3), ("pycon", 9)]
+    assert console_commands(blocks[0]) == [
+        Command("one", "out 1\nout 2", 3),
+        Command("two", "", 6),
+    ]
+
+
+def test_volatile_keys_are_the_only_ones_ignored() -> None:
+    command = Command("x", '{"elapsed_ms": 1, "tokens": 5}', 1)
+    same = subprocess.CompletedProcess([], 0, '{"elapsed_ms": 999, "tokens": 5}\n', "")
+    check_output(command, same)
+    different = subprocess.CompletedProcess([], 0, '{"elapsed_ms": 1, "tokens": 6}\n', "")
+    with pytest.raises(AssertionError):
+        check_output(command, different)
+    missing = subprocess.CompletedProcess([], 0, '{"tokens": 5}\n', "")
+    with pytest.raises(AssertionError):
+        check_output(command, missing)
+
+
+def test_every_readme_command_runs_as_shown(
+    tmp_path: Path,
+    corpus_server: str,
+    gpt2_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if shutil.which("bash") is None:
+        pytest.skip("the README's commands are shell commands; bash is needed")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "scripts").symlink_to(REPO_ROOT / "scripts", target_is_directory=True)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    closed = "http://127.0.0.1:9"
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"BPETITE_CORPUS", "NO_COLOR", "FORCE_COLOR"}
+    }
+    env.update(
+        README_TEST_PYTHON=sys.executable,
+        BPETITE_CORPUS_URL=corpus_server,
+        TIKTOKEN_CACHE_DIR=str(build_tiktoken_cache(gpt2_dir, tmp_path / "tiktoken-cache")),
+        TMPDIR=str(temp),
+        HTTPS_PROXY=closed,
+        HTTP_PROXY=closed,
+        https_proxy=closed,
+        http_proxy=closed,
+        NO_PROXY="127.0.0.1",
+        no_proxy="127.0.0.1",
+    )
+
+    ci = ci_commands()
+    ran: list[str] = []
+    delegated: list[str] = []
+    doctests = 0
+    monkeypatch.chdir(work)
+    for block in readme_blocks(README.read_text(encoding="utf-8")):
+        if block.language == "console":
+            for command in console_commands(block):
+                if command.command in ci:
+                    assert not command.expected, f"README.md:{command.line}: output of a CI step"
+                    delegated.append(command.command)
+                    continue
+                result = subprocess.run(
+                    ["bash", "-c", _SHELL_PRELUDE + command.command],
+                    cwd=work,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    encoding="utf-8",
+                    timeout=300,
+                    check=False,
+                )
+                check_output(command, result)
+                ran.append(command.command)
+        elif block.language == "pycon":
+            doctests += _run_doctest(block)
+
+    # The README documents every command, and the two "fresh machine" commands.
+    subcommands = {word for command in ran for word in command.split() if not word.startswith("-")}
+    for name in ("train", "encode", "decode", "compare-tiktoken", "demo"):
+        assert name in subcommands, f"the README shows no `bpetite {name}` command"
+    assert "uv run bpetite demo" in ran
+    assert "uv run pytest" in delegated
+    assert any("download_corpus.py" in command for command in ran)
+    assert doctests >= 1
+
+
+def _run_doctest(block: Block) -> int:
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest(block.text, {}, "README.md", str(README), block.line - 1)
+    report: list[str] = []
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test, out=report.append)
+    assert runner.failures == 0, "".join(report)
+    return len(test.examples)
