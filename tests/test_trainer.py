@@ -88,6 +88,12 @@ def test_vocab_size_must_be_an_int(vocab_size: object) -> None:
         Tokenizer.train("abc", vocab_size)  # type: ignore[arg-type]
 
 
+def test_vocab_size_beyond_the_id_space_is_rejected_up_front() -> None:
+    with pytest.raises(ValueError, match="at most 1,114,112"):
+        Tokenizer.train("abc", 0x110001)
+    assert merges_of("abc", 0x110000) == naive_train("abc", 300)
+
+
 def test_vocab_256_and_empty_corpus_give_no_merges() -> None:
     assert merges_of("hello hello", 256) == []
     tokenizer = Tokenizer.train("", 1000)
