@@ -22,7 +22,7 @@ from bpetite import Tokenizer
 from bpetite._visualize import PALETTE, token_pieces
 from bpetite.cli import main
 from bpetite.cli._inspect import stats_tables
-from bpetite.cli._show import rich_text
+from bpetite.cli._show import render_ansi
 from tests.reference import naive_encode, naive_vocab
 from tests.test_visualize import expected_label, parse_page, parse_plain
 
@@ -239,15 +239,19 @@ def test_show_colour_on_a_16_colour_terminal_still_alternates(
     assert len(runs) >= 3
 
 
-def test_rich_text_matches_the_pieces(model: Path) -> None:
+def test_render_ansi_matches_the_pieces(model: Path) -> None:
     tokenizer = Tokenizer.load(str(model))
     pieces = token_pieces(tokenizer.encode(_TEXT), tokenizer._vocab, {300})
-    text = rich_text(pieces, show_ids=True)
+    rendered = render_ansi(pieces, show_ids=True)
     expected = "".join(
         f"{expected_label(piece.data)}[{piece.token_id}]" + "\n" * piece.data.count(b"\n")
         for piece in pieces
     )
-    assert text.plain == expected
+    assert _ANSI.sub("", rendered) == expected + ("" if expected.endswith("\n") else "\n")
+    runs = _background_runs(rendered)
+    assert [text for _, text in runs] == [
+        f"{expected_label(piece.data)}[{piece.token_id}]" for piece in pieces
+    ]
 
 
 def test_show_on_a_terminal_is_coloured(model: Path, artifact: dict[str, object]) -> None:
@@ -368,7 +372,7 @@ def test_inspect_corpus(
     stats = json.loads(capsys.readouterr().out)["corpus"]
     ids = naive_encode(corpus, _merges(artifact))
     n_bytes = len(corpus.encode("utf-8"))
-    assert stats["source"] == f"'{path}'"
+    assert stats["source"] == str(path)
     assert stats["tokens"] == len(ids)
     assert stats["bytes"] == n_bytes
     assert stats["tokens_per_byte"] == pytest.approx(len(ids) / n_bytes)

@@ -154,15 +154,24 @@ def make_piece(token_id: int, data: bytes, *, special: bool = False) -> TokenPie
 def token_pieces(
     token_ids: Iterable[int], vocab: Mapping[int, bytes], special_ids: Collection[int] = ()
 ) -> list[TokenPiece]:
-    """The display pieces of `token_ids`; an id missing from `vocab` raises KeyError."""
+    """The display pieces of `token_ids`; an id missing from `vocab` raises KeyError.
+
+    Pieces are immutable and a text reuses a few thousand ids at most, so each id is
+    worked out once: a megabyte of text has ~400,000 tokens but ~1,000 distinct ones.
+    """
+    known: dict[int, TokenPiece] = {}
     pieces = []
     for position, token_id in enumerate(token_ids):
-        if token_id not in vocab:
-            raise KeyError(
-                f"unknown token id {token_id} at position {position}: "
-                f"valid ids are 0..{len(vocab) - 1}"
-            )
-        pieces.append(make_piece(token_id, vocab[token_id], special=token_id in special_ids))
+        piece = known.get(token_id)
+        if piece is None:
+            if token_id not in vocab:
+                raise KeyError(
+                    f"unknown token id {token_id} at position {position}: "
+                    f"valid ids are 0..{len(vocab) - 1}"
+                )
+            special = token_id in special_ids
+            piece = known[token_id] = make_piece(token_id, vocab[token_id], special=special)
+        pieces.append(piece)
     return pieces
 
 

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from bpetite._visualize import corpus_stats, partial_label, visible, vocabulary_stats
 from bpetite.cli._common import (
     add_command,
-    describe_input,
     is_terminal,
     load_model,
     read_input_text,
@@ -77,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if args.corpus is not None:
         text = read_input_text(args.corpus, option="--corpus")
         stats["corpus"] = {
-            "source": describe_input(args.corpus),
+            "source": args.corpus,
             **corpus_stats(
                 tokenizer.encode(text),
                 tokenizer._vocab,
@@ -138,7 +137,8 @@ def stats_tables(stats: Mapping[str, Any]) -> list[RenderableType]:
 
     corpus = stats.get("corpus")
     if corpus is not None:
-        summary = Table(title=_plain(f"corpus: {corpus['source']}"), show_header=False)
+        summary = Table(title="corpus", show_header=False)
+        summary.add_row("source", _plain(corpus["source"]))
         summary.add_row("bytes", str(corpus["bytes"]))
         summary.add_row("tokens", str(corpus["tokens"]))
         summary.add_row("tokens per byte", _ratio(corpus["tokens_per_byte"]))
