@@ -1,0 +1,111 @@
+"""Importing: tell each file's format from its contents, then hand it to the right reader.
+
+File names are not trusted (``vocab.json`` and ``encoder.json`` are the same format,
+and people rename files); the contents decide: a JSON object with a ``"model"`` is a
+``tokenizer.json``, a JSON object of integers is a vocabulary, ``base64 rank`` lines
+are a ``.tiktoken`` file, and ``left right`` lines (usually after ``#version``) are merges.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from bpetite.interop._hf import import_tokenizer_json
+from bpetite.interop._model import ImportResult, InteropError
+from bpetite.interop._tiktoken import import_tiktoken
+from bpetite.interop._vocab_merges import check_vocab, import_tables, load_json, parse_merges_text
+
+FileKind = Literal["tokenizer.json", "vocabulary JSON", "merges", ".tiktoken"]
+
+_TIKTOKEN_LINE: Final = re.compile(rb"[A-Za-z0-9+/]+={0,2} [0-9]+")
+#: Lines looked at to tell merges from a .tiktoken file; the readers then check every line.
+_SNIFFED_LINES: Final = 16
+_EXPECTED: Final = (
+    "give one tokenizer.json, one .tiktoken file, or a vocabulary JSON (encoder.json or "
+    "vocab.json) with its merges file (vocab.bpe or merges.txt)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Input:
+    name: str
+    kind: FileKind
+    data: bytes
+    #: The parsed JSON object; empty for a text file.
+    document: dict[str, Any]
+
+
+def import_vocabulary(paths: Sequence[str | os.PathLike[str]]) -> ImportResult:
+    """Import a byte-level BPE vocabulary from its files, detecting the format.
+
+    Accepts OpenAI's ``encoder.json`` + ``vocab.bpe``, Hugging Face's ``vocab.json`` +
+    ``merges.txt`` (in either order), a ``tokenizer.json``, or a ``.tiktoken`` file.
+    Raises InteropError for an unknown format, a wrong combination of files, or a
+    vocabulary bpetite cannot reproduce exactly; OSError if a file cannot be read.
+    """
+    inputs = [_read(path) for path in paths]
+    kinds = sorted(item.kind for item in inputs)
+    if kinds == ["tokenizer.json"]:
+        return import_tokenizer_json(inputs[0].document, inputs[0].name)
+    if kinds == [".tiktoken"]:
+        return import_tiktoken(inputs[0].data, inputs[0].name)
+    if kinds == ["merges", "vocabulary JSON"]:
+        vocab_file = next(item for item in inputs if item.kind == "vocabulary JSON")
+        merges_file = next(item for item in inputs if item.kind == "merges")
+        return import_tables(
+            check_vocab(vocab_file.document, vocab_file.name),
+            parse_merges_text(merges_file.data, merges_file.name),
+            {},
+            "vocab+merges",
+            f"{vocab_file.name} + {merges_file.name}",
+        )
+    if kinds == ["vocabulary JSON"]:
+        raise InteropError(
+            f"{inputs[0].name} is a vocabulary JSON; give its merges file (vocab.bpe or "
+            "merges.txt) too"
+        )
+    if kinds == ["merges"]:
+        raise InteropError(
+            f"{inputs[0].name} is a merges file; give its vocabulary JSON (encoder.json or "
+            "vocab.json) too"
+        )
+    if not inputs:
+        raise InteropError(f"no input files; {_EXPECTED}")
+    found = ", ".join(f"{item.name} ({item.kind})" for item in inputs)
+    raise InteropError(f"cannot import {found} together; {_EXPECTED}")
+
+
+def _read(path: str | os.PathLike[str]) -> _Input:
+    name = f"'{os.fspath(path)}'"
+    data = Path(path).read_bytes()
+    if data.lstrip().startswith(b"{"):
+        document = load_json(data, name)
+        if isinstance(document, dict) and isinstance(document.get("model"), dict):
+            return _Input(name, "tokenizer.json", data, document)
+        if (
+            isinstance(document, dict)
+            and document
+            and all(type(value) is int for value in document.values())
+        ):
+            return _Input(name, "vocabulary JSON", data, document)
+        raise InteropError(
+            f"cannot tell what {name} is: a JSON object that is neither a tokenizer.json "
+            '(it has no "model") nor a vocabulary of tokens to integer ids'
+        )
+    lines = [line for line in data.splitlines()[: _SNIFFED_LINES + 1] if line][:_SNIFFED_LINES]
+    if lines and lines[0].startswith(b"#version"):
+        return _Input(name, "merges", data, {})
+    if lines and all(_TIKTOKEN_LINE.fullmatch(line) for line in lines):
+        return _Input(name, ".tiktoken", data, {})
+    if lines and all(len(line.split(b" ")) == 2 for line in lines):
+        return _Input(name, "merges", data, {})
+    detail = "it is empty" if not data.strip() else "its contents match none of them"
+    raise InteropError(
+        f"cannot tell the format of {name} ({detail}): bpetite imports a tokenizer.json, a "
+        "vocabulary JSON with its merges file, or a .tiktoken file"
+    )

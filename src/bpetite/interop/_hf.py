@@ -1,0 +1,312 @@
+"""Hugging Face ``tokenizer.json``: a BPE model over GPT-2's byte alphabet.
+
+Export writes bpetite's regex as a ``Split`` pre-tokenizer followed by a ``ByteLevel``
+step that only maps bytes to the alphabet, bpetite's vocabulary and merges, a
+``ByteLevel`` decoder and ``<|endoftext|>`` as a special added token with bpetite's id.
+Hugging Face's BPE merges the lowest-ranked pair first, leftmost occurrence first, as
+bpetite does, so the file encodes exactly like bpetite (up to the regex engine's Unicode
+tables, see docs/interop.md). Merges are written as ``"left right"`` strings, which every
+``tokenizers`` version reads (byte-level tokens never contain a space: 0x20 is ``Ġ``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Final
+
+from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, PRETOKENIZER_PATTERN
+from bpetite._tokenizer import Tokenizer
+from bpetite.interop._alphabet import to_alphabet
+from bpetite.interop._files import write_atomically
+from bpetite.interop._model import (
+    ImportResult,
+    InteropError,
+    check_distinct_bytes,
+    first_token_not_encoding_to_itself,
+)
+from bpetite.interop._vocab_merges import import_tables, load_json, spell
+
+#: GPT-2's pattern as released, which Hugging Face's ByteLevel(use_regex=true) applies.
+GPT2_PATTERN: Final = (
+    r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+)
+#: tiktoken's faster spelling of the same pattern (``r50k_pat_str``).
+TIKTOKEN_GPT2_PATTERN: Final = (
+    r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+)
+#: Spellings of bpetite's pattern that split every text identically (tests check this).
+EQUIVALENT_PATTERNS: Final = frozenset({PRETOKENIZER_PATTERN, GPT2_PATTERN, TIKTOKEN_GPT2_PATTERN})
+
+_BYTE_LEVEL_MAPPING_ONLY: Final = {
+    "type": "ByteLevel",
+    "add_prefix_space": False,
+    "trim_offsets": False,
+    "use_regex": False,
+}
+
+
+def export_hf(tokenizer: Tokenizer) -> str:
+    """Return the text of a ``tokenizer.json`` that encodes and decodes exactly like `tokenizer`.
+
+    Raises InteropError if two tokens share their bytes (a hand-made artifact can do
+    that; the file's vocabulary maps each token's text to one id).
+    """
+    check_distinct_bytes(tokenizer, "tokenizer.json")
+    vocab = tokenizer._vocab
+    mergeable = BASE_VOCAB_SIZE + len(tokenizer._merges)
+    texts = [to_alphabet(vocab[token_id]) for token_id in range(mergeable)]
+    document = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {
+                "id": tokenizer._special_tokens[END_OF_TEXT_TOKEN],
+                "content": END_OF_TEXT_TOKEN,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
+        ],
+        "normalizer": None,
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {
+                    "type": "Split",
+                    "pattern": {"Regex": PRETOKENIZER_PATTERN},
+                    "behavior": "Isolated",
+                    "invert": False,
+                },
+                _BYTE_LEVEL_MAPPING_ONLY,
+            ],
+        },
+        "post_processor": None,
+        "decoder": _BYTE_LEVEL_MAPPING_ONLY,
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": {text: token_id for token_id, text in enumerate(texts)},
+            "merges": [f"{texts[left]} {texts[right]}" for left, right in tokenizer._merges],
+        },
+    }
+    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+
+
+def write_hf(
+    tokenizer: Tokenizer, path: str | os.PathLike[str], *, overwrite: bool = False
+) -> None:
+    """Write :func:`export_hf`'s file to `path` atomically (FileExistsError unless `overwrite`)."""
+    write_atomically(path, export_hf(tokenizer).encode("utf-8"), overwrite=overwrite)
+
+
+def import_tokenizer_json(document: dict[str, Any], source: str) -> ImportResult:
+    """Import a byte-level BPE ``tokenizer.json`` that splits text with GPT-2's pattern.
+
+    Everything that changes which ids a text gets is checked: the normalizer, the
+    pre-tokenizer and its regex, the model's options, added tokens and post-processing
+    (which may add tokens around every input). Anything bpetite cannot reproduce is
+    refused with the field that says so.
+    """
+    for field in ("truncation", "padding", "normalizer"):
+        if document.get(field) is not None:
+            raise InteropError(
+                f"{source} sets {field}; bpetite has no {field}, so it would encode differently"
+            )
+    _check_pre_tokenizer(document.get("pre_tokenizer"), source)
+    _check_optional_byte_level(document.get("post_processor"), "post_processor", source)
+    _check_optional_byte_level(document.get("decoder"), "decoder", source)
+
+    model = document.get("model")
+    if not isinstance(model, dict):
+        raise InteropError(f'{source} has no "model" object')
+    if model.get("type", "BPE") != "BPE":
+        raise InteropError(
+            f"{source} holds a {json.dumps(model.get('type'))} model; bpetite imports only BPE"
+        )
+    for option, neutral in (
+        ("dropout", (None, 0, 0.0)),
+        ("continuing_subword_prefix", (None, "")),
+        ("end_of_word_suffix", (None, "")),
+        ("byte_fallback", (None, False)),
+        ("ignore_merges", (None, False, True)),
+    ):
+        value = model.get(option)
+        if value not in neutral or type(value) not in {type(v) for v in neutral}:
+            raise InteropError(
+                f"{source}: model.{option} is {json.dumps(value)}; bpetite has no such "
+                "option, so it would encode differently"
+            )
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict):
+        raise InteropError(f"{source}: model.vocab must be an object from token to id")
+    for token, token_id in vocab.items():
+        if type(token_id) is not int or token_id < 0:
+            raise InteropError(
+                f"{source}: model.vocab gives {json.dumps(token, ensure_ascii=False)} the id "
+                f"{json.dumps(token_id)}; ids are non-negative integers"
+            )
+    result = import_tables(
+        vocab,
+        _merges(model.get("merges"), source),
+        _added_tokens(document.get("added_tokens", []), source),
+        "tokenizer.json",
+        source,
+    )
+    if model.get("ignore_merges") is True:
+        _check_whole_word_lookup(result, source)
+    return result
+
+
+def _check_pre_tokenizer(pre_tokenizer: object, source: str) -> None:
+    """Accept GPT-2's ByteLevel(use_regex) or Split(an equivalent pattern) + ByteLevel."""
+    if not isinstance(pre_tokenizer, dict):
+        raise InteropError(
+            f"{source} has no pre-tokenizer; bpetite imports only byte-level BPE that splits "
+            "text with GPT-2's pattern"
+        )
+    if pre_tokenizer.get("type") == "ByteLevel":
+        _check_byte_level(pre_tokenizer, source, use_regex=True)
+        return
+    steps = pre_tokenizer.get("pretokenizers")
+    if (
+        pre_tokenizer.get("type") == "Sequence"
+        and isinstance(steps, list)
+        and len(steps) == 2
+        and isinstance(steps[0], dict)
+        and isinstance(steps[1], dict)
+        and steps[0].get("type") == "Split"
+        and steps[1].get("type") == "ByteLevel"
+    ):
+        _check_split(steps[0], source)
+        _check_byte_level(steps[1], source, use_regex=False)
+        return
+    shown = json.dumps(pre_tokenizer, ensure_ascii=False)
+    raise InteropError(
+        f"{source} has the pre-tokenizer {shown[:120]}; bpetite imports only a ByteLevel "
+        "pre-tokenizer with use_regex, or a Split with bpetite's pattern followed by ByteLevel"
+    )
+
+
+def _check_split(split: dict[str, Any], source: str) -> None:
+    pattern = split.get("pattern")
+    regex = pattern.get("Regex") if isinstance(pattern, dict) else None
+    if not isinstance(regex, str):
+        raise InteropError(
+            f"{source} splits on {json.dumps(pattern, ensure_ascii=False)}, not on a regex; "
+            "bpetite cannot reproduce it"
+        )
+    if regex not in EQUIVALENT_PATTERNS:
+        raise InteropError(
+            f"{source} splits text with the regex {json.dumps(regex, ensure_ascii=False)}, not "
+            f"bpetite's (GPT-2's) {json.dumps(PRETOKENIZER_PATTERN)}; bpetite cannot "
+            "reproduce another pattern"
+        )
+    if split.get("behavior") != "Isolated" or split.get("invert", False) is not False:
+        raise InteropError(
+            f"{source}: the Split pre-tokenizer must keep each match as its own piece "
+            f'("behavior": "Isolated", "invert": false), got behavior '
+            f"{json.dumps(split.get('behavior'))}, invert {json.dumps(split.get('invert'))}"
+        )
+
+
+def _check_byte_level(step: dict[str, Any], source: str, *, use_regex: bool) -> None:
+    if step.get("add_prefix_space", True) is not False:
+        raise InteropError(
+            f"{source}: the ByteLevel pre-tokenizer adds a space before the text "
+            "(add_prefix_space); bpetite never does, so it would encode differently"
+        )
+    if step.get("use_regex", True) is not use_regex:
+        detail = (
+            "must split with GPT-2's pattern (use_regex: true) when it is the only step"
+            if use_regex
+            else "must not split again after the Split step (use_regex: false)"
+        )
+        raise InteropError(f"{source}: the ByteLevel pre-tokenizer {detail}")
+
+
+def _check_optional_byte_level(step: object, field: str, source: str) -> None:
+    """A ByteLevel post-processor only adjusts offsets; a ByteLevel decoder maps back to bytes."""
+    if step is None or (isinstance(step, dict) and step.get("type") == "ByteLevel"):
+        return
+    kind = step.get("type") if isinstance(step, dict) else step
+    raise InteropError(
+        f"{source} has a {json.dumps(kind)} {field}; bpetite imports only byte-level BPE "
+        f"(no {field}, or ByteLevel)"
+    )
+
+
+def _merges(merges: object, source: str) -> list[tuple[str, str]]:
+    """``"left right"`` strings (older tokenizers) or ``[left, right]`` pairs (newer)."""
+    if not isinstance(merges, list):
+        raise InteropError(f"{source}: model.merges must be a list")
+    pairs: list[tuple[str, str]] = []
+    for rank, merge in enumerate(merges):
+        halves = merge.split(" ") if isinstance(merge, str) else merge
+        if (
+            not isinstance(halves, list)
+            or len(halves) != 2
+            or not all(isinstance(half, str) and half for half in halves)
+        ):
+            raise InteropError(
+                f'{source}: model.merges[{rank}] must be "left right" or [left, right], '
+                f"got {json.dumps(merge, ensure_ascii=False)}"
+            )
+        pairs.append((halves[0], halves[1]))
+    return pairs
+
+
+def _added_tokens(added: object, source: str) -> dict[str, int]:
+    if not isinstance(added, list):
+        raise InteropError(f"{source}: added_tokens must be a list")
+    tokens: dict[str, int] = {}
+    for index, token in enumerate(added):
+        if not isinstance(token, dict) or type(token.get("id")) is not int:
+            raise InteropError(f"{source}: added_tokens[{index}] must be an object with an id")
+        content = token.get("content")
+        if not isinstance(content, str):
+            raise InteropError(f"{source}: added_tokens[{index}] has no content string")
+        for flag in ("single_word", "lstrip", "rstrip"):
+            if token.get(flag, False) is not False:
+                raise InteropError(
+                    f"{source}: added token {json.dumps(content, ensure_ascii=False)} sets "
+                    f"{flag}, which changes how it matches; bpetite matches it exactly"
+                )
+        if content in tokens:
+            raise InteropError(f"{source} lists the added token {json.dumps(content)} twice")
+        tokens[content] = token["id"]
+    return tokens
+
+
+def _check_whole_word_lookup(result: ImportResult, source: str) -> None:
+    """ignore_merges looks a whole piece up in the vocabulary before merging.
+
+    That equals merging whenever every token's own bytes merge back to that token,
+    which is exactly what this checks.
+    """
+    found = first_token_not_encoding_to_itself(result.tokenizer)
+    if found is not None:
+        token_id, ids = found
+        token = result.tokenizer._vocab[token_id]
+        raise InteropError(
+            f"{source} sets model.ignore_merges, which returns a piece's own token when "
+            f"it has one, but the merges split {spell(token)} into {len(ids)} tokens; "
+            "bpetite would encode it differently"
+        )
+
+
+def load_tokenizer_json(data: bytes, source: str) -> ImportResult:
+    """Parse and import the bytes of a ``tokenizer.json`` file."""
+    document = load_json(data, source)
+    if not isinstance(document, dict):
+        raise InteropError(f"{source} is not a tokenizer.json: its top level is not an object")
+    return import_tokenizer_json(document, source)

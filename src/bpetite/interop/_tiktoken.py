@@ -1,0 +1,220 @@
+"""tiktoken's ``.tiktoken`` format: ``base64(token bytes) rank`` per line, nothing else.
+
+The file has no pattern and no special tokens, so an export also hands over the few
+lines of Python that build the ``tiktoken.Encoding``. tiktoken merges by the rank of
+the concatenated bytes, bpetite by the rank of the (left, right) pair; the two agree on
+every text exactly when no two tokens share their bytes and every token's own bytes
+merge back to that token under bpetite's rules (docs/interop.md has the proof). Trained
+vocabularies always qualify; export checks it and refuses otherwise, and import
+recovers each token's pair from tiktoken's own merge order and checks the same.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, PRETOKENIZER_PATTERN
+from bpetite._tokenizer import Tokenizer
+from bpetite.interop._files import write_atomically
+from bpetite.interop._model import (
+    ImportResult,
+    InteropError,
+    build_import,
+    check_distinct_bytes,
+    first_token_not_encoding_to_itself,
+    show_token,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TiktokenExport:
+    """A ``.tiktoken`` file's text plus what ``tiktoken.Encoding`` needs beside it."""
+
+    #: The ``.tiktoken`` file: one ``base64(bytes) id`` line per mergeable token, by id.
+    ranks: str
+    #: The pre-tokenizer regex (``pat_str``): bpetite's, verbatim.
+    pattern: str
+    #: ``special_tokens``: ``{"<|endoftext|>": bpetite's id}``.
+    special_tokens: Mapping[str, int]
+    #: ``explicit_n_vocab``: mergeable tokens plus the special token.
+    n_vocab: int
+
+    @property
+    def sha256(self) -> str:
+        """The hex SHA-256 of the file, for ``load_tiktoken_bpe(..., expected_hash=...)``."""
+        return hashlib.sha256(self.ranks.encode("ascii")).hexdigest()
+
+    def python_code(self, path: str | os.PathLike[str]) -> str:
+        """Python that builds the ``tiktoken.Encoding`` from the file at `path`.
+
+        The expected hash matters: tiktoken caches files by path, and without it a
+        re-exported file at the same path would be read from the stale cache.
+        """
+        special = ", ".join(f"{name!r}: {id_}" for name, id_ in self.special_tokens.items())
+        return (
+            "import tiktoken\n"
+            "from tiktoken.load import load_tiktoken_bpe\n"
+            "\n"
+            "encoding = tiktoken.Encoding(\n"
+            '    name="bpetite",\n'
+            f"    pat_str={_python_string(self.pattern)},\n"
+            f"    mergeable_ranks=load_tiktoken_bpe(\n"
+            f"        {os.fspath(path)!r},\n"
+            f"        expected_hash={self.sha256!r},\n"
+            "    ),\n"
+            f"    special_tokens={{{special}}},\n"
+            f"    explicit_n_vocab={self.n_vocab},\n"
+            ")\n"
+            f"# bpetite always reads {END_OF_TEXT_TOKEN} in text as the special token; tiktoken\n"
+            '# does so when asked: encoding.encode(text, allowed_special="all")\n'
+        )
+
+
+def _python_string(text: str) -> str:
+    """A raw triple-quoted literal when that spells `text` exactly, else repr()."""
+    if '"""' not in text and not text.endswith(('"', "\\")):
+        return f'r"""{text}"""'
+    return repr(text)
+
+
+def export_tiktoken(tokenizer: Tokenizer) -> TiktokenExport:
+    """Return the ``.tiktoken`` export of `tokenizer`, or raise InteropError if it would differ.
+
+    Ranks are bpetite's ids (single bytes keep id == byte value; tiktoken never compares
+    single-byte ranks, only uses them as ids).
+    """
+    check_distinct_bytes(tokenizer, "the .tiktoken format")
+    found = first_token_not_encoding_to_itself(tokenizer)
+    if found is not None:
+        token_id, ids = found
+        left, right = tokenizer._merges[token_id - BASE_VOCAB_SIZE]
+        raise InteropError(
+            f"token {token_id} {show_token(tokenizer._vocab[token_id])} is merge "
+            f"{left} + {right}, but bpetite encodes its own bytes as {ids}; tiktoken returns "
+            "a token for text with exactly its bytes and merges by the rank of concatenated "
+            "bytes, so it would encode such text differently. This vocabulary cannot be a "
+            ".tiktoken file (the hf format represents it exactly)"
+        )
+    vocab = tokenizer._vocab
+    mergeable = BASE_VOCAB_SIZE + len(tokenizer._merges)
+    lines = (
+        f"{base64.b64encode(vocab[token_id]).decode('ascii')} {token_id}\n"
+        for token_id in range(mergeable)
+    )
+    return TiktokenExport(
+        ranks="".join(lines),
+        pattern=PRETOKENIZER_PATTERN,
+        special_tokens=dict(tokenizer._special_tokens),
+        n_vocab=mergeable + 1,
+    )
+
+
+def write_tiktoken(
+    tokenizer: Tokenizer, path: str | os.PathLike[str], *, overwrite: bool = False
+) -> TiktokenExport:
+    """Write the ``.tiktoken`` file to `path` atomically and return the export (for its code)."""
+    export = export_tiktoken(tokenizer)
+    write_atomically(path, export.ranks.encode("ascii"), overwrite=overwrite)
+    return export
+
+
+def parse_tiktoken(data: bytes, source: str) -> dict[bytes, int]:
+    """``base64 rank`` lines -> {token bytes: rank}; duplicates are refused, not dropped."""
+    ranks: dict[bytes, int] = {}
+    owners: dict[int, bytes] = {}
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line:
+            continue
+        fields = line.split()
+        if len(fields) != 2 or not fields[1].isdigit() or not fields[1].isascii():
+            raise InteropError(f"{source} line {number}: expected 'base64 rank', got {line[:80]!r}")
+        try:
+            token = base64.b64decode(fields[0], validate=True)
+        except (binascii.Error, ValueError):
+            raise InteropError(
+                f"{source} line {number}: {fields[0][:80]!r} is not valid base64"
+            ) from None
+        rank = int(fields[1])
+        if token in ranks:
+            raise InteropError(
+                f"{source} line {number}: token {show_token(token)} already has rank "
+                f"{ranks[token]}; tiktoken would silently keep only the last"
+            )
+        if rank in owners:
+            raise InteropError(
+                f"{source} line {number}: rank {rank} already belongs to {show_token(owners[rank])}"
+            )
+        ranks[token] = rank
+        owners[rank] = token
+    return ranks
+
+
+def import_tiktoken(data: bytes, source: str) -> ImportResult:
+    """Import a ``.tiktoken`` file, recovering each token's merge from the ranks.
+
+    The file does not say which pattern it was made for; bpetite assumes its own
+    (GPT-2's, as for gpt2, r50k_base and p50k_base). Token ``t``'s pair is where
+    tiktoken's own merging of ``t``'s bytes, using only lower ranks, stops: it must stop
+    at exactly two tokens, which then merge into ``t``. Tokens are renumbered in rank
+    order if the ranks are not 256 single bytes followed by 256, 257, ...
+    """
+    ranks = parse_tiktoken(data, source)
+    if b"" in ranks:
+        raise InteropError(f"{source} has an empty token (rank {ranks[b'']})")
+    byte_ids = []
+    for byte in range(BASE_VOCAB_SIZE):
+        rank = ranks.get(bytes((byte,)))
+        if rank is None:
+            raise InteropError(
+                f"{source} has no token for the byte 0x{byte:02x}; a byte-level vocabulary "
+                "needs all 256"
+            )
+        byte_ids.append(rank)
+    merged = sorted((rank, token) for token, rank in ranks.items() if len(token) > 1)
+    merges = []
+    for rank, token in merged:
+        parts = _merge_by_rank(token, ranks, rank)
+        if len(parts) != 2:
+            raise InteropError(
+                f"{source}: token {show_token(token)} (rank {rank}) cannot be made by merging "
+                f"two lower-ranked tokens: tiktoken's merging stops at {len(parts)} pieces "
+                f"{[show_token(part) for part in parts]}, so only a whole chunk could reach "
+                "it, and bpetite cannot represent such a token"
+            )
+        merges.append((parts[0], parts[1], rank))
+    # No further check is needed: if every lower token merges back to itself by pairs,
+    # pair merging of this token's bytes ends where tiktoken's does (docs/interop.md),
+    # at the two halves just recovered, so by induction every token does.
+    return build_import("tiktoken", byte_ids, merges, None, show_token, pattern_known=False)
+
+
+def _merge_by_rank(token: bytes, ranks: Mapping[bytes, int], limit: int) -> list[bytes]:
+    """tiktoken's merge loop on `token`'s bytes, with only ranks below `limit`.
+
+    Repeatedly join the adjacent pair whose concatenation has the lowest rank (the
+    leftmost on a tie) until no adjacent concatenation is a token below `limit`. Like
+    tiktoken's own loop it keeps one rank per adjacent pair and recomputes only the two
+    next to a merge, so ``min`` and ``index`` (C loops) do the scanning.
+    """
+
+    # A rank at or above `limit` counts as no merge: min() only picks it when all are.
+    get = ranks.get
+    parts = [token[i : i + 1] for i in range(len(token))]
+    pair_ranks = [get(parts[i] + parts[i + 1], limit) for i in range(len(parts) - 1)]
+    while pair_ranks:
+        best = min(pair_ranks)
+        if best >= limit:
+            break
+        i = pair_ranks.index(best)
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+        del pair_ranks[i]
+        if i > 0:
+            pair_ranks[i - 1] = get(parts[i - 1] + parts[i], limit)
+        if i < len(pair_ranks):
+            pair_ranks[i] = get(parts[i] + parts[i + 1], limit)
+    return parts

@@ -1,0 +1,182 @@
+"""Vocabulary plus merges: encoder.json + vocab.bpe (OpenAI), vocab.json + merges.txt (HF).
+
+Both pairs are the same format: a JSON object from each token, written in GPT-2's byte
+alphabet, to its id, and a text file of merges, one ``left right`` pair a line in rank
+order, after an optional ``#version`` line. ``tokenizer.json`` embeds the same two
+tables, so its import ends here too. GPT-2's encoder and Hugging Face's BPE both merge
+by pair rank, lowest first, exactly like bpetite, so the conversion is exact whenever
+the tables fit bpetite's layout; everything else is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
+from bpetite.interop._alphabet import BYTE_TO_CHAR, from_alphabet
+from bpetite.interop._model import ImportFormat, ImportResult, InteropError, build_import
+
+
+def spell(token: bytes) -> str:
+    """A token as these files write it, in JSON quotes: ``b" the"`` -> ``"Ġthe"``."""
+    return json.dumps("".join(map(BYTE_TO_CHAR.__getitem__, token)), ensure_ascii=False)
+
+
+def load_json(data: bytes, source: str) -> object:
+    """Strict JSON: UTF-8, no duplicate keys (json would silently keep the last), no NaN."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InteropError(f"{source} is not UTF-8: {error}") from None
+    try:
+        return json.loads(
+            text, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant
+        )
+    except RecursionError:
+        raise InteropError(f"{source} is not valid JSON: nested too deeply") from None
+    except ValueError as error:
+        raise InteropError(f"{source} is not valid JSON: {error}") from None
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        keys = [key for key, _ in pairs]
+        duplicate = next(key for index, key in enumerate(keys) if key in keys[:index])
+        raise ValueError(f"duplicate key {json.dumps(duplicate, ensure_ascii=False)}")
+    return result
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def check_vocab(value: object, source: str) -> dict[str, int]:
+    """A token -> id object with non-negative integer ids."""
+    if not isinstance(value, dict):
+        raise InteropError(f"{source} must be a JSON object from token to id")
+    for token, token_id in value.items():
+        if type(token_id) is not int or token_id < 0:
+            raise InteropError(
+                f"{source}: the id of {json.dumps(token, ensure_ascii=False)} must be a "
+                f"non-negative integer, got {json.dumps(token_id)}"
+            )
+    return value
+
+
+def parse_merges_text(data: bytes, source: str) -> list[tuple[str, str]]:
+    """``left right`` lines in rank order; a first ``#version`` line and blank lines are skipped."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InteropError(f"{source} is not UTF-8: {error}") from None
+    merges: list[tuple[str, str]] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")  # byte-level tokens never hold a raw \r
+        if not line or (number == 1 and line.startswith("#version")):
+            continue
+        halves = line.split(" ")
+        if len(halves) != 2 or not all(halves):
+            raise InteropError(
+                f"{source} line {number}: expected two tokens separated by one space, "
+                f"got {json.dumps(line, ensure_ascii=False)}"
+            )
+        merges.append((halves[0], halves[1]))
+    return merges
+
+
+def import_tables(
+    vocab: Mapping[str, int],
+    merges: Sequence[tuple[str, str]],
+    added_tokens: Mapping[str, int],
+    source_format: ImportFormat,
+    source: str,
+) -> ImportResult:
+    """Map a byte-level vocabulary and merge list onto bpetite's layout, or refuse.
+
+    `added_tokens` are special tokens listed outside the vocabulary (tokenizer.json's
+    ``added_tokens``). The only special token bpetite has is ``<|endoftext|>``; it may
+    also appear in the vocabulary itself, as in GPT-2's encoder.json.
+    """
+    for content, token_id in added_tokens.items():
+        if content != END_OF_TEXT_TOKEN:
+            raise InteropError(
+                f"{source} has the added token {json.dumps(content, ensure_ascii=False)} "
+                f"(id {token_id}); bpetite supports only the special token {END_OF_TEXT_TOKEN}"
+            )
+        if vocab.get(content, token_id) != token_id:
+            raise InteropError(
+                f"{source} gives {END_OF_TEXT_TOKEN} the id {token_id} as an added token but "
+                f"{vocab[content]} in the vocabulary"
+            )
+    if len(set(vocab.values())) != len(vocab):
+        owners: dict[int, str] = {}
+        for token, token_id in vocab.items():
+            other = owners.setdefault(token_id, token)
+            if other != token:
+                raise InteropError(
+                    f"{source}: the vocabulary gives id {token_id} to both "
+                    f"{json.dumps(other, ensure_ascii=False)} and "
+                    f"{json.dumps(token, ensure_ascii=False)}"
+                )
+    by_bytes: dict[bytes, int] = {}
+    for token, token_id in vocab.items():
+        data = from_alphabet(token)
+        if data is None:
+            raise InteropError(
+                f"{source}: vocabulary entry {json.dumps(token, ensure_ascii=False)} (id "
+                f"{token_id}) is not written in GPT-2's byte alphabet, so this is not a "
+                "byte-level BPE vocabulary"
+            )
+        by_bytes[data] = token_id
+
+    byte_ids = []
+    for byte in range(BASE_VOCAB_SIZE):
+        byte_id = by_bytes.get(bytes((byte,)))
+        if byte_id is None:
+            raise InteropError(
+                f"{source}: the vocabulary has no entry for byte 0x{byte:02x} (written "
+                f"{spell(bytes((byte,)))}); a byte-level vocabulary needs all 256 bytes"
+            )
+        byte_ids.append(byte_id)
+
+    decoded: list[tuple[bytes, bytes, int]] = []
+    for rank, (left, right) in enumerate(merges):
+        halves = (from_alphabet(left), from_alphabet(right))
+        if halves[0] is None or halves[1] is None:
+            raise InteropError(
+                f"{source}: merge {rank} ({left} {right}) is not written in GPT-2's byte alphabet"
+            )
+        made = halves[0] + halves[1]
+        made_id = by_bytes.get(made)
+        if made_id is None:
+            raise InteropError(
+                f"{source}: merge {rank} ({left} {right}) makes {spell(made)}, which the "
+                "vocabulary does not list"
+            )
+        decoded.append((halves[0], halves[1], made_id))
+
+    special_id = added_tokens.get(END_OF_TEXT_TOKEN)
+    merged_ids = {made_id for _, _, made_id in decoded}
+    if special_id is None and vocab.get(END_OF_TEXT_TOKEN) not in (None, *merged_ids):
+        special_id = vocab[END_OF_TEXT_TOKEN]
+    known = {*byte_ids, *merged_ids, special_id}
+    stray = [(token, token_id) for token, token_id in vocab.items() if token_id not in known]
+    if stray:
+        token, token_id = stray[0]
+        raise InteropError(
+            f"{source}: {len(stray)} vocabulary entr{'y is' if len(stray) == 1 else 'ies are'} "
+            f"neither a byte, nor made by a merge, nor {END_OF_TEXT_TOKEN} (for example "
+            f"{json.dumps(token, ensure_ascii=False)}, id {token_id}); no text can produce "
+            "such a token with bpetite's merges, so bpetite cannot represent it"
+        )
+    return build_import(
+        source_format,
+        byte_ids,
+        decoded,
+        special_id,
+        spell,
+        pattern_known=source_format == "tokenizer.json",
+    )
