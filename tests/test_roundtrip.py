@@ -161,3 +161,12 @@ def test_public_api_is_exactly_five_methods() -> None:
     public = {name for name in vars(Tokenizer) if not name.startswith("_")}
     assert public == {"train", "encode", "decode", "save", "load"}
     assert "Tokenizer" in bpetite.__all__
+
+
+@pytest.mark.parametrize(
+    "merges",
+    [[(97, 256)], [(97,)], [(-1, 97)], [(97, True)], [(97, 98), (258, 97)], [(97.0, 98)]],
+)
+def test_constructor_rejects_merges_that_reference_missing_ids(merges: list[object]) -> None:
+    with pytest.raises(ValueError, match=r"merges\[\d\] must be two token ids below"):
+        Tokenizer(merges)  # type: ignore[arg-type]

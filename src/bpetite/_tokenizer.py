@@ -23,10 +23,12 @@ class Tokenizer:
     __slots__ = ("_encoder", "_merges", "_special_tokens", "_vocab")
 
     def __init__(self, merges: Sequence[tuple[int, int]]) -> None:
-        """Private: use :meth:`train` or :meth:`load`. `merges` must already be valid."""
-        self._merges: tuple[tuple[int, int], ...] = tuple(
-            (int(left), int(right)) for left, right in merges
-        )
+        """Build from a merge list; prefer :meth:`train` or :meth:`load`.
+
+        Merge ``r`` may only join ids below its own id ``256 + r``, which is what makes
+        the vocabulary well defined; anything else raises ValueError.
+        """
+        self._merges: tuple[tuple[int, int], ...] = _checked_merges(merges)
         vocab = [bytes([byte]) for byte in range(BASE_VOCAB_SIZE)]
         for left, right in self._merges:
             vocab.append(vocab[left] + vocab[right])
@@ -87,3 +89,13 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         return f"<Tokenizer mergeable_vocab_size={BASE_VOCAB_SIZE + len(self._merges)}>"
+
+
+def _checked_merges(merges: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    checked = []
+    for rank, merge in enumerate(merges):
+        new_id = BASE_VOCAB_SIZE + rank
+        if len(merge) != 2 or not all(type(part) is int and 0 <= part < new_id for part in merge):
+            raise ValueError(f"merges[{rank}] must be two token ids below {new_id}, got {merge!r}")
+        checked.append((merge[0], merge[1]))
+    return tuple(checked)
