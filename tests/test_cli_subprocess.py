@@ -301,6 +301,22 @@ def test_demo_colours_each_token_on_a_terminal(tmp_path: Path) -> None:
 
 
 @needs_posix
+def test_demo_without_colour_separates_tokens_with_bars(tmp_path: Path) -> None:
+    """NO_COLOR on a terminal: no backgrounds, so boundaries are drawn as '|'."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes((TEXT * 30).encode("utf-8"))
+    code, _, drawn = run_in_terminal(
+        ["demo", "--input", str(corpus), "--vocab-size", "256", "--output",
+         str(tmp_path / "d.json"), "--text", "a b"],
+        env=terminal_env(NO_COLOR="1"),
+    )  # fmt: skip
+    screen = drawn.decode("utf-8", errors="replace")
+    assert code == 0, screen
+    assert "tokens: a|·|b" in screen
+    assert not re.search(r"\x1b\[[0-9;]*48;", screen)
+
+
+@needs_posix
 def test_compare_tiktoken_draws_a_table_on_a_terminal(
     tmp_path: Path, gpt2_dir: Path, model: Path
 ) -> None:

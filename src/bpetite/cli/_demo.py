@@ -22,7 +22,7 @@ from bpetite import Tokenizer
 from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite._pretokenizer import count_chunks
 from bpetite._trainer import check_vocab_size
-from bpetite._visualize import PALETTE, TokenPiece, render_plain, token_pieces
+from bpetite._visualize import TokenPiece, render_plain, token_pieces
 from bpetite.cli import CliError
 from bpetite.cli._common import (
     PhaseProgress,
@@ -40,7 +40,6 @@ from bpetite.cli._common import (
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.text import Text
 
     from bpetite.cli._common import Subparsers
 
@@ -51,13 +50,6 @@ CORPUS_CANDIDATES = ("data/tinyshakespeare.txt", "../shared/data/tinyshakespeare
 STDLIB_CORPUS_BYTES = 1_000_000
 DEFAULT_VOCAB_SIZE = 4096
 DEFAULT_TEXT = f"To be, or not to be: that is the question. 🤔 Naïve café!{END_OF_TEXT_TOKEN}"
-
-# Dark text on alternating pastel backgrounds (the palette `bpetite show` uses) makes
-# every boundary visible; partial characters and the special token stand out.
-_TEXT_STYLE = "#1f2328"
-_MARKER_STYLE = "#6e7781"
-_PARTIAL_STYLE = "bold #a40e26 on #ffd8d3"
-_SPECIAL_STYLE = "bold #ffffff on #6f42c1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,30 +227,25 @@ class _Reporter:
     def tokens(self, tokenizer: Tokenizer, ids: Sequence[int]) -> None:
         special_ids = set(tokenizer._special_tokens.values())
         pieces = token_pieces(ids, tokenizer._vocab, special_ids)
-        if self._console is None:
+        console = self._console
+        if console is None or console.no_color or console.color_system is None:
+            # Without colour the boundaries would vanish: '|' between tokens instead.
             shown = render_plain(pieces).rstrip("\n")
-            print(f"demo: tokens: {shown}", file=sys.stderr, flush=True)
+            self.line(f"tokens: {shown}")
             return
-        # Soft wrap: rich would break lines at spaces, splitting tokens like " ca".
-        self._console.print(_coloured(pieces), soft_wrap=True)
+        console.file.write("tokens: " + _coloured(pieces, console.color_system))
+        console.file.flush()
 
 
-def _coloured(pieces: Sequence[TokenPiece]) -> Text:
-    """One background per token, cycling; markers (``·`` for a space) dimmed."""
-    from rich.style import Style
-    from rich.text import Text
+def _coloured(pieces: Sequence[TokenPiece], detected: str) -> str:
+    """The pieces in colour exactly as ``bpetite show`` draws them, for this terminal."""
+    from rich.color import ColorSystem
 
-    shown = Text("tokens: ")
-    for index, piece in enumerate(pieces):
-        if piece.kind == "text":
-            background = PALETTE[index % len(PALETTE)]
-            base = Style(color=_TEXT_STYLE, bgcolor=background)
-            marker = Style(color=_MARKER_STYLE, bgcolor=background)
-        else:
-            base = marker = Style.parse(
-                _PARTIAL_STYLE if piece.kind == "partial" else _SPECIAL_STYLE
-            )
-        for part, is_marker in piece.parts:
-            shown.append(part, style=marker if is_marker else base)
-        shown.append("\n" * piece.line_breaks)
-    return shown
+    from bpetite.cli._show import BASIC_THEME, RICH_THEME, render_ansi
+
+    systems = {"256": ColorSystem.EIGHT_BIT, "truecolor": ColorSystem.TRUECOLOR}
+    # Below 256 colours the pastel backgrounds collapse into one: use the basic theme.
+    theme = RICH_THEME if detected in systems else BASIC_THEME
+    return render_ansi(
+        pieces, theme=theme, color_system=systems.get(detected, ColorSystem.STANDARD)
+    )
