@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -128,22 +129,61 @@ def test_train_stdout_is_only_the_json_summary(tmp_path: Path) -> None:
     summary = json.loads(result.stdout)  # the whole of stdout parses
     assert summary["actual_mergeable_vocab_size"] == 256 + len(naive_train(TEXT * 30, 400))
     err = result.stderr.decode()
-    assert err.startswith("train: started, 0/144 merges\n")
+    assert "train: started, 0/144 merges\n" in err
     assert "\x1b[" not in err  # a pipe gets plain lines, no cursor codes
     assert json.loads(output.read_bytes())["merges"] == [
         list(pair) for pair in naive_train(TEXT * 30, 400)
     ]
 
 
-def test_exit_codes_through_the_process(tmp_path: Path, model: Path) -> None:
-    missing = bpetite("encode", "--model", str(tmp_path / "none.json"), "--text", "x")
-    assert_clean_failure(missing, "does not exist")
-    usage = bpetite("train", "--vocab-size", "many")
-    assert usage.returncode == 2
-    assert usage.stdout == b""
-    assert b"usage: bpetite train" in usage.stderr
-    unknown = bpetite("decode", "--model", str(model), "--ids", "5000")
-    assert_clean_failure(unknown, "unknown token id 5000")
+# Each case: a setup making the files it needs, then argv; {tmp} and {model} are filled.
+FAILURES: dict[str, tuple[list[str], int, str]] = {
+    "missing-input": (["train", "--input", "{tmp}/none.txt", "--vocab-size", "300",
+                       "--output", "{tmp}/o.json"], 1, "does not exist"),
+    "input-is-directory": (["encode", "--model", "{model}", "--input", "{tmp}"], 1,
+                           "is a directory"),
+    "invalid-utf8": (["train", "--input", "{tmp}/latin1.txt", "--vocab-size", "300",
+                      "--output", "{tmp}/o.json"], 1, "byte 0xe9 at byte offset 3"),
+    "existing-output": (["train", "--input", "{tmp}/ok.txt", "--vocab-size", "300",
+                         "--output", "{tmp}/ok.txt"], 1, "already exists; pass --force"),
+    "vocab-below-256": (["train", "--input", "{tmp}/ok.txt", "--vocab-size", "255",
+                         "--output", "{tmp}/o.json"], 1, "at least 256"),
+    "vocab-not-a-number": (["train", "--input", "{tmp}/ok.txt", "--vocab-size", "lots",
+                            "--output", "{tmp}/o.json"], 2, "invalid int value: 'lots'"),
+    "missing-model": (["encode", "--model", "{tmp}/none.json", "--text", "x"], 1,
+                      "does not exist"),
+    "model-is-directory": (["encode", "--model", "{tmp}", "--text", "x"], 1, "is a directory"),
+    "corrupt-model": (["encode", "--model", "{tmp}/ok.txt", "--text", "x"], 1,
+                      "is not a valid bpetite artifact"),
+    "unknown-id": (["decode", "--model", "{model}", "--ids", "104", "5000"], 1,
+                   "unknown token id 5000 at position 1"),
+    "ids-not-utf8": (["decode", "--model", "{model}", "--ids", "240"], 1,
+                     "do not decode to valid UTF-8"),
+    "ids-file-not-an-array": (["decode", "--model", "{model}", "--input", "{tmp}/ok.txt"], 1,
+                              "is not valid JSON"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(FAILURES))
+def test_every_expected_failure_through_a_process(tmp_path: Path, model: Path, case: str) -> None:
+    """Real exit code, nothing on stdout, one line on stderr, no traceback, no artifact."""
+    (tmp_path / "ok.txt").write_text("plain text", encoding="utf-8")
+    (tmp_path / "latin1.txt").write_bytes("caf\u00e9".encode("latin-1"))
+    template, code, fragment = FAILURES[case]
+    argv = [arg.format(tmp=tmp_path, model=model) for arg in template]
+    before = sorted(path.name for path in tmp_path.iterdir())
+    result = bpetite(*argv)
+    assert result.returncode == code, result
+    assert result.stdout == b""
+    err = result.stderr.decode()
+    assert "Traceback" not in err
+    assert fragment in err.splitlines()[-1]
+    if code == 1:  # one error line, last; progress lines may precede it
+        assert err.count("bpetite: error:") == 1
+        assert err.splitlines()[-1].startswith("bpetite: error: ")
+    else:
+        assert err.startswith("usage: bpetite")
+    assert sorted(path.name for path in tmp_path.iterdir()) == before  # nothing written
 
 
 def test_text_argument_with_raw_non_utf8_bytes(model: Path) -> None:
@@ -156,19 +196,50 @@ def test_text_argument_with_raw_non_utf8_bytes(model: Path) -> None:
     assert_clean_failure(result, "--text is not valid UTF-8", "byte 0xe9 at character 3")
 
 
-@pytest.mark.skipif(os.name == "posix" and os.geteuid() == 0, reason="root reads any file")
-def test_input_permission_denied(tmp_path: Path) -> None:
-    corpus = tmp_path / "locked.txt"
-    corpus.write_text("text", encoding="utf-8")
-    corpus.chmod(0)
-    try:
-        result = bpetite(
-            "train", "--input", str(corpus), "--vocab-size", "300", "--output",
-            str(tmp_path / "o.json"),
-        )  # fmt: skip
-    finally:
-        corpus.chmod(0o644)
-    assert_clean_failure(result, str(corpus), "permission denied")
+@pytest.fixture
+def unreadable_file(tmp_path: Path) -> Iterator[Path]:
+    """A file this process may not read: mode 0, or for root a write-only sysfs entry.
+
+    Root ignores file modes, but the kernel refuses to open a write-only sysfs
+    attribute for reading even for root, with a real EACCES; opening one to read has
+    no effect on the system.
+    """
+    if os.name != "posix":
+        pytest.skip("POSIX permissions")
+    if os.geteuid() != 0:
+        locked = tmp_path / "locked.txt"
+        locked.write_text("text", encoding="utf-8")
+        locked.chmod(0)
+        yield locked
+        locked.chmod(0o644)
+        return
+    for root in ("/sys/class", "/sys/kernel", "/sys/devices"):
+        for path in sorted(Path(root).glob("*/*")):
+            try:
+                if path.is_file() and path.stat().st_mode & 0o777 == 0o200:
+                    yield path
+                    return
+            except OSError:
+                continue
+    pytest.skip("running as root and no write-only sysfs file to stand in for a locked file")
+
+
+@pytest.mark.parametrize("command", ["train", "encode", "model"])
+def test_permission_denied(
+    unreadable_file: Path, tmp_path: Path, model: Path, command: str
+) -> None:
+    with pytest.raises(PermissionError):
+        unreadable_file.read_bytes()  # really unreadable, for this process too
+    argv = {
+        "train": ["train", "--input", str(unreadable_file), "--vocab-size", "300",
+                  "--output", str(tmp_path / "o.json")],
+        "encode": ["encode", "--model", str(model), "--input", str(unreadable_file)],
+        "model": ["decode", "--model", str(unreadable_file), "--ids", "1"],
+    }[command]  # fmt: skip
+    result = bpetite(*argv)
+    last = assert_clean_failure(result, str(unreadable_file))
+    assert "permission denied" in last.lower()
+    assert not (tmp_path / "o.json").exists()
 
 
 # --------------------------------------------------------------------------- Ctrl-C
@@ -194,13 +265,16 @@ def test_sigint_during_training_leaves_nothing(tmp_path: Path) -> None:
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(),
     )  # fmt: skip
     assert process.stderr is not None
-    first = process.stderr.readline()
-    assert first.startswith(b"train: started"), first
+    seen = b""
+    while not seen.endswith(b"\n") or b"train: started" not in seen:
+        line = process.stderr.readline()
+        assert line, f"no 'train: started' line; stderr was {seen!r}"
+        seen += line
     time.sleep(0.3)
     assert process.poll() is None, "training finished before the signal"
     process.send_signal(signal.SIGINT)
     stdout, rest = process.communicate(timeout=60)
-    err = (first + rest).decode()
+    err = (seen + rest).decode()
     assert process.returncode == 1, err
     assert stdout == b""
     assert "Traceback" not in err
