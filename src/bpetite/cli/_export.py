@@ -1,15 +1,15 @@
 """``bpetite export``: write a model as a Hugging Face tokenizer.json or a .tiktoken file.
 
-stdout gets the few lines of Python that load the written file (for tiktoken they also
-carry the regex and the special token, which the file cannot hold); stderr gets a
-one-line note. A vocabulary the format cannot represent exactly is refused.
+stdout gets the few lines of Python that load the written file, with its path as given
+(for tiktoken they also carry the regex and the special token, which the file cannot
+hold); stderr gets a one-line note. A vocabulary the format cannot represent exactly
+is refused.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bpetite.cli import CliError
@@ -52,18 +52,17 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_path(args.output, force=args.force)
     tokenizer = load_model(args.model)
-    location = str(Path(args.output).resolve())
     try:
         if args.format == "hf":
             write_hf(tokenizer, args.output, overwrite=args.force)
             code = (
                 "from tokenizers import Tokenizer\n\n"
-                f"tokenizer = Tokenizer.from_file({location!r})\n"
+                f"tokenizer = Tokenizer.from_file({args.output!r})\n"
             )
             what = "Hugging Face tokenizer.json"
         else:
             export = write_tiktoken(tokenizer, args.output, overwrite=args.force)
-            code = export.python_code(location)
+            code = export.python_code(args.output)
             what = ".tiktoken file"
     except InteropError as error:
         raise CliError(f"cannot export '{args.model}' as {args.format}: {error}") from None
