@@ -69,8 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except OSError as error:
         return _fail(_describe_os_error(error))
-    except (ValueError, KeyError, TypeError) as error:
-        return _fail(error.args[0] if error.args else type(error).__name__)
+    except KeyError as error:  # str() of a KeyError adds quotes around the message
+        return _fail(error.args[0] if error.args else "KeyError")
+    except (ValueError, TypeError) as error:  # UnicodeError included: str() has the details
+        return _fail(str(error) or type(error).__name__)
 
 
 def run() -> None:
