@@ -13,6 +13,8 @@ import base64
 import functools
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -330,6 +332,18 @@ def test_tiktoken_export_refuses_a_token_tiktoken_would_reach_differently() -> N
     assert tiktoken_ids(encoding, "abcd") == [258, 100] != tokenizer.encode("abcd")
 
 
+def test_a_failed_write_leaves_neither_the_file_nor_a_temp_file(
+    small_tokenizer: Tokenizer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(self: Path, target: object) -> None:
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(Path, "replace", fail)
+    with pytest.raises(OSError, match="disk on fire"):
+        write_tiktoken(small_tokenizer, tmp_path / "x.tiktoken")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_exports_refuse_two_tokens_with_the_same_bytes(tmp_path: Path) -> None:
     tokenizer = Tokenizer([(97, 98), (97, 98)])
     for export in (export_hf, export_tiktoken):
@@ -601,6 +615,10 @@ def _write_json(path: Path, value: object) -> Path:
         (lambda d: d["model"]["merges"].append("Ġ t h"), 'must be "left right"'),
         (lambda d: d["model"]["merges"].insert(0, d["model"]["merges"][-1]), "earlier merge"),
         (lambda d: d["model"]["vocab"].pop("a"), "no entry for byte 0x61"),
+        (
+            lambda d: (d["added_tokens"].clear(), d["model"]["vocab"].update({END: 270})),
+            "not as an added token",
+        ),
     ],
 )
 def test_tokenizer_json_that_bpetite_cannot_reproduce_is_refused(
@@ -610,6 +628,39 @@ def test_tokenizer_json_that_bpetite_cannot_reproduce_is_refused(
     edit(document)
     with pytest.raises(InteropError, match=message):
         import_vocabulary([_write_json(tmp_path / "tokenizer.json", document)])
+
+
+def test_a_tokenizer_json_without_the_special_token_gets_it_at_the_first_free_id(
+    small_tokenizer: Tokenizer, tmp_path: Path
+) -> None:
+    document = _hf_document(small_tokenizer)
+    document["added_tokens"].clear()
+    result = import_vocabulary([_write_json(tmp_path / "tokenizer.json", document)])
+    assert result.tokenizer._merges == small_tokenizer._merges
+    assert result.source_ids[-1] == 270 == result.tokenizer.encode(END)[0]
+
+
+def test_id_mappings_reject_ids_they_do_not_know(gpt2_import: ImportResult) -> None:
+    """A negative id must not quietly index from the end of the table."""
+    assert gpt2_import.to_source_ids([0, 50256]) == [188, 50256]
+    with pytest.raises(KeyError, match="-1 is not one of bpetite's ids"):
+        gpt2_import.to_source_ids([-1])
+    with pytest.raises(KeyError, match="50257 is not one of the source's ids"):
+        gpt2_import.from_source_ids([50257])
+
+
+def test_the_library_does_not_load_the_real_libraries_or_rich() -> None:
+    """tokenizers and tiktoken are test-only; import bpetite stays small."""
+    code = (
+        "import sys, bpetite\n"
+        "assert 'bpetite.interop' not in sys.modules\n"
+        "import bpetite.interop\n"
+        "print(sorted({'tiktoken', 'tokenizers', 'rich'} & set(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout == "[]\n"
 
 
 def test_ignore_merges_is_accepted_only_when_it_changes_nothing(

@@ -155,12 +155,15 @@ def import_tokenizer_json(document: dict[str, Any], source: str) -> ImportResult
                 f"{source}: model.vocab gives {json.dumps(token, ensure_ascii=False)} the id "
                 f"{json.dumps(token_id)}; ids are non-negative integers"
             )
+    added_tokens = _added_tokens(document.get("added_tokens", []), source)
+    if END_OF_TEXT_TOKEN in vocab and END_OF_TEXT_TOKEN not in added_tokens:
+        raise InteropError(
+            f"{source} has {END_OF_TEXT_TOKEN} in its vocabulary but not as an added token, "
+            "so it encodes the literal as ordinary text; bpetite always reads it as the "
+            "special token"
+        )
     result = import_tables(
-        vocab,
-        _merges(model.get("merges"), source),
-        _added_tokens(document.get("added_tokens", []), source),
-        "tokenizer.json",
-        source,
+        vocab, _merges(model.get("merges"), source), added_tokens, "tokenizer.json", source
     )
     if model.get("ignore_merges") is True:
         _check_whole_word_lookup(result, source)

@@ -69,14 +69,20 @@ class ImportResult:
         return "bytes permuted"
 
     def to_source_ids(self, ids: Iterable[int]) -> list[int]:
-        """bpetite ids -> the source's ids for the same tokens (IndexError for an unknown id)."""
-        source_ids = self.source_ids
-        return [source_ids[i] for i in ids]
+        """bpetite ids -> the source's ids for the same tokens (KeyError for an unknown id)."""
+        mapping = dict(enumerate(self.source_ids))
+        try:
+            return [mapping[i] for i in ids]
+        except KeyError as error:
+            raise KeyError(f"{error.args[0]!r} is not one of bpetite's ids") from None
 
     def from_source_ids(self, ids: Iterable[int]) -> list[int]:
         """The source's ids -> bpetite's ids (KeyError for an id bpetite does not know)."""
         mine = {source: index for index, source in enumerate(self.source_ids)}
-        return [mine[i] for i in ids]
+        try:
+            return [mine[i] for i in ids]
+        except KeyError as error:
+            raise KeyError(f"{error.args[0]!r} is not one of the source's ids") from None
 
 
 def check_distinct_bytes(tokenizer: Tokenizer, target: str) -> None:
