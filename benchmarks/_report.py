@@ -134,16 +134,23 @@ def _multi_file(results: dict[str, Any]) -> str:
     multi = results["multi_file"]
     if "skipped" in multi:
         return f"## Multi-file training\n\nSkipped: {multi['skipped']}"
-    return "\n".join(
-        [
-            "## Multi-file training",
-            "",
-            f"`bpetite.train_files` on the corpus cut at line ends into {multi['files']} "
-            "files; columns as in the training table.",
-            "",
-            *_training_table(multi["rows"]),
-        ]
-    )
+    lines = [
+        "## Multi-file training",
+        "",
+        "`bpetite.train_files` on the corpus as one file, and cut at line ends into "
+        f"{multi['files']} files; columns as in the training table. With several workers "
+        "the peak RSS is the largest single process and CPU / wall counts them all.",
+        "",
+        *_training_table(multi["rows"]),
+    ]
+    for row in multi["rows"]:
+        phases = row.get("phases_seconds")
+        if phases:
+            described = ", ".join(f"{name} {seconds(value)}" for name, value in phases.items())
+            lines.append(f"\n`{row['id']}` phases (medians): {described}.")
+    checks = ", ".join(f"{name}: {'yes' if ok else 'NO'}" for name, ok in multi["checks"].items())
+    lines += ["", f"Checks: {checks}."]
+    return "\n".join(lines)
 
 
 def _encoding(results: dict[str, Any]) -> str:
