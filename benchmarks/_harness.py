@@ -328,7 +328,7 @@ class Benchmark:
         configurations = [([self.corpus_path], 1)] + [(pieces, w) for w in sorted({1, cpus})]
         jobs = [
             TrainJob(
-                f"train_files, {len(files)} file(s), workers={workers}",
+                _files_label(len(files), workers),
                 vocab_size,
                 plan.cli_repeats,
                 {"job": "files", "workers": workers, "corpus": [str(path) for path in files]},
@@ -467,6 +467,13 @@ class TrainJob:
         if self.name.startswith("hf"):
             row["threads"] = _rust.hf_threads_note() if not self.env else "RAYON_NUM_THREADS=1"
         return row
+
+
+def _files_label(files: int, workers: int) -> str:
+    return (
+        f"train_files, {files} file{'s' if files > 1 else ''}, "
+        f"{workers} worker{'s' if workers > 1 else ''}"
+    )
 
 
 def latency(stat: Stat) -> dict[str, Any]:
