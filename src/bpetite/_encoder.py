@@ -34,15 +34,29 @@ CACHE_MAX_ENTRIES = 1 << 17
 CACHE_MAX_CHUNK_CHARS = 256
 
 _NO_RANK = 1 << 62
+# Heap entries of the long-chunk path pack (new id, position) into one int.
+_POSITION_BITS = 40
+_POSITION_MASK = (1 << _POSITION_BITS) - 1
 
 
 class Encoder:
     """Encodes text with a fixed merge list; safe to share, its cache is only a cache."""
 
-    __slots__ = ("_cache", "_merge_ids", "_merges", "_special_id", "_whole_tokens")
+    __slots__ = (
+        "_cache",
+        "_lefts",
+        "_merge_ids",
+        "_merges",
+        "_rights",
+        "_special_id",
+        "_whole_tokens",
+    )
 
     def __init__(self, merges: Sequence[Pair], vocab: Sequence[bytes], special_id: int) -> None:
         self._merges = tuple(merges)
+        # The pair each id was merged from, indexed by id (-1 for the bytes).
+        self._lefts = [-1] * BASE_VOCAB_SIZE + [left for left, _ in self._merges]
+        self._rights = [-1] * BASE_VOCAB_SIZE + [right for _, right in self._merges]
         # The first rank wins if an (odd, hand-made) merge list repeats a pair.
         merge_ids: dict[Pair, int] = {}
         for rank, pair in enumerate(self._merges):
@@ -135,43 +149,45 @@ class Encoder:
         """O(n log n): a doubly linked list over positions and a heap of (new id, position).
 
         Popping in (new id, position) order applies the lowest-ranked merge first and its
-        occurrences left to right, which is the non-overlapping rule; an entry whose
-        position was consumed or whose pair changed is stale and skipped.
+        occurrences left to right, which is the non-overlapping rule. An entry is stale
+        when either side has changed since it was pushed; ids only ever grow, so
+        comparing both sides with the merge's pair detects that exactly. Entries are
+        single ints, ``new_id << 32 | position``, because comparing ints is several
+        times cheaper than comparing tuples in the heap; a consumed position holds -1.
         """
         merge_ids = self._merge_ids
-        merges = self._merges
+        lefts, rights = self._lefts, self._rights
         n = len(tokens)
         following = list(range(1, n + 1))  # n marks the end
         preceding = list(range(-1, n - 1))
-        alive = [True] * n
         heap = [
-            (new_id, i)
-            for i in range(n - 1)
-            if (new_id := merge_ids.get((tokens[i], tokens[i + 1]), _NO_RANK)) != _NO_RANK
+            new_id << _POSITION_BITS | i
+            for i, pair in enumerate(pairwise(tokens))
+            if (new_id := merge_ids.get(pair)) is not None
         ]
         heapify(heap)
         while heap:
-            new_id, i = heappop(heap)
+            entry = heappop(heap)
+            new_id = entry >> _POSITION_BITS
+            i = entry & _POSITION_MASK
             j = following[i]
-            if not alive[i] or j >= n:
-                continue
-            if (tokens[i], tokens[j]) != merges[new_id - BASE_VOCAB_SIZE]:
+            if j == n or tokens[i] != lefts[new_id] or tokens[j] != rights[new_id]:
                 continue
             tokens[i] = new_id
-            alive[j] = False
+            tokens[j] = -1
             k = following[j]
             following[i] = k
             if k < n:
                 preceding[k] = i
-                candidate = merge_ids.get((new_id, tokens[k]), _NO_RANK)
-                if candidate != _NO_RANK:
-                    heappush(heap, (candidate, i))
+                candidate = merge_ids.get((new_id, tokens[k]))
+                if candidate is not None:
+                    heappush(heap, candidate << _POSITION_BITS | i)
             h = preceding[i]
             if h >= 0:
-                candidate = merge_ids.get((tokens[h], new_id), _NO_RANK)
-                if candidate != _NO_RANK:
-                    heappush(heap, (candidate, h))
-        return [tokens[i] for i in range(n) if alive[i]]
+                candidate = merge_ids.get((tokens[h], new_id))
+                if candidate is not None:
+                    heappush(heap, candidate << _POSITION_BITS | h)
+        return [token for token in tokens if token >= 0]
 
     def _find_whole_tokens(self, vocab: Sequence[bytes]) -> dict[bytes, int]:
         """Map the bytes of every token whose own encoding is exactly that token.
