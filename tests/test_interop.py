@@ -335,13 +335,14 @@ def test_tiktoken_export_refuses_a_token_tiktoken_would_reach_differently() -> N
 def test_a_failed_write_leaves_neither_the_file_nor_a_temp_file(
     small_tokenizer: Tokenizer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def fail(self: Path, target: object) -> None:
+    def fail(fd: int) -> None:
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(Path, "replace", fail)
-    with pytest.raises(OSError, match="disk on fire"):
-        write_tiktoken(small_tokenizer, tmp_path / "x.tiktoken")
-    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(os, "fsync", fail)
+    for overwrite in (False, True):
+        with pytest.raises(OSError, match="disk on fire"):
+            write_tiktoken(small_tokenizer, tmp_path / "x.tiktoken", overwrite=overwrite)
+        assert list(tmp_path.iterdir()) == []
 
 
 def test_exports_refuse_two_tokens_with_the_same_bytes(tmp_path: Path) -> None:

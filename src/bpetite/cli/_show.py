@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from bpetite import Tokenizer
+from bpetite._atomic import write_atomically
 from bpetite._visualize import (
     PALETTE,
     PARTIAL_BACKGROUNDS,
@@ -139,7 +137,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.html is not None:
         page = render_html(pieces, source=f"{source}, model '{args.model}'", show_ids=args.ids)
-        write_file_atomically(args.html, page.encode("utf-8"), force=args.force, option="--html")
+        try:
+            write_atomically(args.html, page.encode("utf-8"), overwrite=args.force)
+        except FileExistsError:
+            raise CliError(
+                f"--html '{args.html}' already exists; pass --force to replace it"
+            ) from None
         print(f"{summary.describe()}; wrote '{args.html}'", file=sys.stderr)
         return 0
 
@@ -227,45 +230,3 @@ def _print_ansi(pieces: Sequence[TokenPiece], *, show_ids: bool, stream: TextIO)
     theme = RICH_THEME if detected in systems else BASIC_THEME
     rendered = render_ansi(pieces, show_ids=show_ids, theme=theme, color_system=system)
     write_stdout_bytes(rendered.encode("utf-8"))
-
-
-def write_file_atomically(path: str, data: bytes, *, force: bool, option: str) -> None:
-    """Write `data` to `path` so readers see the old file or the new one, never half.
-
-    The temp file lives beside the destination so the final rename is atomic. Without
-    `force`, a hard link publishes it only if the name is still free (falling back to
-    check-then-rename on filesystems without links).
-    """
-    destination = Path(path)
-    fd, temp_name = tempfile.mkstemp(
-        dir=destination.parent, prefix=f".{destination.name}.", suffix=".tmp"
-    )
-    temp = Path(temp_name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp creates 0o600; a page should get the permissions any new file would.
-        umask = os.umask(0o077)
-        os.umask(umask)
-        temp.chmod(0o666 & ~umask)
-        if force:
-            temp.replace(destination)
-        else:
-            _publish_without_clobbering(temp, destination, option)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
-
-
-def _publish_without_clobbering(temp: Path, destination: Path, option: str) -> None:
-    exists = CliError(f"{option} '{destination}' already exists; pass --force to replace it")
-    try:
-        os.link(temp, destination)
-    except FileExistsError:
-        raise exists from None
-    except OSError:
-        if destination.exists() or destination.is_symlink():
-            raise exists from None
-        temp.replace(destination)

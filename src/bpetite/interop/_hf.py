@@ -15,10 +15,10 @@ import json
 import os
 from typing import Any, Final
 
+from bpetite._atomic import write_atomically
 from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, PRETOKENIZER_PATTERN
 from bpetite._tokenizer import Tokenizer
 from bpetite.interop._alphabet import to_alphabet
-from bpetite.interop._files import write_atomically
 from bpetite.interop._model import (
     ImportResult,
     InteropError,

@@ -18,9 +18,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from bpetite._atomic import write_atomically
 from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, PRETOKENIZER_PATTERN
 from bpetite._tokenizer import Tokenizer
-from bpetite.interop._files import write_atomically
 from bpetite.interop._model import (
     ImportResult,
     InteropError,

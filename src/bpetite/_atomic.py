@@ -1,0 +1,116 @@
+"""Write a whole file or nothing: every file bpetite creates goes through here.
+
+Artifacts, exports, count files and HTML pages all need the same guarantees: a reader
+sees the old file or the new one, never half of one; a failure or Ctrl-C leaves no
+temp file; an existing file is only replaced when the caller says so; and the new file
+gets the permissions any new file would (``mkstemp`` makes it 0o600).
+"""
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_atomically(path: str | os.PathLike[str], data: bytes, *, overwrite: bool) -> None:
+    """Write `data` to `path` atomically and durably.
+
+    Raises FileExistsError when `path` exists and `overwrite` is false (also when the
+    file appears while we write), FileNotFoundError / NotADirectoryError for a bad
+    parent, IsADirectoryError when `path` is a directory; all before writing anything.
+    """
+    destination = Path(path)
+    _check_destination(destination, overwrite=overwrite)
+    _write(destination, data, overwrite=overwrite)
+
+
+def _check_destination(destination: Path, *, overwrite: bool) -> None:
+    """Fail before writing anything, with a message that names the real problem."""
+    parent = destination.parent
+    if not parent.exists():
+        raise FileNotFoundError(
+            f"cannot write '{destination}': directory '{parent}' does not exist"
+        )
+    if not parent.is_dir():
+        raise NotADirectoryError(f"cannot write '{destination}': '{parent}' is not a directory")
+    if destination.is_dir():
+        raise IsADirectoryError(f"cannot write '{destination}': it is a directory")
+    if not overwrite and (destination.exists() or destination.is_symlink()):
+        raise FileExistsError(_exists_message(destination))
+
+
+def _exists_message(destination: Path) -> str:
+    return f"'{destination}' already exists; pass overwrite=True to replace it"
+
+
+def _write(destination: Path, data: bytes, *, overwrite: bool) -> None:
+    """Temp file, fsync, publish, fsync the directory; the temp file never outlives us.
+
+    The temp file lives beside the destination so the final rename or link is a
+    single metadata operation on one filesystem, never a cross-device copy.
+    """
+    parent = destination.parent
+    fd, temp_name = tempfile.mkstemp(dir=parent, prefix=f".{destination.name}.", suffix=".tmp")
+    temp = Path(temp_name)
+    temp_is_ours = True
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        # mkstemp creates 0o600; an artifact should get the permissions any new file would.
+        temp.chmod(0o666 & ~_current_umask())
+        if overwrite:
+            temp.replace(destination)
+        else:
+            _publish_without_clobbering(temp, destination)
+        temp_is_ours = False
+    finally:
+        # Runs on every failure, KeyboardInterrupt included.
+        if temp_is_ours:
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+    _fsync_directory(parent)
+
+
+def _publish_without_clobbering(temp: Path, destination: Path) -> None:
+    """Give the temp file its final name only if nothing holds that name yet.
+
+    A hard link fails atomically when the destination exists, so a file created by
+    someone else while we were writing is never replaced. On filesystems without hard
+    links we fall back to check-then-replace, which leaves a tiny race window. Either
+    way the temp name is gone when this returns.
+    """
+    try:
+        os.link(temp, destination)
+    except FileExistsError:
+        raise FileExistsError(_exists_message(destination)) from None
+    except OSError:
+        if destination.exists() or destination.is_symlink():
+            raise FileExistsError(_exists_message(destination)) from None
+        temp.replace(destination)
+        return
+    temp.unlink()
+
+
+def _current_umask() -> int:
+    """Read the process umask, which Python can only do by setting it.
+
+    os.umask is process-global, so for an instant another thread creating a file would
+    see the temporary value; 0o077 is chosen so that such a file is only ever made
+    more private, never more exposed. Read at every save because the umask can change.
+    """
+    umask = os.umask(0o077)
+    os.umask(umask)
+    return umask
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the new directory entry itself durable, not just the file's contents."""
+    if os.name == "nt":  # Windows cannot open a directory as a file descriptor.
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
