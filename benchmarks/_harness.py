@@ -53,12 +53,40 @@ class Plan:
 
     @classmethod
     def full(cls) -> Plan:
-        return cls(False, (512, 32000), 5, 3, 3, 100, 20, 5, (100_000, 200_000, 400_000), 3, 8, 512)
+        # Whole-text encodes are the noisiest figures on a shared machine (and cheap),
+        # so they get the most repeats; the naive trainer takes 10-35 s, so one run.
+        return cls(
+            quick=False,
+            vocab_sizes=(512, 32000),
+            train_repeats=5,
+            cli_repeats=3,
+            hf_single_thread_repeats=3,
+            sentence_runs=100,
+            naive_sentence_runs=20,
+            text_repeats=9,
+            long_sizes=(100_000, 200_000, 400_000),
+            long_repeats=5,
+            files_split=8,
+            naive_vocab=512,
+        )
 
     @classmethod
     def short(cls) -> Plan:
-        # The naive trainer needs ~20 s at 512 on its own; 280 runs the same code in a few.
-        return cls(True, (512,), 2, 1, 0, 20, 3, 2, (100_000, 200_000), 1, 4, 280)
+        return cls(
+            quick=True,
+            vocab_sizes=(512,),
+            train_repeats=2,
+            cli_repeats=1,
+            hf_single_thread_repeats=0,
+            sentence_runs=20,
+            naive_sentence_runs=3,
+            text_repeats=2,
+            long_sizes=(100_000, 200_000),
+            long_repeats=1,
+            files_split=4,
+            # The naive trainer needs 10-35 s at 512; 280 runs the same code in a few.
+            naive_vocab=280,
+        )
 
     @property
     def model_vocab(self) -> int:
