@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bpetite import Tokenizer
-from bpetite._encoder import CACHE_MAX_ENTRIES, LONG_CHUNK_BYTES, Encoder
+from bpetite._encoder import CHUNK_CACHE_SIZE, LONG_CHUNK_BYTES, Encoder
 from bpetite._pretokenizer import PRETOKENIZER
 from tests.reference import naive_encode, naive_encode_chunk, naive_vocab
 from tests.strategies import merge_lists, texts, tricky_text
@@ -125,10 +125,25 @@ def test_long_run_matches_rank_pass_on_a_smaller_copy(
 
 def test_cache_stays_bounded_on_huge_varied_input() -> None:
     tokenizer = Tokenizer.train("ab ab ab", 258)
-    words = " ".join(f"w{i}" for i in range(CACHE_MAX_ENTRIES + 5000))
-    ids = tokenizer.encode(words)
-    assert len(tokenizer._encoder._cache) <= CACHE_MAX_ENTRIES
-    assert tokenizer.decode(ids) == words
+    cache = tokenizer._encoder._chunk_cache
+    text = " ".join(f"w{i}" for i in range(CHUNK_CACHE_SIZE // 4))
+    ids = tokenizer.encode(text)
+    assert tokenizer.decode(ids) == text
+    assert 0 < cache.size <= CHUNK_CACHE_SIZE
+    assert cache.size == sum(map(len, cache.entries)) + sum(map(len, cache.entries.values()))
+
+
+@given(trained(), st.lists(tricky_text, max_size=12))
+def test_multiline_text_encodes_like_the_rank_pass_encoder_cold_and_warm(
+    tokenizer: Tokenizer, lines: list[str]
+) -> None:
+    text = "\n".join(lines)
+    expected = naive_encode(text, tokenizer._merges)
+    assert tokenizer.encode(text) == expected  # cold
+    assert tokenizer.encode(text) == expected  # warm: served by the caches
+    assert tokenizer.encode(text + "\n" + text) == naive_encode(
+        text + "\n" + text, tokenizer._merges
+    )
 
 
 def test_cached_results_are_not_shared_with_callers() -> None:
