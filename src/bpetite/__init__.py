@@ -9,10 +9,11 @@
 from importlib.metadata import PackageNotFoundError, version
 
 from bpetite._tokenizer import Tokenizer
+from bpetite._train_files import train_files
 
 try:
     __version__ = version("bpetite")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0+unknown"
 
-__all__ = ["Tokenizer", "__version__"]
+__all__ = ["Tokenizer", "__version__", "train_files"]

@@ -1,0 +1,63 @@
+"""Train from files far larger than memory, or from counts made elsewhere.
+
+Training only ever needs the distinct chunks and how often each occurs, so it splits
+in two: counting (streamed, parallel, shareable as a counts file) and the merge loop
+(:meth:`Tokenizer._from_chunk_counts`, the one ``Tokenizer.train`` uses). The result
+is the same tokenizer, byte for byte, as ``Tokenizer.train`` on each file's text with
+no chunk spanning two files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+
+from bpetite._counting import CountingProgress, count_files
+from bpetite._counts_file import load_and_merge
+from bpetite._streaming import DEFAULT_BLOCK_SIZE
+from bpetite._tokenizer import Tokenizer
+from bpetite._trainer import TrainingProgress, check_vocab_size
+
+#: Receives counting reports, then the merge loop's reports.
+TrainFilesCallback = Callable[[CountingProgress | TrainingProgress], None]
+
+
+def train_files(
+    paths: Iterable[str | os.PathLike[str]],
+    vocab_size: int,
+    *,
+    workers: int | None = None,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    progress: TrainFilesCallback | None = None,
+) -> Tokenizer:
+    """Learn a tokenizer from UTF-8 files and directories, each file one document.
+
+    A directory means every regular file under it (symbolic links inside it are
+    skipped). Files are streamed in blocks of `block_size` bytes and counted by
+    `workers` processes (default: one per CPU); neither changes the result. Invalid
+    UTF-8 raises a ValueError naming the file and the offset of the first bad byte.
+    On Python's spawn or forkserver start methods (macOS, Python 3.14+), a script that
+    uses several workers needs the usual ``if __name__ == "__main__":`` guard.
+
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.txt").write_text("ab ab", encoding="utf-8")
+    >>> train_files([folder], 257, workers=1).encode("ab")
+    [256]
+    """
+    check_vocab_size(vocab_size)
+    counts = count_files(paths, workers=workers, block_size=block_size, progress=progress)
+    return Tokenizer._from_chunk_counts(counts, vocab_size, progress)
+
+
+def train_counts(
+    count_paths: Iterable[str | os.PathLike[str]],
+    vocab_size: int,
+    progress: Callable[[TrainingProgress], None] | None = None,
+) -> Tokenizer:
+    """Learn a tokenizer from counts files (``bpetite count``), summing their counts.
+
+    Equal, byte for byte, to :func:`train_files` on all the inputs that were counted.
+    """
+    check_vocab_size(vocab_size)
+    return Tokenizer._from_chunk_counts(load_and_merge(count_paths), vocab_size, progress)
