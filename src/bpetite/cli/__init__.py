@@ -29,6 +29,7 @@ _COMMANDS: tuple[str, ...] = (
     "demo",
     "show",
     "inspect",
+    "count",
 )
 
 Handler = Callable[[argparse.Namespace], int]

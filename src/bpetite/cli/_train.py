@@ -1,4 +1,4 @@
-"""``bpetite train``: learn merges from a UTF-8 file and save the artifact."""
+"""``bpetite train``: learn merges from UTF-8 files (or counts files) and save the artifact."""
 
 from __future__ import annotations
 
@@ -14,12 +14,15 @@ from bpetite.cli._common import (
     PhaseProgress,
     add_command,
     check_output_path,
-    decode_utf8,
-    describe_input,
-    read_input_bytes,
     save_model,
     training_progress,
     write_json,
+)
+from bpetite.cli._count import (
+    add_input_argument,
+    add_workers_argument,
+    count_inputs,
+    load_count_files,
 )
 
 if TYPE_CHECKING:
@@ -30,20 +33,32 @@ def register(subparsers: Subparsers) -> None:
     parser = add_command(
         subparsers,
         "train",
-        summary="learn a tokenizer from a UTF-8 text file",
+        summary="learn a tokenizer from UTF-8 files, directories or counts files",
         description=(
-            "Learn byte-level BPE merges from a UTF-8 text file and save the tokenizer "
-            "artifact. The file is used byte for byte: no newline translation, no "
-            "normalisation. Progress goes to stderr; a JSON summary to stdout."
+            "Learn byte-level BPE merges and save the tokenizer artifact. --input takes "
+            "files and directories (every regular file under them), each file one "
+            "document, streamed and counted by --workers processes; --counts takes counts "
+            "files written by 'bpetite count' and gives exactly the same artifact as "
+            "training on the files they count. Files are used byte for byte: no newline "
+            "translation, no normalisation. Progress goes to stderr (bytes counted, then "
+            "merges); a JSON summary to stdout."
         ),
         examples=[
             "bpetite train --input data/tinyshakespeare.txt --vocab-size 512 "
             "--output tokenizer.json",
+            "bpetite train --input corpus/ extra.txt --workers 4 --vocab-size 4096 "
+            "--output tok.json",
             "cat corpus.txt | bpetite train --input - --vocab-size 1024 --output tok.json --force",
+            "bpetite train --counts c1.json c2.json --vocab-size 4096 --output tok.json",
         ],
     )
-    parser.add_argument(
-        "--input", required=True, metavar="PATH", help="UTF-8 text to learn from; '-' for stdin"
+    source = parser.add_mutually_exclusive_group(required=True)
+    add_input_argument(source, required=False)
+    source.add_argument(
+        "--counts",
+        nargs="+",
+        metavar="FILE",
+        help="counts files from 'bpetite count', summed; instead of --input",
     )
     parser.add_argument(
         "--vocab-size",
@@ -55,6 +70,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--output", required=True, metavar="PATH", help="artifact to write")
     parser.add_argument("--force", action="store_true", help="replace --output if it exists")
+    add_workers_argument(parser)
     parser.set_defaults(handler=run)
 
 
@@ -62,23 +78,35 @@ def run(args: argparse.Namespace) -> int:
     # Every check that can fail fast runs before the corpus is even read.
     check_vocab_size(args.vocab_size)
     check_output_path(args.output, force=args.force)
-    data = read_input_bytes(args.input)
-    corpus = decode_utf8(data, describe_input(args.input))
 
+    started = time.perf_counter()
+    if args.counts is not None:
+        counted = load_count_files(args.counts)
+    else:
+        counted = count_inputs(args.input, args.workers, stream=sys.stderr)
+    counted_at = time.perf_counter()
     with PhaseProgress("train", "merges", stream=sys.stderr) as phase:
-        started = time.perf_counter()
-        tokenizer = Tokenizer._train(corpus, args.vocab_size, training_progress(phase))
-        elapsed = time.perf_counter() - started
+        tokenizer = Tokenizer._from_chunk_counts(
+            counted.counts, args.vocab_size, training_progress(phase)
+        )
+    trained_at = time.perf_counter()
     # The save is atomic, so a Ctrl-C anywhere up to here leaves no file behind.
     save_model(tokenizer, args.output, force=args.force)
 
     write_json(
         {
-            "corpus_bytes": len(data),
+            # Unknown when training from counts files, which record chunks, not bytes.
+            "corpus_bytes": None if args.counts is not None else counted.corpus_bytes,
             "requested_vocab_size": args.vocab_size,
             "actual_mergeable_vocab_size": BASE_VOCAB_SIZE + len(tokenizer._merges),
             "special_token_count": len(tokenizer._special_tokens),
-            "elapsed_ms": round(elapsed * 1000),
+            "count_ms": _ms(counted_at - started),
+            "merge_ms": _ms(trained_at - counted_at),
+            "elapsed_ms": _ms(trained_at - started),
         }
     )
     return 0
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
