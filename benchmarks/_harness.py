@@ -306,6 +306,14 @@ class Benchmark:
             seconds=summary["elapsed_ms"] / 1000,
             merges=summary["actual_mergeable_vocab_size"] - 256,
         )
+        # Newer CLIs split their elapsed time into counting and the merge loop.
+        phases = {
+            name: summary[f"{name}_ms"] / 1000
+            for name in ("count", "merge")
+            if f"{name}_ms" in summary
+        }
+        if phases:
+            run.report["phases"] = phases
         return run
 
     def _merge_agreement(
