@@ -16,7 +16,9 @@ import pytest
 
 from bpetite import Tokenizer
 from bpetite.cli import _encode, main
+from tests.conftest import REPO_ROOT
 from tests.reference import naive_pretokenize
+from tests.test_readme import _SHELL_PRELUDE, check_output, console_commands, readme_blocks
 
 VOCAB = 400
 
@@ -316,7 +318,27 @@ def test_encode_input_invalid_utf8_late_in_the_file_prints_no_ids(
     assert_one_line_failure(result, str(source), "byte 0xff at byte offset 1200")
 
 
-# --------------------------------------------------------------------------- a real process
+# --------------------------------------------------------------------------- real processes
+
+
+def test_docs_scaling_runs_as_shown(tmp_path: Path) -> None:
+    """Every command in docs/scaling.md's console blocks, in order, output for output."""
+    ran = []
+    env = dict(os.environ, README_TEST_PYTHON=sys.executable, TERM="dumb")
+    text = (REPO_ROOT / "docs" / "scaling.md").read_text(encoding="utf-8")
+    for block in readme_blocks(text):
+        if block.language != "console":
+            continue
+        for command in console_commands(block):
+            result = subprocess.run(
+                ["bash", "-c", _SHELL_PRELUDE + command.command],
+                cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8",
+                timeout=120, check=False,
+            )  # fmt: skip
+            check_output(command, result)
+            ran.append(command.command)
+    words = {word for command in ran for word in command.split()}
+    assert {"count", "--counts", "--workers", "cmp"} <= words
 
 
 def test_count_and_train_through_real_processes(corpus: Path, tmp_path: Path) -> None:
