@@ -29,6 +29,8 @@ _COMMANDS: tuple[str, ...] = (
     "demo",
     "show",
     "inspect",
+    "export",
+    "import",
     "count",
 )
 
