@@ -6,8 +6,10 @@ Driven in-process through ``main(argv)``, plus one real process run with workers
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -339,6 +341,42 @@ def test_docs_scaling_runs_as_shown(tmp_path: Path) -> None:
             ran.append(command.command)
     words = {word for command in ran for word in command.split()}
     assert {"count", "--counts", "--workers", "cmp"} <= words
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
+def test_ctrl_c_while_workers_count_stops_them_and_writes_nothing(
+    tmp_path: Path, shakespeare_text: str
+) -> None:
+    """A real SIGINT to the parent: exit 1, one error line, no file, no worker left."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for index in range(16):  # 18 MB: seconds of counting, interrupted after 0.3 s
+        (corpus / f"{index}.txt").write_text(shakespeare_text, encoding="utf-8")
+    output = tmp_path / "interrupted.counts.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bpetite", "count", "--input", str(corpus), "--workers", "2",
+         "--output", str(output)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stderr is not None
+    first = process.stderr.readline()
+    assert first.startswith(b"count: started"), first
+    time.sleep(0.3)
+    assert process.poll() is None, "counting finished before the signal"
+    process.send_signal(signal.SIGINT)
+    stdout, rest = process.communicate(timeout=60)
+    err = (first + rest).decode()
+    assert process.returncode == 1, err
+    assert stdout == b""
+    assert err.splitlines()[-1] == "bpetite: error: interrupted; nothing was written"
+    assert "Traceback" not in err
+    assert not output.exists()
+    time.sleep(0.2)
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            assert str(output).encode() not in cmdline.read_bytes(), "a worker outlived us"
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
 
 
 def test_count_and_train_through_real_processes(corpus: Path, tmp_path: Path) -> None:
