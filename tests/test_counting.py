@@ -109,14 +109,17 @@ def test_missing_path_empty_directory_and_special_files(tmp_path: Path) -> None:
         max_size=30,
     ),
     st.integers(1, 40),
+    st.sampled_from([1, 4, 1 << 20]),
 )
 def test_splitting_a_file_at_safe_points_keeps_its_chunks(
-    tmp_path_factory: pytest.TempPathFactory, lines: list[str], piece_bytes: int
+    tmp_path_factory: pytest.TempPathFactory, lines: list[str], piece_bytes: int, window: int
 ) -> None:
     """Each piece counted alone, all added up: the chunks of the whole file."""
     path = tmp_path_factory.mktemp("split") / "f.txt"
     path.write_bytes("\n".join(lines).encode())
-    pieces = plan_pieces([path], piece_bytes)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(counting, "SPLIT_SEARCH_BYTES", window)  # small: search window by window
+        pieces = plan_pieces([path], piece_bytes)
     data = path.read_bytes()
     assert pieces[0].start == 0
     assert [piece.end for piece in pieces[:-1]] == [piece.start for piece in pieces[1:]]
@@ -134,6 +137,17 @@ def test_a_large_file_splits_into_pieces(corpus: Path) -> None:
     pieces = plan_pieces([corpus / "b" / "one.txt"], 4096)
     assert len(pieces) > 5
     assert all(piece.size >= 4096 for piece in pieces[:-1])
+
+
+def test_a_safe_point_beyond_the_search_window_is_still_found(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(counting, "SPLIT_SEARCH_BYTES", 16)
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"    x\n" * 50 + b"end\nnext\n" + b"    y\n" * 50)
+    pieces = plan_pieces([path], 10)
+    assert [piece.start for piece in pieces] == [0, 300]  # after "x\n", before "end"
+    assert path.read_bytes()[298:301] == b"x\ne"
 
 
 def test_a_file_without_safe_points_stays_whole(tmp_path: Path) -> None:

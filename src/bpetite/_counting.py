@@ -4,8 +4,7 @@ Each file is one document: its chunks are exactly those of pre-tokenizing the wh
 file, and no chunk spans two files. Files are streamed in blocks (see
 :mod:`bpetite._streaming`), so memory grows with the number of distinct chunks, not
 with the corpus. Counts are sums, so adding up the workers' counters in any order
-gives the same result; only the progress reports and the choice of which error to
-report first (when several files are invalid) depend on timing.
+gives the same result; only the progress reports depend on timing.
 
 Parallelism. The files are cut into *pieces* (whole files, or byte ranges of a large
 file), and every worker process claims the next piece from a shared index until none
@@ -55,7 +54,7 @@ MIN_PIECE_BYTES: Final = 4 << 20
 #: Aim for this many pieces per worker, so uneven pieces still balance out.
 PIECES_PER_WORKER: Final = 4
 
-#: How far past a wanted split offset to look for a safe point before giving up on it.
+#: How many bytes are searched for a safe split point at a time.
 SPLIT_SEARCH_BYTES: Final = 1 << 20
 
 #: How often the parent wakes up to report progress while workers count.
@@ -132,8 +131,8 @@ def _files_under(directory: Path) -> list[Path]:
 def plan_pieces(files: Sequence[Path], piece_bytes: int) -> list[Piece]:
     """Cut `files` into pieces of at least `piece_bytes` (the last of a file may be smaller).
 
-    A large file is split at the first safe point at or after each multiple of
-    `piece_bytes` past the previous split; where none is near, the piece grows.
+    A large file is split at the first safe point at least `piece_bytes` past the
+    previous split; a file without safe points stays whole.
     """
     if isinstance(piece_bytes, bool) or not isinstance(piece_bytes, int) or piece_bytes < 1:
         raise ValueError(f"piece_bytes must be a positive integer, got {piece_bytes!r}")
@@ -143,11 +142,14 @@ def plan_pieces(files: Sequence[Path], piece_bytes: int) -> list[Piece]:
         with path.open("rb") as stream:
             size = os.fstat(stream.fileno()).st_size
             starts = [0]
-            while starts[-1] + piece_bytes < size:
-                point = _find_safe_point(stream, starts[-1] + piece_bytes)
-                if point is None:
-                    break
+            wanted = piece_bytes
+            while wanted < size:
+                point = _find_safe_point(stream, wanted)
+                if point is None:  # none in this window: the piece grows to the next one
+                    wanted += SPLIT_SEARCH_BYTES
+                    continue
                 starts.append(point)
+                wanted = point + piece_bytes
         ends: list[int | None] = [*starts[1:], None]
         for start, end in zip(starts, ends, strict=True):
             pieces.append(Piece(str(path), start, end, (size if end is None else end) - start))
@@ -155,7 +157,7 @@ def plan_pieces(files: Sequence[Path], piece_bytes: int) -> list[Piece]:
 
 
 def _find_safe_point(stream: BinaryIO, offset: int) -> int | None:
-    """The first split point at or after `offset`, within SPLIT_SEARCH_BYTES, if any.
+    """The first split point at or after `offset`, within SPLIT_SEARCH_BYTES of it, if any.
 
     A split point is the offset just after the ``\\n`` of ``X\\nY`` (X, Y printable
     non-space ASCII); ``Y`` must exist, so a point is always inside the file.
