@@ -205,6 +205,7 @@ def test_every_readme_command_runs_as_shown(
     work = tmp_path / "work"
     work.mkdir()
     (work / "scripts").symlink_to(REPO_ROOT / "scripts", target_is_directory=True)
+    (work / "gpt2").symlink_to(gpt2_dir, target_is_directory=True)
     temp = tmp_path / "temp"
     temp.mkdir()
     closed = "http://127.0.0.1:9"
