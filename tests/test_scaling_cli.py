@@ -397,3 +397,20 @@ def test_count_and_train_through_real_processes(corpus: Path, tmp_path: Path) ->
     assert trained.returncode == 0, trained.stderr
     assert json.loads(trained.stdout)["actual_mergeable_vocab_size"] == VOCAB
     assert output.read_bytes() == simple_artifact(all_files(corpus), tmp_path / "simple.json")
+
+
+def test_encode_stdin_with_invalid_utf8_late_writes_nothing_to_stdout(tmp_path: Path) -> None:
+    """Standard input is spooled and checked before the first id is written."""
+    model = tmp_path / "tok.json"
+    Tokenizer.train("hello world " * 50, 300).save(str(model))
+    data = ("hello world " * 200_000).encode("utf-8") + b"\xff tail"
+    result = subprocess.run(
+        [sys.executable, "-m", "bpetite", "encode", "--model", str(model), "--input", "-"],
+        input=data,
+        capture_output=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stdout == b""
+    assert b"standard input is not valid UTF-8" in result.stderr
+    assert f"byte 0xff at byte offset {len(data) - 6}".encode() in result.stderr

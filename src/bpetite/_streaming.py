@@ -31,7 +31,7 @@ import codecs
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Final
+from typing import IO, TYPE_CHECKING, Final
 
 import regex
 
@@ -82,7 +82,7 @@ class InvalidUtf8Error(ValueError):
 
 
 def read_blocks(
-    stream: BinaryIO, block_size: int = DEFAULT_BLOCK_SIZE, limit: int | None = None
+    stream: IO[bytes], block_size: int = DEFAULT_BLOCK_SIZE, limit: int | None = None
 ) -> Iterator[bytes]:
     """Yield the bytes of `stream` in blocks of at most `block_size`, at most `limit` in all."""
     check_block_size(block_size)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import IO, TYPE_CHECKING
 
 from bpetite._streaming import (
     DEFAULT_BLOCK_SIZE,
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
 
 #: Bytes read at a time from --input; the output is the same for any size.
 BLOCK_SIZE = DEFAULT_BLOCK_SIZE
+#: Standard input is held in memory up to this size, then spooled to a temp file.
+SPOOL_BYTES = 64 << 20
 
 
 def register(subparsers: Subparsers) -> None:
@@ -64,31 +68,39 @@ def run(args: argparse.Namespace) -> int:
         write_json(tokenizer.encode(text), compact=True)
         return 0
     if args.input == STDIN:
-        # Standard input can be read only once: it is streamed as it comes, so invalid
-        # UTF-8 after the first block leaves a cut-off array on stdout (and exit 1).
-        write_id_batches(_encode_stream(tokenizer, sys.stdin.buffer, STDIN))
+        # Standard input can be read only once, so it is spooled first (in memory up to
+        # SPOOL_BYTES, then in a temp file): a bad byte must fail before any output.
+        with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
+            shutil.copyfileobj(sys.stdin.buffer, spool)
+            spool.seek(0)
+            _check_then_encode(tokenizer, spool, STDIN)
         return 0
     path = args.input
     try:
         with Path(path).open("rb") as stream:
-            # A first pass checks the whole file (C speed), so a bad byte fails before
-            # any output; the second pass encodes, holding only a block at a time.
-            for _ in decode_blocks(read_blocks(stream, BLOCK_SIZE), path):
-                pass
-            stream.seek(0)
-            write_id_batches(_encode_stream(tokenizer, stream, path))
+            _check_then_encode(tokenizer, stream, path)
     except FileNotFoundError:
         raise CliError(f"--input file '{path}' does not exist") from None
     except IsADirectoryError:
         raise CliError(f"--input '{path}' is a directory, not a file") from None
     except PermissionError:
         raise CliError(f"--input file '{path}' cannot be read: permission denied") from None
-    except InvalidUtf8Error as error:
-        raise invalid_utf8(error) from None
     return 0
 
 
-def _encode_stream(tokenizer: Tokenizer, stream: BinaryIO, source: str) -> Iterator[list[int]]:
+def _check_then_encode(tokenizer: Tokenizer, stream: IO[bytes], source: str) -> None:
+    """A first pass checks the whole input (C speed), so a bad byte fails before any
+    output; the second pass encodes, holding only a block at a time."""
+    try:
+        for _ in decode_blocks(read_blocks(stream, BLOCK_SIZE), source):
+            pass
+    except InvalidUtf8Error as error:
+        raise invalid_utf8(error) from None
+    stream.seek(0)
+    write_id_batches(_encode_stream(tokenizer, stream, source))
+
+
+def _encode_stream(tokenizer: Tokenizer, stream: IO[bytes], source: str) -> Iterator[list[int]]:
     try:
         yield from encode_pieces(tokenizer, decode_blocks(read_blocks(stream, BLOCK_SIZE), source))
     except InvalidUtf8Error as error:
