@@ -153,22 +153,21 @@ def long_chunk(model: Model, letters: str, sizes: Sequence[int], repeats: int) -
         if _rust.available("tiktoken")
         else None
     )
-    results: dict[str, Stat] = {}
-    for size in sizes:
-        chunk = letters[:size]
+    chunks = {size: letters[:size] for size in sizes}
+    for size, chunk in chunks.items():
         if len(chunk) != size or len(PRETOKENIZER.findall(chunk)) != 1:
             raise RuntimeError(f"could not build a single {size}-letter chunk from the corpus")
-        bpetite: list[float] = []
-        tiktoken: list[float] = []
-        for _ in range(repeats):
+    samples: dict[str, list[float]] = {}
+    # Sizes interleaved within each repeat, so the growth ratios can be paired.
+    for _ in range(repeats):
+        for size, chunk in chunks.items():
             encode = Tokenizer(model.merges).encode
-            bpetite.append(time_call(partial(encode, chunk)))
+            samples.setdefault(f"bpetite_{size}", []).append(time_call(partial(encode, chunk)))
             if encoding is not None:
-                tiktoken.append(time_call(partial(encoding.encode, chunk)))
-        results[f"bpetite_{size}"] = Stat(tuple(bpetite))
-        if tiktoken:
-            results[f"tiktoken_{size}"] = Stat(tuple(tiktoken))
-    return results
+                samples.setdefault(f"tiktoken_{size}", []).append(
+                    time_call(partial(encoding.encode, chunk))
+                )
+    return {name: Stat(tuple(values)) for name, values in samples.items()}
 
 
 def _keep(box: list[list[int]], encode: Callable[[str], list[int]], text: str) -> None:

@@ -14,6 +14,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -625,55 +626,72 @@ class Target:
 def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
     """Every same-run ratio the issues ask for, with its target when it has one.
 
-    ``value`` compares medians, as the issues ask. ``value_of_minimums`` compares the
-    fastest runs instead: on a shared machine noise only ever adds time, so the
-    minimums estimate the undisturbed cost; when the two disagree, the run was noisy.
+    ``value`` is the ratio of the medians, as the issues ask. ``paired`` is the median
+    of the per-repeat ratios where both sides have one sample per repeat: the sides
+    of a pair ran back to back, so a slow stretch of a shared machine slows both and
+    cancels out. Where the two disagree about a target, the run was noisy.
     """
-    rows = _ratios(results, plan, "median")
-    for row, fastest in zip(rows, _ratios(results, plan, "min"), strict=True):
-        row["value_of_minimums"] = fastest["value"]
-        row["met_by_minimums"] = fastest["met"]
-    return rows
-
-
-def _ratios(results: dict[str, Any], plan: Plan, pick: str) -> list[dict[str, Any]]:
     training = {row["id"]: row for row in results["training"]}
     encoding = results["encoding"]
     text = encoding["text"]["stats"]
     sentence = encoding["sentence"]
     big = plan.model_vocab
     rows: list[dict[str, Any]] = []
+    Sample = dict[str, Any] | None
 
     def add(
-        name: str, value: float | None, target: Target | None, source: str, how: str = ""
+        name: str,
+        top: Sample,
+        bottom: Sample,
+        target: Target | None,
+        source: str,
+        how: str = "",
+        *,
+        center: str = "median",
     ) -> None:
+        value = paired = None
+        if top is not None and bottom is not None:
+            value = top[center] / bottom[center]
+            paired = value
+            tops, bottoms = top["samples"], bottom["samples"]
+            if center == "median" and len(tops) == len(bottoms) > 1:
+                paired = statistics.median(a / b for a, b in zip(tops, bottoms, strict=True))
+        add_value(name, value, target, source, how, paired=paired)
+
+    def add_value(
+        name: str,
+        value: float | None,
+        target: Target | None,
+        source: str,
+        how: str = "",
+        *,
+        paired: float | None = None,
+    ) -> None:
+        paired = value if paired is None else paired
         rows.append(
             {
                 "name": name,
                 "value": value,
+                "paired": paired,
                 "target": str(target) if target else None,
                 "met": None if value is None or target is None else target.met(value),
+                "met_paired": None if paired is None or target is None else target.met(paired),
                 "source": source,
                 "how": how,
             }
         )
 
-    def train_median(key: str, column: str = "trainer_seconds") -> float | None:
+    def trained(key: str, column: str = "trainer_seconds") -> Sample:
         row = training.get(key)
-        return None if row is None else float(row[column][pick])
+        return None if row is None else dict(row[column])
 
-    def quotient(top: float | None, bottom: float | None) -> float | None:
-        return None if top is None or bottom is None or bottom == 0 else top / bottom
-
-    def text_median(name: str) -> float | None:
-        return float(text[name][pick]) if name in text else None
-
-    bp512, bp_big = train_median("bpetite-512"), train_median(f"bpetite-{big}")
     naive_vocab = plan.naive_vocab
-    naive = train_median(f"naive-{naive_vocab}")
+    naive = trained(f"naive-{naive_vocab}")
+    bp_big = trained(f"bpetite-{big}")
     add(
         f"Training {naive_vocab}: naive time / bpetite time",
-        quotient(naive, train_median(f"bpetite-{naive_vocab}")),
+        naive,
+        trained(f"bpetite-{naive_vocab}"),
         Target(">=", 10) if naive_vocab == 512 else None,
         "issue 2",
         "trainer times, same corpus string",
@@ -681,15 +699,16 @@ def _ratios(results: dict[str, Any], plan: Plan, pick: str) -> list[dict[str, An
     if big != 512 and naive_vocab == 512:
         add(
             f"Training {big}: bpetite time / naive 512 time",
-            quotient(bp_big, naive),
+            bp_big,
+            naive,
             Target("<", 0.5),
             "issue 2",
         )
     if big != 512:
-        rss = training.get(f"bpetite-{big}", {}).get("peak_rss_bytes", {}).get("median")
-        add(
+        rss = trained(f"bpetite-{big}", "peak_rss_bytes")
+        add_value(
             f"Training {big}: bpetite peak RSS (MB)",
-            None if rss is None else rss / 1e6,
+            None if rss is None else rss["median"] / 1e6,
             Target("<", 300),
             "issue 2",
             "whole child process: interpreter, imports, corpus and training",
@@ -697,97 +716,104 @@ def _ratios(results: dict[str, Any], plan: Plan, pick: str) -> list[dict[str, An
     for vocab in plan.vocab_sizes:
         add(
             f"Training {vocab}: bpetite time / HF tokenizers time",
-            quotient(train_median(f"bpetite-{vocab}"), train_median(f"hf-{vocab}")),
+            trained(f"bpetite-{vocab}"),
+            trained(f"hf-{vocab}"),
             Target("<=", 1.5) if vocab == 32000 else None,
             "issue 5",
             "HF with its default thread pool",
         )
     add(
         f"Training {big}: bpetite time / HF tokenizers on 1 thread",
-        quotient(bp_big, train_median(f"hf-1-thread-{big}")),
+        bp_big,
+        trained(f"hf-1-thread-{big}"),
         None,
         "context",
     )
-    multi = results["multi_file"]
-    for row in multi.get("rows", []):
+    for row in results["multi_file"].get("rows", []):
         add(
             f"Training {big}: {row['implementation']} / `Tokenizer.train` (time)",
-            quotient(float(row["trainer_seconds"][pick]), bp_big),
+            row["trainer_seconds"],
+            bp_big,
             None,
             "issue 7",
             "the first includes reading the files",
         )
-    add(
+    bp512 = trained("bpetite-512")
+    add_value(
         "Training 512: bpetite trainer time (s)",
-        bp512,
+        None if bp512 is None else bp512["median"],
         Target("<=", 60),
         "spec",
     )
-    add(
+    cli512 = trained("cli-512", "process_wall_seconds")
+    add_value(
         "Training 512: `bpetite train` whole-command wall time (s)",
-        train_median("cli-512", "process_wall_seconds"),
+        None if cli512 is None else cli512["median"],
         Target("<=", 60),
         "spec",
     )
-    warm, cold = text_median("bpetite_warm"), text_median("bpetite_cold")
-    tt_warm, tt_cold = text_median("tiktoken_warm"), text_median("tiktoken_cold")
-    regex_time = text_median("regex")
+    warm, cold = text.get("bpetite_warm"), text.get("bpetite_cold")
+    tt_warm, regex_pass = text.get("tiktoken_warm"), text.get("regex")
     add(
         "Whole text warm: bpetite speed / tiktoken speed",
-        quotient(tt_warm, warm),
+        tt_warm,
+        warm,
         Target(">=", 0.6),
         "issue 5",
         "tiktoken's steady (warm) speed",
     )
     add(
         "Whole text: bare regex pass speed / tiktoken speed",
-        quotient(tt_warm, regex_time),
+        tt_warm,
+        regex_pass,
         None,
         "context",
         "the ceiling of the line above for any encoder that runs this regex pass",
     )
     add(
         "Whole text cold: bpetite speed / tiktoken speed",
-        quotient(tt_warm, cold),
+        tt_warm,
+        cold,
         Target(">=", 0.35),
         "issue 5",
         "against tiktoken's steady (warm) speed",
     )
     add(
         "Whole text cold: bpetite speed / tiktoken cold speed",
-        quotient(tt_cold, cold),
+        text.get("tiktoken_cold"),
+        cold,
         None,
         "context",
         "both on a freshly built encoder",
     )
     add(
         "Whole text warm: bpetite time / bare regex pass",
-        quotient(warm, regex_time),
+        warm,
+        regex_pass,
         Target("<=", 1.3),
         "issue 5 (issue 3: ≤ 1.5)",
     )
-    add("Whole text cold: bpetite time / bare regex pass", quotient(cold, regex_time), None, "")
+    add("Whole text cold: bpetite time / bare regex pass", cold, regex_pass, None, "")
     add(
         "Whole text warm: bpetite speed / HF tokenizers speed",
-        quotient(text_median("hf_warm"), warm),
+        text.get("hf_warm"),
+        warm,
         None,
         "context",
     )
-    big_sentence = sentence.get(str(big), {})
-    p50 = "p50" if pick == "median" else "min"
-    naive_sentence = sentence.get("naive-512", {}).get("naive", {}).get(p50)
-    cold_sentence = big_sentence.get("bpetite_cold", {}).get(p50)
     add(
         f"50-word sentence: naive rank-pass (512) p50 / bpetite {big} cold p50",
-        quotient(naive_sentence, cold_sentence),
+        sentence.get("naive-512", {}).get("naive"),
+        sentence.get(str(big), {}).get("bpetite_cold"),
         Target(">=", 20) if big == 32000 else None,
         "issue 3",
         "cold = first encode on a fresh tokenizer",
+        center="p50",
     )
     for vocab in sorted(int(key) for key in sentence if key.isdigit()):
         for state in ("cold", "warm"):
             p99 = sentence[str(vocab)][f"bpetite_{state}"]["p99"]
-            add(
+            add_value(
                 f"50-word sentence, vocab {vocab}, {state}: p99 (ms)",
                 p99 * 1000,
                 Target("<", 100),
@@ -796,13 +822,10 @@ def _ratios(results: dict[str, Any], plan: Plan, pick: str) -> list[dict[str, An
     long = encoding["long_chunk"]["stats"]
     sizes = encoding["long_chunk"]["sizes"]
     for smaller, larger in itertools.pairwise(sizes):
-        small_stat, large_stat = long.get(f"bpetite_{smaller}"), long.get(f"bpetite_{larger}")
         add(
             f"Long chunk: bpetite time {larger // 1000}k / {smaller // 1000}k letters",
-            quotient(
-                large_stat[pick] if large_stat else None,
-                small_stat[pick] if small_stat else None,
-            ),
+            long.get(f"bpetite_{larger}"),
+            long.get(f"bpetite_{smaller}"),
             Target("<=", 2.5) if (smaller, larger) == (100_000, 200_000) else None,
             "issue 3",
         )

@@ -213,24 +213,22 @@ def _ratios(results: dict[str, Any]) -> str:
     lines = [
         "## Same-run ratios and targets",
         "",
-        "*Value* compares medians. *Fastest* compares the fastest run of each side: noise "
-        "on a shared machine only adds time, so where the two disagree the run was noisy "
-        "and the truth is nearer the fastest.",
+        "*Value* is the ratio of the medians. *Paired* is the median of the per-repeat "
+        "ratios, where both sides ran once per repeat, back to back: a slow stretch of "
+        "the shared machine then slows both sides of a pair and cancels out.",
         "",
-        "| ratio | value | fastest | target | met | from |",
+        "| ratio | value | paired | target | met | from |",
         "| --- | ---: | ---: | --- | --- | --- |",
     ]
     verdicts = {True: "yes", False: "**no**", None: ""}
     for row in results["ratios"]:
         value = "–" if row["value"] is None else f"{row['value']:.3g}"
-        fastest = row.get("value_of_minimums")
-        fastest_text = "–" if fastest is None else f"{fastest:.3g}"
+        paired = "–" if row["paired"] is None else f"{row['paired']:.3g}"
         met = verdicts[row["met"]]
-        if row["met"] is not None and row.get("met_by_minimums") != row["met"]:
-            met += f" (fastest: {verdicts[row.get('met_by_minimums')]})"
+        if row["met"] is not None and row["met_paired"] != row["met"]:
+            met += f" (paired: {verdicts[row['met_paired']]})"
         name = row["name"] + (f" ({row['how']})" if row["how"] else "")
         lines.append(
-            f"| {name} | {value} | {fastest_text} | {row['target'] or ''} | {met} "
-            f"| {row['source']} |"
+            f"| {name} | {value} | {paired} | {row['target'] or ''} | {met} | {row['source']} |"
         )
     return "\n".join(lines)
