@@ -15,7 +15,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from benchmarks._encode import corpus_letters
+from benchmarks._encode import SENTENCE, corpus_letters
 from bpetite import Tokenizer
 from bpetite._pretokenizer import count_chunks
 from bpetite._trainer import train_merges
@@ -25,6 +25,8 @@ PROFILE_VOCAB = 32000
 _TOP = 25
 #: One chunk this long shows the long-chunk path (the harness times 100k to 400k).
 LONG_CHUNK_LETTERS = 200_000
+#: Fresh tokenizers the cold 50-word sentence is profiled on.
+SENTENCE_RUNS = 50
 
 
 def profile(corpus_path: Path, output: Path) -> None:
@@ -44,16 +46,29 @@ def profile(corpus_path: Path, output: Path) -> None:
         "encode-long-chunk": lambda: partial(Tokenizer(merges).encode, long_chunk),
     }
     for name, setup in targets.items():
-        summary = _cprofile(setup(), output / f"profile-{name}-cprofile.txt")
+        profiler = cProfile.Profile()
+        profiler.runcall(setup())
         _pyinstrument(setup(), output / f"profile-{name}-pyinstrument.txt")
-        print(f"## {name} (vocab {PROFILE_VOCAB}): cProfile, top functions by own time\n")
-        print(summary)
+        _report(name, profiler, output)
+    # One cold sentence takes well under a millisecond, too short to sample: profile
+    # many, each on a fresh tokenizer, with the profiler off while one is built.
+    profiler = cProfile.Profile()
+    for _ in range(SENTENCE_RUNS):
+        tokenizer = Tokenizer(merges)
+        profiler.enable()
+        tokenizer.encode(SENTENCE)
+        profiler.disable()
+    _report(f"encode-sentence-cold-x{SENTENCE_RUNS}", profiler, output)
     print(f"full reports in {output}/profile-*.txt")
 
 
-def _cprofile(target: Callable[[], object], path: Path) -> str:
-    profiler = cProfile.Profile()
-    profiler.runcall(target)
+def _report(name: str, profiler: cProfile.Profile, output: Path) -> None:
+    summary = _cprofile(profiler, output / f"profile-{name}-cprofile.txt")
+    print(f"## {name} (vocab {PROFILE_VOCAB}): cProfile, top functions by own time\n")
+    print(summary)
+
+
+def _cprofile(profiler: cProfile.Profile, path: Path) -> str:
     full = io.StringIO()
     pstats.Stats(profiler, stream=full).sort_stats("tottime").print_stats(_TOP)
     path.write_text(full.getvalue(), encoding="utf-8")
