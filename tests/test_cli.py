@@ -8,7 +8,6 @@ stdout empty and print one ``bpetite: error:`` line without a traceback.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -28,6 +27,7 @@ from bpetite.cli import _common as common
 from bpetite.cli import _demo as demo
 from bpetite.cli import _train as train
 from bpetite.cli import main
+from tests.docs_runner import build_tiktoken_cache
 from tests.reference import naive_decode, naive_encode, naive_train, naive_vocab
 
 # Repeated words for merges, CRLF line ends to catch newline translation, multi-byte
@@ -49,26 +49,9 @@ SUMMARY_KEYS = frozenset(
     }
 )
 
+
 #: The files tiktoken's "gpt2" and "r50k_base" encodings fetch, and which shared file
 #: holds each. tiktoken caches a download under the sha1 of its URL.
-TIKTOKEN_URLS = {
-    "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe": "vocab.bpe",
-    "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json": (
-        "encoder.json"
-    ),
-    "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken": "gpt2.tiktoken",
-}
-
-
-def build_tiktoken_cache(gpt2_dir: Path, cache_dir: Path) -> Path:
-    """Fill a TIKTOKEN_CACHE_DIR from the shared files so tiktoken loads gpt2 offline."""
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    for url, name in TIKTOKEN_URLS.items():
-        key = hashlib.sha1(url.encode()).hexdigest()
-        (cache_dir / key).write_bytes((gpt2_dir / name).read_bytes())
-    return cache_dir
-
-
 @dataclass(frozen=True, slots=True)
 class Result:
     code: int

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from bpetite import Tokenizer
+from tests.docs_runner import build_tiktoken_cache
 from tests.reference import naive_encode, naive_train
-from tests.test_cli import build_tiktoken_cache
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "bpetite"
 TEXT = "Hello, world! naïve café 🤔\r\n<|endoftext|>tail"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,13 +20,7 @@ from bpetite import Tokenizer
 from bpetite.cli import main
 from bpetite.interop import export_hf
 from tests.conftest import REPO_ROOT
-from tests.test_readme import (
-    _SHELL_PRELUDE,
-    _run_doctest,
-    check_output,
-    console_commands,
-    readme_blocks,
-)
+from tests.docs_runner import check_output, console_commands, doc_blocks, run_console, run_doctest
 
 DOCS = REPO_ROOT / "docs" / "interop.md"
 MISFIT_MERGES = [(97, 98), (98, 99), (97, 257)]
@@ -86,23 +79,13 @@ def test_docs_interop_runs_as_shown(
     )
     monkeypatch.chdir(work)
     ran = []
-    for block in readme_blocks(DOCS.read_text(encoding="utf-8")):
+    for block in doc_blocks(DOCS.read_text(encoding="utf-8")):
         if block.language == "console":
             for command in console_commands(block):
-                result = subprocess.run(
-                    ["bash", "-c", _SHELL_PRELUDE + command.command],
-                    cwd=work,
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    encoding="utf-8",
-                    timeout=300,
-                    check=False,
-                )
-                check_output(command, result)
+                check_output(command, run_console(command, work, env))
                 ran.append(command.command)
         elif block.language == "pycon":
-            _run_doctest(block)
+            run_doctest(block, DOCS)
     words = {word for command in ran for word in command.split()}
     assert {"export", "import", "hf", "tiktoken", "--force"} <= words
 

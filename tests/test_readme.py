@@ -25,16 +25,12 @@ The convention, for whoever edits the README:
 
 from __future__ import annotations
 
-import doctest
-import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -43,110 +39,22 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO_ROOT
-from tests.test_cli import build_tiktoken_cache
+from tests.docs_runner import (
+    Command,
+    build_tiktoken_cache,
+    check_output,
+    console_commands,
+    doc_blocks,
+    run_console,
+    run_doctest,
+)
 
 README = REPO_ROOT / "README.md"
 CI_SCRIPT = REPO_ROOT / ".ci" / "run"
-#: JSON keys whose values change from run to run (timings).
-VOLATILE_KEYS = frozenset({"elapsed_ms", "count_ms", "merge_ms"})
-#: Where an error line is recognised in expected output.
-ERROR_PREFIX = "bpetite: error:"
-
-# `uv` inside the test: only the forms the README may use, mapped to this interpreter.
-_SHELL_PRELUDE = """\
-set -o pipefail
-uv() {
-    if [ "$1" != run ]; then echo "README test cannot run: uv $*" >&2; return 97; fi
-    shift
-    case "$1" in
-        bpetite) shift; "$README_TEST_PYTHON" -m bpetite "$@" ;;
-        python) shift; "$README_TEST_PYTHON" "$@" ;;
-        *) echo "README test cannot run: uv run $*" >&2; return 97 ;;
-    esac
-}
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class Block:
-    language: str
-    text: str
-    line: int  # of the first line inside the fence, 1-based
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    command: str
-    expected: str
-    line: int
-
-
-def readme_blocks(text: str) -> list[Block]:
-    blocks = []
-    for match in re.finditer(r"^```(\w*)\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL):
-        line = text.count("\n", 0, match.start()) + 2
-        blocks.append(Block(match.group(1), match.group(2), line))
-    return blocks
-
-
-def console_commands(block: Block) -> list[Command]:
-    commands: list[Command] = []
-    current: tuple[str, int] | None = None
-    output: list[str] = []
-    for offset, line in enumerate(block.text.splitlines()):
-        if line.startswith("$ "):
-            if current is not None:
-                commands.append(Command(current[0], "\n".join(output), current[1]))
-            current, output = (line[2:], block.line + offset), []
-        elif current is None:
-            raise AssertionError(f"README.md:{block.line + offset}: output before any command")
-        else:
-            output.append(line)
-    if current is not None:
-        commands.append(Command(current[0], "\n".join(output), current[1]))
-    return commands
 
 
 def ci_commands() -> set[str]:
     return {line.strip() for line in CI_SCRIPT.read_text(encoding="utf-8").splitlines()}
-
-
-def without_volatile(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: without_volatile(v) for k, v in value.items() if k not in VOLATILE_KEYS}
-    if isinstance(value, list):
-        return [without_volatile(item) for item in value]
-    return value
-
-
-def check_output(command: Command, result: subprocess.CompletedProcess[str]) -> None:
-    where = f"README.md:{command.line}: `{command.command}`"
-    expected = command.expected
-    if expected.splitlines() and expected.splitlines()[-1].startswith(ERROR_PREFIX):
-        assert result.returncode == 1, f"{where} should fail with exit 1:\n{result.stderr}"
-        assert result.stdout == "", f"{where} printed on stdout while failing"
-        assert result.stderr.splitlines()[-1] == expected.splitlines()[-1], where
-        return
-    assert result.returncode == 0, f"{where} exited {result.returncode}:\n{result.stderr}"
-    if not expected:
-        return
-    try:
-        expected_json = json.loads(expected)
-    except ValueError:
-        actual = result.stdout[:-1] if result.stdout.endswith("\n") else result.stdout
-        assert actual == expected, f"{where} printed:\n{result.stdout}"
-        return
-    actual_json = json.loads(result.stdout)
-    assert without_volatile(actual_json) == without_volatile(expected_json), (
-        f"{where} printed:\n{result.stdout}"
-    )
-    assert _keys(actual_json) == _keys(expected_json), f"{where}: different keys"
-
-
-def _keys(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _keys(v) for k, v in value.items()}
-    return None
 
 
 @pytest.fixture
@@ -174,7 +82,7 @@ def corpus_server(shakespeare_path: Path, tmp_path: Path) -> Iterator[str]:
 def test_readme_parsing_finds_commands_and_outputs() -> None:
     """The parser itself, on a made-up README, so a parsing bug cannot hide drift."""
     text = "intro\n```console\n$ one\nout 1\nout 2\n$ two\n```\n```pycon\n>>> 1\n1\n```\n"
-    blocks = readme_blocks(text)
+    blocks = doc_blocks(text)
     assert [(block.language, block.line) for block in blocks] == [("console", 3), ("pycon", 9)]
     assert console_commands(blocks[0]) == [
         Command("one", "out 1\nout 2", 3),
@@ -232,27 +140,18 @@ def test_every_readme_command_runs_as_shown(
     delegated: list[str] = []
     doctests = 0
     monkeypatch.chdir(work)
-    for block in readme_blocks(README.read_text(encoding="utf-8")):
+    for block in doc_blocks(README.read_text(encoding="utf-8")):
         if block.language == "console":
             for command in console_commands(block):
                 if command.command in ci:
                     assert not command.expected, f"README.md:{command.line}: output of a CI step"
                     delegated.append(command.command)
                     continue
-                result = subprocess.run(
-                    ["bash", "-c", _SHELL_PRELUDE + command.command],
-                    cwd=work,
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    encoding="utf-8",
-                    timeout=300,
-                    check=False,
-                )
+                result = run_console(command, work, env)
                 check_output(command, result)
                 ran.append(command.command)
         elif block.language == "pycon":
-            doctests += _run_doctest(block)
+            doctests += run_doctest(block, README)
 
     # The README documents every command, and the two "fresh machine" commands.
     subcommands = {word for command in ran for word in command.split() if not word.startswith("-")}
@@ -262,13 +161,3 @@ def test_every_readme_command_runs_as_shown(
     assert "uv run pytest" in delegated
     assert any("download_corpus.py" in command for command in ran)
     assert doctests >= 1
-
-
-def _run_doctest(block: Block) -> int:
-    parser = doctest.DocTestParser()
-    test = parser.get_doctest(block.text, {}, "README.md", str(README), block.line - 1)
-    report: list[str] = []
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    runner.run(test, out=report.append)
-    assert runner.failures == 0, "".join(report)
-    return len(test.examples)

@@ -19,8 +19,8 @@ import pytest
 from bpetite import Tokenizer
 from bpetite.cli import _encode, main
 from tests.conftest import REPO_ROOT
+from tests.docs_runner import check_output, console_commands, doc_blocks, run_console
 from tests.reference import naive_pretokenize
-from tests.test_readme import _SHELL_PRELUDE, check_output, console_commands, readme_blocks
 
 VOCAB = 400
 
@@ -328,16 +328,11 @@ def test_docs_scaling_runs_as_shown(tmp_path: Path) -> None:
     ran = []
     env = dict(os.environ, README_TEST_PYTHON=sys.executable, TERM="dumb")
     text = (REPO_ROOT / "docs" / "scaling.md").read_text(encoding="utf-8")
-    for block in readme_blocks(text):
+    for block in doc_blocks(text):
         if block.language != "console":
             continue
         for command in console_commands(block):
-            result = subprocess.run(
-                ["bash", "-c", _SHELL_PRELUDE + command.command],
-                cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8",
-                timeout=120, check=False,
-            )  # fmt: skip
-            check_output(command, result)
+            check_output(command, run_console(command, tmp_path, env))
             ran.append(command.command)
     words = {word for command in ran for word in command.split()}
     assert {"count", "--counts", "--workers", "cmp"} <= words
