@@ -23,6 +23,7 @@ non-space characters (always a chunk of their own). Re-encoding the same text be
 list, and encoding new text, the common case, became 1.4x slower.
 """
 
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from heapq import heapify, heappop, heappush
 from itertools import chain, pairwise, repeat
@@ -42,9 +43,6 @@ CACHE_MAX_KEY_CHARS = 256
 
 
 _NO_RANK = 1 << 62
-# Heap entries of the long-chunk path pack (new id, position) into one int.
-_POSITION_BITS = 40
-_POSITION_MASK = (1 << _POSITION_BITS) - 1
 
 
 class Encoder:
@@ -151,47 +149,59 @@ class Encoder:
         return tokens
 
     def _merge_long(self, tokens: list[int]) -> list[int]:
-        """O(n log n): a doubly linked list over positions and a heap of (new id, position).
+        """O(n log n): a doubly linked list over positions and buckets of positions per merge.
 
-        Popping in (new id, position) order applies the lowest-ranked merge first and its
-        occurrences left to right, which is the non-overlapping rule. An entry is stale
-        when either side has changed since it was pushed; ids only ever grow, so
-        comparing both sides with the merge's pair detects that exactly. Entries are
-        single ints, ``new_id << 32 | position``, because comparing ints is several
-        times cheaper than comparing tuples in the heap; a consumed position holds -1.
+        Merges are applied in rank order, each at its positions left to right, which is
+        the non-overlapping rule. A merge only creates pairs of higher rank, so the
+        positions of each pair go into a bucket for its rank, a small heap holds the
+        ranks that have a bucket, and each bucket is sorted once when its turn comes.
+        An entry is stale when either side has changed since it was added; ids only
+        ever grow, so comparing both sides with the merge's pair detects that exactly.
+        A consumed position holds -1.
+
+        A heap of (rank, position) entries was the first design: 2.6x the time for
+        twice the letters, and 3-5x slower, as every position paid a heap push and pop.
         """
         merge_ids = self._merge_ids
         lefts, rights = self._lefts, self._rights
         n = len(tokens)
         following = list(range(1, n + 1))  # n marks the end
         preceding = list(range(-1, n - 1))
-        heap = [
-            new_id << _POSITION_BITS | i
-            for i, pair in enumerate(pairwise(tokens))
-            if (new_id := merge_ids.get(pair)) is not None
-        ]
-        heapify(heap)
-        while heap:
-            entry = heappop(heap)
-            new_id = entry >> _POSITION_BITS
-            i = entry & _POSITION_MASK
-            j = following[i]
-            if j == n or tokens[i] != lefts[new_id] or tokens[j] != rights[new_id]:
-                continue
-            tokens[i] = new_id
-            tokens[j] = -1
-            k = following[j]
-            following[i] = k
-            if k < n:
-                preceding[k] = i
-                candidate = merge_ids.get((new_id, tokens[k]))
-                if candidate is not None:
-                    heappush(heap, candidate << _POSITION_BITS | i)
-            h = preceding[i]
-            if h >= 0:
-                candidate = merge_ids.get((tokens[h], new_id))
-                if candidate is not None:
-                    heappush(heap, candidate << _POSITION_BITS | h)
+        buckets: defaultdict[int, list[int]] = defaultdict(list)
+        for i, new_id in enumerate(map(merge_ids.get, pairwise(tokens))):
+            if new_id is not None:
+                buckets[new_id].append(i)
+        ranks = list(buckets)
+        heapify(ranks)
+        # The two neighbour updates below are written out rather than shared through a
+        # helper: a call per merged position was a fifth of this loop's time.
+        while ranks:
+            new_id = heappop(ranks)
+            left, right = lefts[new_id], rights[new_id]
+            positions = buckets.pop(new_id)
+            positions.sort()
+            for i in positions:
+                j = following[i]
+                if j == n or tokens[i] != left or tokens[j] != right:
+                    continue
+                tokens[i] = new_id
+                tokens[j] = -1
+                k = following[j]
+                following[i] = k
+                if k < n:
+                    preceding[k] = i
+                    after = merge_ids.get((new_id, tokens[k]))
+                    if after is not None:
+                        if after not in buckets:
+                            heappush(ranks, after)
+                        buckets[after].append(i)
+                h = preceding[i]
+                if h >= 0:
+                    before = merge_ids.get((tokens[h], new_id))
+                    if before is not None:
+                        if before not in buckets:
+                            heappush(ranks, before)
+                        buckets[before].append(h)
         return [token for token in tokens if token >= 0]
 
     def _find_whole_tokens(self, vocab: Sequence[bytes]) -> dict[bytes, int]:
