@@ -31,7 +31,7 @@ import codecs
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Final
+from typing import IO, TYPE_CHECKING, Final, TypeVar
 
 import regex
 
@@ -40,6 +40,8 @@ from bpetite._pretokenizer import PRETOKENIZER
 
 if TYPE_CHECKING:
     from bpetite._tokenizer import Tokenizer
+
+T = TypeVar("T")
 
 #: Bytes read at a time. Small enough to keep memory flat, large enough that the
 #: per-block overhead (one decode, one findall) is invisible.
@@ -148,30 +150,16 @@ def iter_chunks(pieces: Iterable[str]) -> Iterator[list[str]]:
     >>> [chunk for batch in iter_chunks(["it'", "ll be", "  ", "fine"]) for chunk in batch]
     ['it', "'ll", ' be', ' ', ' fine']
     """
-    carry = ""
-    pending: list[str] = []
-    pending_chars = 0
-    for piece in pieces:
-        if not piece:
-            continue
-        pending.append(piece)
-        pending_chars += len(piece)
-        if len(carry) > RESCAN_SLACK and pending_chars < len(carry):
-            continue  # a long held-back run: wait for as much new text before rescanning
-        buffer = carry + "".join(pending)
-        pending.clear()
-        pending_chars = 0
+
+    def settle(buffer: str) -> tuple[list[str], int]:
         chunks = PRETOKENIZER.findall(buffer)
         if len(chunks) <= HELD_BACK_CHUNKS:
-            carry = buffer
-            continue
+            return [], 0
         held = sum(map(len, chunks[-HELD_BACK_CHUNKS:]))
-        carry = buffer[len(buffer) - held :]
         del chunks[-HELD_BACK_CHUNKS:]
-        yield chunks
-    buffer = carry + "".join(pending)
-    if buffer:
-        yield PRETOKENIZER.findall(buffer)
+        return chunks, len(buffer) - held
+
+    return _settled(pieces, settle, PRETOKENIZER.findall)
 
 
 def count_pieces(pieces: Iterable[str], counts: Counter[str] | None = None) -> Counter[str]:
@@ -243,6 +231,26 @@ def encode_pieces(tokenizer: Tokenizer, pieces: Iterable[str]) -> Iterator[list[
       that ends in anything else was found without reading past its end, so the prefix
       up to it re-tokenizes into exactly the same chunks.
     """
+
+    def settle(buffer: str) -> tuple[list[int], int]:
+        cut = _final_prefix_length(buffer)
+        return (tokenizer.encode(buffer[:cut]) if cut else []), cut
+
+    return _settled(pieces, settle, tokenizer.encode)
+
+
+def _settled(
+    pieces: Iterable[str],
+    settle: Callable[[str], tuple[list[T], int]],
+    finish: Callable[[str], list[T]],
+) -> Iterator[list[T]]:
+    """Feed ``"".join(pieces)`` through `settle` a buffer at a time; yield its results.
+
+    ``settle(buffer)`` returns the results for a prefix that no later text can change,
+    and that prefix's length; the rest is carried into the next buffer. At the end
+    ``finish`` handles what is left. The streaming chunker and the streaming encoder
+    differ only in those two functions.
+    """
     carry = ""
     pending: list[str] = []
     pending_chars = 0
@@ -252,17 +260,17 @@ def encode_pieces(tokenizer: Tokenizer, pieces: Iterable[str]) -> Iterator[list[
         pending.append(piece)
         pending_chars += len(piece)
         if len(carry) > RESCAN_SLACK and pending_chars < len(carry):
-            continue
+            continue  # a long held-back run: wait for as much new text before rescanning
         buffer = carry + "".join(pending)
         pending.clear()
         pending_chars = 0
-        cut = _final_prefix_length(buffer)
+        results, cut = settle(buffer)
         if cut:
-            yield tokenizer.encode(buffer[:cut])
+            yield results
         carry = buffer[cut:]
     buffer = carry + "".join(pending)
     if buffer:
-        yield tokenizer.encode(buffer)
+        yield finish(buffer)
 
 
 def _final_prefix_length(buffer: str) -> int:
