@@ -43,13 +43,12 @@ def _train_bpetite(corpus: str, vocab_size: int, save: str | None) -> dict[str, 
     The trainer reports "start" once the corpus is pre-tokenized and counted and
     "done" when the merge loop ends, so the phases cost nothing extra to measure.
     """
-    from bpetite import Tokenizer
-    from bpetite._trainer import TrainingProgress
+    from bpetite import Progress, Tokenizer
 
     marks: dict[str, float] = {}
 
-    def progress(event: TrainingProgress) -> None:
-        if event.stage != "merge":
+    def progress(event: Progress) -> None:
+        if event.stage != "update":
             marks[event.stage] = time.perf_counter()
 
     started = time.perf_counter()
@@ -99,13 +98,12 @@ def _train_files(
     paths: list[Path], vocab_size: int, workers: int, merges_out: str | None
 ) -> dict[str, Any]:
     """Time ``bpetite.train_files``; its first merge-loop report splits counting from merging."""
-    from bpetite import train_files  # type: ignore[attr-defined,unused-ignore]
-    from bpetite._trainer import TrainingProgress
+    from bpetite import Progress, train_files
 
     marks: dict[str, float] = {}
 
-    def progress(event: object) -> None:
-        if isinstance(event, TrainingProgress) and event.stage != "merge":
+    def progress(event: Progress) -> None:
+        if event.task == "merge" and event.stage != "update":
             marks[event.stage] = time.perf_counter()
 
     started = time.perf_counter()

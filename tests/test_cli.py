@@ -20,8 +20,7 @@ from typing import Any
 
 import pytest
 
-from bpetite import Tokenizer
-from bpetite._trainer import TrainingProgress
+from bpetite import Progress, Tokenizer
 from bpetite._visualize import render_plain, token_pieces
 from bpetite.cli import _common as common
 from bpetite.cli import _demo as demo
@@ -373,9 +372,9 @@ def test_train_interrupted_leaves_no_file(
     def interrupting(phase: common.PhaseProgress) -> Any:
         forward = common.training_progress(phase)
 
-        def report(event: TrainingProgress) -> None:
+        def report(event: Progress) -> None:
             forward(event)
-            if event.merges_done >= 200:
+            if event.done >= 200:
                 raise KeyboardInterrupt
 
         return report
@@ -1023,9 +1022,9 @@ def test_training_progress_adapter() -> None:
     log = io.StringIO()
     phase = common.PhaseProgress("train", "merges", stream=log, terminal=False)
     report = common.training_progress(phase)
-    report(TrainingProgress("start", 0, 300))
-    report(TrainingProgress("merge", 100, 300))
-    report(TrainingProgress("done", 150, 300))
+    report(Progress("merge", "start", 0, 300))
+    report(Progress("merge", "update", 100, 300))
+    report(Progress("merge", "done", 150, 300))
     lines = log.getvalue().splitlines()
     assert lines[0] == "train: started, 0/300 merges"
     assert lines[1].startswith("train: 100/300 merges")

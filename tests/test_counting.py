@@ -13,16 +13,15 @@ import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bpetite import InvalidUtf8Error, Progress
 from bpetite import _counting as counting
 from bpetite._counting import (
-    CountingProgress,
     Piece,
     count_files,
     count_piece,
     expand_inputs,
     plan_pieces,
 )
-from bpetite._streaming import InvalidUtf8Error
 from tests.reference import naive_pretokenize
 
 SAFE_SPLIT = regex.compile(rb"[\x21-\x7e]\n[\x21-\x7e]")
@@ -210,13 +209,13 @@ def test_a_worker_reports_offsets_in_the_whole_file(tmp_path: Path) -> None:
 def test_progress_counts_every_byte(corpus: Path) -> None:
     total = sum(path.stat().st_size for path in files_of(corpus))
     for workers in (1, 2):
-        events: list[CountingProgress] = []
+        events: list[Progress] = []
         count_files([corpus], workers=workers, block_size=4096, progress=events.append)
-        assert events[0] == CountingProgress("start", 0, total)
-        assert events[-1] == CountingProgress("done", total, total)
-        done = [event.bytes_done for event in events]
+        assert events[0] == Progress("count", "start", 0, total)
+        assert events[-1] == Progress("count", "done", total, total)
+        done = [event.done for event in events]
         assert done == sorted(done)
-        assert {event.bytes_total for event in events} == {total}
+        assert {event.total for event in events} == {total}
         if workers == 1:
             assert len(events) >= total // 4096  # a report per block
 

@@ -12,10 +12,9 @@ import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import Tokenizer
+from bpetite import InvalidUtf8Error, Tokenizer
 from bpetite import _streaming as streaming
 from bpetite._streaming import (
-    InvalidUtf8Error,
     check_block_size,
     check_file_utf8,
     decode_blocks,

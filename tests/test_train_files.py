@@ -7,11 +7,10 @@ from pathlib import Path
 import pytest
 
 import bpetite
-from bpetite import Tokenizer, train_files
-from bpetite._counting import CountingProgress, count_files
+from bpetite import Progress, Tokenizer, train_files
+from bpetite._counting import count_files
 from bpetite._counts_file import save_counts
 from bpetite._train_files import train_counts
-from bpetite._trainer import TrainingProgress
 from tests.reference import naive_pretokenize, naive_train_chunks
 
 VOCAB = 420
@@ -104,14 +103,14 @@ def test_counts_files_merge_to_the_same_artifact(
 
 
 def test_progress_reports_counting_then_merges(corpus: Path) -> None:
-    events: list[CountingProgress | TrainingProgress] = []
+    events: list[Progress] = []
     train_files([corpus], 300, workers=1, progress=events.append)
-    kinds = [type(event).__name__ for event in events]
-    assert kinds[0] == "CountingProgress"
-    assert kinds[-1] == "TrainingProgress"
-    switch = kinds.index("TrainingProgress")
-    assert set(kinds[:switch]) == {"CountingProgress"}
-    assert set(kinds[switch:]) == {"TrainingProgress"}
+    tasks = [event.task for event in events]
+    assert tasks[0] == "count"
+    assert tasks[-1] == "merge"
+    switch = tasks.index("merge")
+    assert set(tasks[:switch]) == {"count"}
+    assert set(tasks[switch:]) == {"merge"}
 
 
 def test_vocab_size_is_checked_before_any_file_is_read(tmp_path: Path) -> None:

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import Tokenizer
+from bpetite import Progress, Tokenizer
 from bpetite._pretokenizer import count_chunks
-from bpetite._trainer import PROGRESS_EVERY, TrainingProgress, train_merges
+from bpetite._trainer import PROGRESS_EVERY, train_merges
 from tests.reference import naive_train, naive_train_chunks
 from tests.strategies import texts, tricky_text
 
@@ -109,20 +109,20 @@ def test_corpus_must_be_valid_text() -> None:
 
 
 def test_progress_reports_start_every_hundred_merges_and_done() -> None:
-    events: list[TrainingProgress] = []
+    events: list[Progress] = []
     corpus = " ".join(f"w{i}x{i * 7}" for i in range(400))
     merges = train_merges(count_chunks([corpus]), 256 + 250, events.append)
     assert len(merges) == 250
-    assert events[0] == TrainingProgress("start", 0, 250)
-    assert [e.merges_done for e in events if e.stage == "merge"] == [100, 200]
-    assert events[-1] == TrainingProgress("done", 250, 250)
+    assert events[0] == Progress("merge", "start", 0, 250)
+    assert [e.done for e in events if e.stage == "update"] == [100, 200]
+    assert events[-1] == Progress("merge", "done", 250, 250)
     assert PROGRESS_EVERY == 100
 
 
 def test_progress_done_reports_an_early_stop() -> None:
-    events: list[TrainingProgress] = []
+    events: list[Progress] = []
     train_merges(Counter({b"ab": 1}), 400, events.append)
-    assert events[-1] == TrainingProgress("done", 1, 144)
+    assert events[-1] == Progress("merge", "done", 1, 144)
 
 
 def test_deterministic_across_runs() -> None:

@@ -8,6 +8,19 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
+from bpetite._errors import (
+    ArtifactError,
+    BpetiteError,
+    CountsFileError,
+    InteropError,
+    InvalidUtf8Error,
+    MissingKeyError,
+    NotATokenError,
+    OutputExistsError,
+    UnknownTokenError,
+    WorkerError,
+)
+from bpetite._progress import Progress, ProgressCallback
 from bpetite._tokenizer import Tokenizer
 from bpetite._train_files import train_files
 
@@ -16,4 +29,20 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0+unknown"
 
-__all__ = ["Tokenizer", "__version__", "train_files"]
+__all__ = [
+    "ArtifactError",
+    "BpetiteError",
+    "CountsFileError",
+    "InteropError",
+    "InvalidUtf8Error",
+    "MissingKeyError",
+    "NotATokenError",
+    "OutputExistsError",
+    "Progress",
+    "ProgressCallback",
+    "Tokenizer",
+    "UnknownTokenError",
+    "WorkerError",
+    "__version__",
+    "train_files",
+]

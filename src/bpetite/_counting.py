@@ -33,8 +33,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Final, Literal
+from typing import TYPE_CHECKING, BinaryIO, Final
 
+from bpetite._progress import Progress, ProgressCallback, ignore_progress
 from bpetite._streaming import (
     DEFAULT_BLOCK_SIZE,
     check_block_size,
@@ -61,18 +62,6 @@ SPLIT_SEARCH_BYTES: Final = 1 << 20
 POLL_SECONDS: Final = 0.1
 
 _SAFE_SPLIT: Final = re.compile(rb"[\x21-\x7e]\n(?=[\x21-\x7e])")
-
-
-@dataclass(frozen=True, slots=True)
-class CountingProgress:
-    """One counting progress report: at start, after blocks are counted, and when done."""
-
-    stage: Literal["start", "count", "done"]
-    bytes_done: int
-    bytes_total: int
-
-
-CountingCallback = Callable[[CountingProgress], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +166,7 @@ def count_files(
     *,
     workers: int | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
-    progress: CountingCallback | None = None,
+    progress: ProgressCallback | None = None,
     piece_bytes: int | None = None,
 ) -> Counter[bytes]:
     """Return how often each chunk occurs in the files `paths` name, summed over the files.
@@ -200,13 +189,13 @@ def count_expanded(
     *,
     workers: int | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
-    progress: CountingCallback | None = None,
+    progress: ProgressCallback | None = None,
     piece_bytes: int | None = None,
 ) -> Counter[bytes]:
     """:func:`count_files` for a list of regular files already expanded."""
     workers = check_workers(default_workers() if workers is None else workers)
     check_block_size(block_size)
-    report = progress or _ignore
+    report = progress or ignore_progress
     if piece_bytes is None:
         total = sum(path.stat().st_size for path in files)
         piece_bytes = max(MIN_PIECE_BYTES, -(-total // (workers * PIECES_PER_WORKER)))
@@ -223,7 +212,7 @@ def count_expanded(
     else:
         str_counts = _count_in_workers(pieces, processes, block_size, total, report)
     counts = Counter({chunk.encode("utf-8"): n for chunk, n in str_counts.items()})
-    report(CountingProgress("done", total, total))
+    report(Progress("count", "done", total, total))
     return counts
 
 
@@ -257,16 +246,16 @@ def count_piece(
 
 
 def _count_here(
-    pieces: Sequence[Piece], block_size: int, total: int, report: CountingCallback
+    pieces: Sequence[Piece], block_size: int, total: int, report: ProgressCallback
 ) -> Counter[str]:
-    report(CountingProgress("start", 0, total))
+    report(Progress("count", "start", 0, total))
     counts: Counter[str] = Counter()
     done = 0
 
     def on_bytes(size: int) -> None:
         nonlocal done
         done += size
-        report(CountingProgress("count", done, total))
+        report(Progress("count", "update", done, total))
 
     for piece in pieces:
         count_piece(piece, block_size, counts, on_bytes)
@@ -278,7 +267,7 @@ def _count_in_workers(
     processes: int,
     block_size: int,
     total: int,
-    report: CountingCallback,
+    report: ProgressCallback,
 ) -> Counter[str]:
     """Run `processes` workers that claim pieces from a shared index; add up their counts."""
     # The platform's default start method (fork on Linux before Python 3.14, spawn on
@@ -294,7 +283,7 @@ def _count_in_workers(
     with context.Pool(processes, _init_worker, (next_piece, bytes_done)) as pool:
         # Reported only now: a live progress display starts a thread, and forking a
         # process that runs threads is what Python warns about.
-        report(CountingProgress("start", 0, total))
+        report(Progress("count", "start", 0, total))
         results: list[AsyncResult[Counter[str]]] = [
             pool.apply_async(_work, (pieces, block_size)) for _ in range(processes)
         ]
@@ -308,7 +297,7 @@ def _count_in_workers(
             done = bytes_done.value
             if done != reported:
                 reported = done
-                report(CountingProgress("count", done, total))
+                report(Progress("count", "update", done, total))
     return counts
 
 
@@ -349,7 +338,3 @@ def _work(pieces: Sequence[Piece], block_size: int) -> Counter[str]:
         if index >= len(pieces):
             return counts
         count_piece(pieces[index], block_size, counts, on_bytes)
-
-
-def _ignore(_: CountingProgress) -> None:
-    pass

@@ -36,6 +36,7 @@ from typing import IO, TYPE_CHECKING, Final, TypeVar
 import regex
 
 from bpetite._constants import END_OF_TEXT_TOKEN
+from bpetite._errors import InvalidUtf8Error
 from bpetite._pretokenizer import PRETOKENIZER
 
 if TYPE_CHECKING:
@@ -58,26 +59,6 @@ _WHITESPACE: Final = regex.compile(r"\s")
 _LITERAL_PREFIXES: Final = tuple(
     END_OF_TEXT_TOKEN[:length] for length in range(len(END_OF_TEXT_TOKEN) - 1, 0, -1)
 )
-
-
-class InvalidUtf8Error(ValueError):
-    """A file is not valid UTF-8; `offset` is the first bad byte, as ``bytes.decode`` says.
-
-    A ValueError so callers that already handle bad input handle this too; it pickles,
-    so a worker process can raise it and the parent sees the same error.
-    """
-
-    def __init__(self, source: str, offset: int, byte: int, reason: str) -> None:
-        super().__init__(
-            f"{source}: invalid UTF-8 at byte offset {offset} (byte 0x{byte:02x}: {reason})"
-        )
-        self.source = source
-        self.offset = offset
-        self.byte = byte
-        self.reason = reason
-
-    def __reduce__(self) -> tuple[type[InvalidUtf8Error], tuple[str, int, int, str]]:
-        return (type(self), (self.source, self.offset, self.byte, self.reason))
 
 
 # --------------------------------------------------------------------------- bytes to text

@@ -9,7 +9,8 @@ from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite._decoder import decode as _decode
 from bpetite._encoder import Encoder
 from bpetite._pretokenizer import count_chunks, require_utf8
-from bpetite._trainer import ProgressCallback, train_merges
+from bpetite._progress import ProgressCallback
+from bpetite._trainer import train_merges
 
 
 class Tokenizer:

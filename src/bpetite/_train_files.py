@@ -10,16 +10,14 @@ no chunk spanning two files.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from bpetite._counting import CountingProgress, count_files
+from bpetite._counting import count_files
 from bpetite._counts_file import load_and_merge
+from bpetite._progress import ProgressCallback
 from bpetite._streaming import DEFAULT_BLOCK_SIZE
 from bpetite._tokenizer import Tokenizer
-from bpetite._trainer import TrainingProgress, check_vocab_size
-
-#: Receives counting reports, then the merge loop's reports.
-TrainFilesCallback = Callable[[CountingProgress | TrainingProgress], None]
+from bpetite._trainer import check_vocab_size
 
 
 def train_files(
@@ -28,7 +26,7 @@ def train_files(
     *,
     workers: int | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
-    progress: TrainFilesCallback | None = None,
+    progress: ProgressCallback | None = None,
 ) -> Tokenizer:
     """Learn a tokenizer from UTF-8 files and directories, each file one document.
 
@@ -53,7 +51,7 @@ def train_files(
 def train_counts(
     count_paths: Iterable[str | os.PathLike[str]],
     vocab_size: int,
-    progress: Callable[[TrainingProgress], None] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> Tokenizer:
     """Learn a tokenizer from counts files (``bpetite count``), summing their counts.
 

@@ -23,14 +23,13 @@ per-occurrence bookkeeping, about a dozen dictionary operations each.
 """
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from heapq import heapify, heappop, heappush
 from itertools import chain
 from operator import add
-from typing import Literal
 
 from bpetite._constants import BASE_VOCAB_SIZE
+from bpetite._progress import Progress, ProgressCallback, ignore_progress
 
 #: Token ids are stored as characters, so this is the largest id training can make.
 MAX_TOKEN_ID = 0x10FFFF
@@ -39,18 +38,6 @@ MAX_TOKEN_ID = 0x10FFFF
 PROGRESS_EVERY = 100
 
 Pair = tuple[int, int]
-
-
-@dataclass(frozen=True, slots=True)
-class TrainingProgress:
-    """One progress report: sent at start, every PROGRESS_EVERY merges, and when done."""
-
-    stage: Literal["start", "merge", "done"]
-    merges_done: int
-    merges_target: int
-
-
-ProgressCallback = Callable[[TrainingProgress], None]
 
 
 def check_vocab_size(vocab_size: object) -> int:
@@ -80,8 +67,8 @@ def train_merges(
             f"vocab_size must be at most {MAX_TOKEN_ID + 1:,} (token ids are stored as "
             f"characters while training), got {vocab_size:,}"
         )
-    report = progress or _ignore
-    report(TrainingProgress("start", 0, target))
+    report = progress or ignore_progress
+    report(Progress("merge", "start", 0, target))
 
     # A word is a str with one character per token (chr(id)): finding and replacing a
     # pair is then `str.find` / `str.replace` in C, and `replace` is exactly the
@@ -114,9 +101,9 @@ def train_merges(
         for new_pair, count in created.items():
             heappush(heap, (-count, new_pair))
         if len(merges) % PROGRESS_EVERY == 0:
-            report(TrainingProgress("merge", len(merges), target))
+            report(Progress("merge", "update", len(merges), target))
 
-    report(TrainingProgress("done", len(merges), target))
+    report(Progress("merge", "done", len(merges), target))
     return merges
 
 
@@ -201,7 +188,3 @@ def _merge_everywhere(
     pair_counts.update(fresh_counts)
     where.update(fresh_where)
     return fresh_counts
-
-
-def _ignore(_: TrainingProgress) -> None:
-    """The default progress callback: report nothing."""

@@ -20,12 +20,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
 from bpetite import Tokenizer
-from bpetite._trainer import ProgressCallback, TrainingProgress
+from bpetite._progress import Progress, ProgressCallback
 from bpetite.cli import CliError
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.progress import Progress, TaskID
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
@@ -250,7 +251,7 @@ class PhaseProgress:
         self._terminal = is_terminal(self._stream) if terminal is None else terminal
         self._clock = clock
         self._started_at = 0.0
-        self._live: tuple[Progress, TaskID] | None = None
+        self._live: tuple[RichProgress, TaskID] | None = None
 
     @property
     def terminal(self) -> bool:
@@ -326,15 +327,15 @@ class PhaseProgress:
 def training_progress(phase: PhaseProgress) -> ProgressCallback:
     """Adapt the trainer's start/merge/done reports to a :class:`PhaseProgress`."""
 
-    def report(event: TrainingProgress) -> None:
+    def report(event: Progress) -> None:
         if event.stage == "start":
-            phase.start(event.merges_target)
-        elif event.stage == "merge":
-            phase.update(event.merges_done)
+            phase.start(event.total)
+        elif event.stage == "update":
+            phase.update(event.done)
         else:
-            early = event.merges_done < event.merges_target
+            early = event.done < event.total
             note = "stopped early: no adjacent pair left to merge" if early else ""
-            phase.finish(event.merges_done, note)
+            phase.finish(event.done, note)
 
     return report
 
@@ -355,12 +356,11 @@ def _rate(per_second: float) -> str:
     return f"{per_second:.0f}" if per_second >= 10 else f"{per_second:.2g}"
 
 
-def _rich_progress(console: Console, unit: str) -> Progress:
+def _rich_progress(console: Console, unit: str) -> RichProgress:
     """A rich Progress with the columns a long phase needs: done/total, rate, ETA."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
-        Progress,
         ProgressColumn,
         Task,
         TextColumn,
@@ -377,7 +377,9 @@ def _rich_progress(console: Console, unit: str) -> Progress:
             shown = "?" if speed is None else f"{speed:,.0f}"
             return Text(f"{shown} {unit}/s", style="progress.data.speed")
 
-    return Progress(
+    from rich.progress import Progress as RichProgress
+
+    return RichProgress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),

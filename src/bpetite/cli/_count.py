@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from bpetite._counting import CountingCallback, CountingProgress, count_expanded, expand_inputs
+from bpetite._counting import count_expanded, expand_inputs
 from bpetite._counts_file import load_counts, save_counts
-from bpetite._streaming import InvalidUtf8Error, count_pieces, decode_blocks, read_blocks
+from bpetite._errors import InvalidUtf8Error
+from bpetite._progress import Progress, ProgressCallback
+from bpetite._streaming import count_pieces, decode_blocks, read_blocks
 from bpetite.cli import CliError
 from bpetite.cli._common import (
     STDIN,
@@ -174,21 +176,21 @@ def count_inputs(
     return Counted(counts, len(files) + (STDIN in inputs), corpus_bytes)
 
 
-def counting_progress(phase: PhaseProgress) -> CountingCallback:
+def counting_progress(phase: PhaseProgress) -> ProgressCallback:
     """Adapt counting reports to a phase; off a terminal, about one line per tenth."""
     next_line = 0
 
-    def report(event: CountingProgress) -> None:
+    def report(event: Progress) -> None:
         nonlocal next_line
         if event.stage == "start":
-            phase.start(event.bytes_total)
-            next_line = round(event.bytes_total * PLAIN_PROGRESS_STEP)
-        elif event.stage == "count":
-            if phase.terminal or event.bytes_done >= next_line:
-                phase.update(event.bytes_done)
-                next_line = event.bytes_done + round(event.bytes_total * PLAIN_PROGRESS_STEP)
+            phase.start(event.total)
+            next_line = round(event.total * PLAIN_PROGRESS_STEP)
+        elif event.stage == "update":
+            if phase.terminal or event.done >= next_line:
+                phase.update(event.done)
+                next_line = event.done + round(event.total * PLAIN_PROGRESS_STEP)
         else:
-            phase.finish(event.bytes_done)
+            phase.finish(event.done)
 
     return report
 

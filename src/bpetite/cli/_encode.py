@@ -10,9 +10,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from bpetite._errors import InvalidUtf8Error
 from bpetite._streaming import (
     DEFAULT_BLOCK_SIZE,
-    InvalidUtf8Error,
     decode_blocks,
     encode_pieces,
     read_blocks,

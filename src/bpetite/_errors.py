@@ -1,0 +1,71 @@
+"""bpetite's one error family.
+
+Every error bpetite raises on purpose is a :class:`BpetiteError`, and each subclass
+also inherits the builtin the specification names for its case, so ``except
+ValueError`` or ``except KeyError`` written against the spec keeps working while
+``except BpetiteError`` catches exactly bpetite's own failures.
+"""
+
+from __future__ import annotations
+
+
+class BpetiteError(Exception):
+    """The base of every error bpetite raises on purpose.
+
+    ``str(error)`` is the message itself, also for the ``KeyError`` subclasses, whose
+    builtin ``str`` would wrap it in quotes.
+    """
+
+    def __str__(self) -> str:
+        if len(self.args) == 1:
+            return str(self.args[0])
+        return super().__str__()
+
+
+class ArtifactError(BpetiteError, ValueError):
+    """An artifact (or another bpetite JSON document) is corrupt or hand-edited."""
+
+
+class MissingKeyError(ArtifactError, KeyError):
+    """A required key is missing from an artifact: the spec's ``KeyError`` case."""
+
+
+class CountsFileError(ArtifactError):
+    """A chunk-counts file is malformed."""
+
+
+class UnknownTokenError(BpetiteError, KeyError):
+    """A token id is not in the vocabulary (``decode``, ``token_bytes``)."""
+
+
+class NotATokenError(BpetiteError, KeyError):
+    """Bytes or text that are not exactly one token (``encode_single_token``)."""
+
+
+class InvalidUtf8Error(BpetiteError, ValueError):
+    """A file's bytes are not UTF-8; names the file and the offset of the first bad byte."""
+
+    def __init__(self, source: str, offset: int, byte: int, reason: str) -> None:
+        super().__init__(
+            f"{source}: invalid UTF-8 at byte offset {offset} (byte 0x{byte:02x}: {reason})"
+        )
+        self.source = source
+        self.offset = offset
+        self.byte = byte
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[type[InvalidUtf8Error], tuple[str, int, int, str]]:
+        # Worker processes send this error to the parent: rebuild it from its fields.
+        return (type(self), (self.source, self.offset, self.byte, self.reason))
+
+
+class InteropError(BpetiteError, ValueError):
+    """A foreign vocabulary cannot be imported, or a model cannot be exported, exactly."""
+
+
+class OutputExistsError(BpetiteError, FileExistsError):
+    """A destination file exists and replacing it was not allowed."""
+
+
+class WorkerError(BpetiteError, RuntimeError):
+    """A worker process died (killed, out of memory) before it finished its work."""
