@@ -52,7 +52,7 @@ def _train_bpetite(corpus: str, vocab_size: int, save: str | None) -> dict[str, 
             marks[event.stage] = time.perf_counter()
 
     started = time.perf_counter()
-    tokenizer = Tokenizer._train(corpus, vocab_size, progress)
+    tokenizer = Tokenizer.train(corpus, vocab_size, progress=progress)
     finished = time.perf_counter()
     if save:
         tokenizer.save(save, overwrite=True)
@@ -63,7 +63,7 @@ def _train_bpetite(corpus: str, vocab_size: int, save: str | None) -> dict[str, 
             "merge_loop": marks["done"] - marks["start"],
             "build_tokenizer": finished - marks["done"],
         }
-    return {"seconds": finished - started, "merges": len(tokenizer._merges), "phases": phases}
+    return {"seconds": finished - started, "merges": len(tokenizer.merges), "phases": phases}
 
 
 def _train_naive(corpus: str, vocab_size: int, merges_out: str | None) -> dict[str, Any]:
@@ -112,7 +112,7 @@ def _train_files(
     )
     finished = time.perf_counter()
     if merges_out:
-        Path(merges_out).write_text(json.dumps(tokenizer._merges), encoding="utf-8")
+        Path(merges_out).write_text(json.dumps(tokenizer.merges), encoding="utf-8")
     phases: dict[str, float] = {}
     if "start" in marks and "done" in marks:
         phases = {
@@ -122,7 +122,7 @@ def _train_files(
         }
     return {
         "seconds": finished - started,
-        "merges": len(tokenizer._merges),
+        "merges": len(tokenizer.merges),
         "workers": workers,
         "phases": phases,
     }

@@ -49,7 +49,7 @@ class Model:
 
     @classmethod
     def from_tokenizer(cls, vocab_size: int, tokenizer: Tokenizer) -> Model:
-        return cls(vocab_size, tokenizer._merges, dict(tokenizer._vocab))
+        return cls(vocab_size, tokenizer.merges, dict(tokenizer.vocab))
 
 
 def sentence_latency(model: Model, runs: int) -> dict[str, Stat]:

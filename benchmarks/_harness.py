@@ -329,14 +329,12 @@ class Benchmark:
             if name == "naive":
                 naive = [(int(left), int(right)) for left, right in loaded]
                 agreement[key] = {
-                    "identical": naive == list(tokenizer._merges),
+                    "identical": naive == list(tokenizer.merges),
                     "merges": len(naive),
                 }
             else:
-                vocab_bytes = tokenizer._vocab
-                ours = [
-                    (vocab_bytes[left], vocab_bytes[right]) for left, right in tokenizer._merges
-                ]
+                vocab_bytes = tokenizer.vocab
+                ours = [(vocab_bytes[left], vocab_bytes[right]) for left, right in tokenizer.merges]
                 theirs = [(bytes.fromhex(left), bytes.fromhex(right)) for left, right in loaded]
                 agreement[key] = _rust.compare_merges(ours, theirs)
         return agreement
@@ -388,9 +386,7 @@ class Benchmark:
 
         whole = list(Tokenizer.load(str(models[vocab_size]))._merges)
         texts = [path.read_text(encoding="utf-8") for path in pieces]
-        expected_pieces = list(
-            Tokenizer._from_chunk_counts(count_chunks(texts), vocab_size)._merges
-        )
+        expected_pieces = list(Tokenizer.train_from_counts(count_chunks(texts), vocab_size)._merges)
         checks = {
             "one_file_equals_Tokenizer_train": merges_of(merges_files[0]) == whole,
             "pieces_equal_training_on_their_chunk_counts": all(

@@ -61,9 +61,9 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
         "counts_sha256": hashlib.sha256(dumps_counts(counts)).hexdigest(),
     }
     if spec["job"] == "train":
-        tokenizer = Tokenizer._from_chunk_counts(counts, spec["vocab_size"])
+        tokenizer = Tokenizer.train_from_counts(counts, spec["vocab_size"])
         result["merge_s"] = time.perf_counter() - counted
-        result["merges"] = len(tokenizer._merges)
+        result["merges"] = len(tokenizer.merges)
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder, "t.json")
             tokenizer.save(str(path))

@@ -6,7 +6,7 @@ encode pass per merge rank, exactly as the spec sketches them. The fast code in
 """
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import pairwise
 
 import regex
@@ -90,5 +90,5 @@ def naive_encode(text: str, merges: Sequence[tuple[int, int]]) -> list[int]:
     return ids
 
 
-def naive_decode(ids: Sequence[int], vocab: dict[int, bytes]) -> str:
+def naive_decode(ids: Sequence[int], vocab: Mapping[int, bytes]) -> str:
     return b"".join(vocab[i] for i in ids).decode("utf-8", errors="strict")

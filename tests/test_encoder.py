@@ -15,7 +15,7 @@ from tests.strategies import merge_lists, texts, tricky_text
 
 def encoder_for(merges: list[tuple[int, int]]) -> Encoder:
     vocab = naive_vocab(merges)
-    return Encoder(merges, [vocab[i] for i in range(len(vocab))], 256 + len(merges))
+    return Encoder(merges, [vocab[i] for i in range(len(vocab))], PRETOKENIZER.findall)
 
 
 @st.composite
@@ -26,7 +26,7 @@ def trained(draw: st.DrawFn) -> Tokenizer:
 
 @given(trained(), texts)
 def test_matches_rank_pass_encoder_with_trained_merges(tokenizer: Tokenizer, text: str) -> None:
-    assert tokenizer.encode(text) == naive_encode(text, tokenizer._merges)
+    assert tokenizer.encode(text) == naive_encode(text, tokenizer.merges)
 
 
 @given(merge_lists(), st.binary(max_size=40).map(lambda b: bytes(x % 5 + 96 for x in b)))
@@ -74,7 +74,7 @@ def test_tinyshakespeare_sampled_chunks_match_rank_pass(
     sample = random.Random(vocab_size).sample(distinct, 150 if vocab_size > 512 else 600)
     for chunk in sample:
         data = chunk.encode("utf-8")
-        assert tokenizer.encode(chunk) == naive_encode_chunk(data, tokenizer._merges), chunk
+        assert tokenizer.encode(chunk) == naive_encode_chunk(data, tokenizer.merges), chunk
 
 
 def test_tinyshakespeare_whole_text_at_512_matches_rank_pass(
@@ -82,7 +82,7 @@ def test_tinyshakespeare_whole_text_at_512_matches_rank_pass(
 ) -> None:
     tokenizer = shakespeare_tokenizers[512]
     text = shakespeare_text[:200_000]
-    assert tokenizer.encode(text) == naive_encode(text, tokenizer._merges)
+    assert tokenizer.encode(text) == naive_encode(text, tokenizer.merges)
 
 
 def test_long_chunks_take_the_heap_path_and_stay_exact(
@@ -91,7 +91,7 @@ def test_long_chunks_take_the_heap_path_and_stay_exact(
     tokenizer = shakespeare_tokenizers[512]
     rng = random.Random(7)
     word = "".join(rng.choice("etaoinshrdlu") for _ in range(LONG_CHUNK_BYTES * 8))
-    assert tokenizer.encode(word) == naive_encode(word, tokenizer._merges)
+    assert tokenizer.encode(word) == naive_encode(word, tokenizer.merges)
 
 
 @pytest.mark.parametrize(
@@ -120,7 +120,7 @@ def test_long_run_matches_rank_pass_on_a_smaller_copy(
     """The million-letter run cannot go through the rank-pass encoder; 5,000 letters can."""
     tokenizer = shakespeare_tokenizers[512]
     for text in ("a" * 5_000, "ab" * 2_500, " " * 5_001):
-        assert tokenizer.encode(text) == naive_encode(text, tokenizer._merges)
+        assert tokenizer.encode(text) == naive_encode(text, tokenizer.merges)
 
 
 def test_cache_stays_bounded_on_huge_varied_input() -> None:
@@ -138,11 +138,11 @@ def test_multiline_text_encodes_like_the_rank_pass_encoder_cold_and_warm(
     tokenizer: Tokenizer, lines: list[str]
 ) -> None:
     text = "\n".join(lines)
-    expected = naive_encode(text, tokenizer._merges)
+    expected = naive_encode(text, tokenizer.merges)
     assert tokenizer.encode(text) == expected  # cold
     assert tokenizer.encode(text) == expected  # warm: served by the caches
     assert tokenizer.encode(text + "\n" + text) == naive_encode(
-        text + "\n" + text, tokenizer._merges
+        text + "\n" + text, tokenizer.merges
     )
 
 

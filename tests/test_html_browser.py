@@ -89,7 +89,7 @@ def _run_browser(browser: str, profile: Path, *args: str) -> subprocess.Complete
 def test_the_preconditions_of_this_page(page: tuple[Tokenizer, Path]) -> None:
     """The text must really contain the awkward tokens the browser test is about."""
     tokenizer, _ = page
-    tokens = [tokenizer._vocab[i] for i in tokenizer.encode(_TEXT)]
+    tokens = [tokenizer.vocab[i] for i in tokenizer.encode(_TEXT)]
     assert b"<!--" in tokens
     assert any(len(token) > 1 and expected_label(token).startswith("⟨") for token in tokens)
     assert b"<|endoftext|>" in tokens
@@ -105,7 +105,7 @@ def test_browser_dom_has_the_tokens_in_order(
     assert [int(token["data-token-id"]) for token in dom.tokens] == ids
     assert b"".join(bytes.fromhex(token["data-bytes"]) for token in dom.tokens) == _TEXT.encode()
     assert [token["text"] for token in dom.tokens] == [
-        expected_label(tokenizer._vocab[i]) for i in ids
+        expected_label(tokenizer.vocab[i]) for i in ids
     ]
     # Had anything been left unescaped, the browser would have built these elements.
     assert dom.start_tags["script"] == 0

@@ -116,8 +116,8 @@ def encoding_from_ranks(ranks: dict[bytes, int], pattern: str, special: dict[str
 
 def vocab_ranks(tokenizer: Tokenizer) -> dict[bytes, int]:
     """The tokenizer's mergeable tokens as tiktoken ranks, built here by hand."""
-    size = 256 + len(tokenizer._merges)
-    return {tokenizer._vocab[token_id]: token_id for token_id in range(size)}
+    size = 256 + len(tokenizer.merges)
+    return {tokenizer.vocab[token_id]: token_id for token_id in range(size)}
 
 
 def artifact_bytes(tokenizer: Tokenizer, path: Path) -> bytes:
@@ -309,7 +309,7 @@ def test_tiktoken_file_lists_every_mergeable_token_by_id(shakespeare_tokenizer: 
     lines = export.ranks.splitlines()
     assert export.ranks.endswith("\n")
     assert len(lines) == 2000 == export.n_vocab - 1
-    vocab = naive_vocab(shakespeare_tokenizer._merges)
+    vocab = naive_vocab(shakespeare_tokenizer.merges)
     for token_id, line in enumerate(lines):
         encoded, rank = line.split(" ")
         assert base64.b64decode(encoded) == vocab[token_id]
@@ -384,11 +384,7 @@ def test_tiktoken_export_check_is_exact(merges: list[tuple[int, int]], chunks: l
     encoding = encoding_from_ranks(ranks, r"[\s\S]+", {})
     for chunk in chunks + [vocab[token_id].decode() for token_id in range(256, len(vocab) - 1)]:
         expected = naive_encode_chunk(chunk.encode(), merges)
-        assert (
-            encoding.encode_ordinary(chunk)
-            == expected
-            == tokenizer._encoder.encode_chunk(chunk.encode())
-        )
+        assert encoding.encode_ordinary(chunk) == expected == tokenizer.encode_chunk(chunk.encode())
 
 
 @settings(max_examples=EXAMPLES)
@@ -406,11 +402,11 @@ def test_gpt2_import_keeps_gpt2_ids(
 ) -> None:
     """Merged tokens keep 256 + rank, <|endoftext|> stays 50256, bytes take bpetite's ids."""
     tokenizer = gpt2_import.tokenizer
-    assert len(tokenizer._merges) == 50000
+    assert len(tokenizer.merges) == 50000
     assert tokenizer.encode(END) == [50256]
     for token, rank in gpt2_ranks.items():
         if rank >= 256:
-            assert tokenizer._vocab[rank] == token
+            assert tokenizer.vocab[rank] == token
         else:
             assert gpt2_import.source_ids[token[0]] == rank
     assert gpt2_import.source_ids[:256] == gpt2_byte_permutation().id_of_byte
@@ -463,7 +459,7 @@ def test_gpt2_tiktoken_file_imports_to_the_same_model(
     result = import_vocabulary([gpt2_dir / "gpt2.tiktoken"])
     assert result.format == "tiktoken"
     assert result.source_ids == gpt2_import.source_ids
-    assert result.tokenizer._merges == gpt2_import.tokenizer._merges
+    assert result.tokenizer.merges == gpt2_import.tokenizer.merges
 
 
 @pytest.fixture(scope="module")
@@ -495,7 +491,7 @@ def test_gpt2_tokenizer_json_made_by_tokenizers_imports_to_the_same_model(
     result = import_vocabulary([path])
     assert result.format == "tokenizer.json"
     assert result.source_ids == gpt2_import.source_ids
-    assert result.tokenizer._merges == gpt2_import.tokenizer._merges
+    assert result.tokenizer.merges == gpt2_import.tokenizer.merges
 
 
 # --------------------------------------------------------------------------- round trips
@@ -526,14 +522,14 @@ def test_any_exportable_vocabulary_round_trips(merges: list[tuple[int, int]]) ->
     vocab = naive_vocab(merges)
     assume(len(set(vocab.values())) == len(vocab))
     with_hf = _import_text("tokenizer.json", export_hf(tokenizer))
-    assert with_hf.tokenizer._merges == tokenizer._merges
+    assert with_hf.tokenizer.merges == tokenizer.merges
     try:
         ranks = export_tiktoken(tokenizer).ranks
     except InteropError:
         return  # a token that does not encode to itself: covered above
     tokens = [vocab[token_id] for token_id in range(256, len(vocab) - 1)]
     if first_token_outside_chunks(tokens) is None:
-        assert _import_text("x.tiktoken", ranks).tokenizer._merges == tokenizer._merges
+        assert _import_text("x.tiktoken", ranks).tokenizer.merges == tokenizer.merges
     else:
         with pytest.raises(InteropError, match="spans two chunks"):
             _import_text("x.tiktoken", ranks)
@@ -637,7 +633,7 @@ def test_a_tokenizer_json_without_the_special_token_gets_it_at_the_first_free_id
     document = _hf_document(small_tokenizer)
     document["added_tokens"].clear()
     result = import_vocabulary([_write_json(tmp_path / "tokenizer.json", document)])
-    assert result.tokenizer._merges == small_tokenizer._merges
+    assert result.tokenizer.merges == small_tokenizer.merges
     assert result.source_ids[-1] == 270 == result.tokenizer.encode(END)[0]
 
 
@@ -670,7 +666,7 @@ def test_ignore_merges_is_accepted_only_when_it_changes_nothing(
     document = _hf_document(small_tokenizer)
     document["model"]["ignore_merges"] = True
     result = import_vocabulary([_write_json(tmp_path / "ok.json", document)])
-    assert result.tokenizer._merges == small_tokenizer._merges
+    assert result.tokenizer.merges == small_tokenizer.merges
     misfit = _hf_document(Tokenizer(MISFIT_MERGES))
     misfit["model"]["ignore_merges"] = True
     with pytest.raises(InteropError, match="ignore_merges"):
@@ -679,11 +675,11 @@ def test_ignore_merges_is_accepted_only_when_it_changes_nothing(
 
 def _vocab_and_merges(tokenizer: Tokenizer, tmp_path: Path) -> tuple[dict[str, int], list[str]]:
     """The tokenizer as encoder.json + vocab.bpe, written by hand from its vocabulary."""
-    vocab = naive_vocab(tokenizer._merges)
+    vocab = naive_vocab(tokenizer.merges)
     texts = {token_id: to_alphabet(token) for token_id, token in vocab.items()}
     encoder = {text: token_id for token_id, text in texts.items()}
     encoder[END] = len(vocab) - 1
-    merges = [f"{texts[left]} {texts[right]}" for left, right in tokenizer._merges]
+    merges = [f"{texts[left]} {texts[right]}" for left, right in tokenizer.merges]
     return encoder, merges
 
 
@@ -699,7 +695,7 @@ def test_vocab_and_merges_import_in_either_order(
     paths = _write_pair(tmp_path, *_vocab_and_merges(small_tokenizer, tmp_path))
     for order in (paths, paths[::-1]):
         result = import_vocabulary(order)
-        assert result.tokenizer._merges == small_tokenizer._merges
+        assert result.tokenizer.merges == small_tokenizer.merges
         assert result.id_layout == "identical"
 
 
@@ -711,7 +707,7 @@ def test_a_renumbered_vocabulary_is_mapped_not_refused(
     shifted = {token: (token_id + 1) % len(encoder) for token, token_id in encoder.items()}
     result = import_vocabulary(_write_pair(tmp_path, shifted, merges))
     assert result.id_layout == "renumbered"
-    assert result.tokenizer._merges == small_tokenizer._merges
+    assert result.tokenizer.merges == small_tokenizer.merges
     text = "the cat<|endoftext|>"
     ids = result.tokenizer.encode(text)
     assert result.to_source_ids(ids) == [(i + 1) % len(encoder) for i in ids]

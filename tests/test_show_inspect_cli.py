@@ -241,7 +241,7 @@ def test_show_colour_on_a_16_colour_terminal_still_alternates(
 
 def test_render_ansi_matches_the_pieces(model: Path) -> None:
     tokenizer = Tokenizer.load(str(model))
-    pieces = token_pieces(tokenizer.encode(_TEXT), tokenizer._vocab, {300})
+    pieces = token_pieces(tokenizer.encode(_TEXT), tokenizer.vocab, {300})
     rendered = render_ansi(pieces, show_ids=True)
     expected = "".join(
         f"{expected_label(piece.data)}[{piece.token_id}]" + "\n" * piece.data.count(b"\n")

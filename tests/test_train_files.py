@@ -39,7 +39,7 @@ def expected(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> bytes:
     counts: Counter[bytes] = Counter()
     for path in corpus.rglob("*.txt"):
         counts.update(naive_pretokenize(path.read_bytes().decode("utf-8")))
-    tokenizer = Tokenizer._from_chunk_counts(counts, VOCAB)
+    tokenizer = Tokenizer.train_from_counts(counts, VOCAB)
     return artifact(tokenizer, tmp_path_factory.mktemp("expected") / "t.json")
 
 
@@ -87,7 +87,7 @@ def test_files_are_separate_documents(tmp_path: Path) -> None:
     (tmp_path / "1.txt").write_text("ab", encoding="utf-8")
     (tmp_path / "2.txt").write_text("c", encoding="utf-8")
     separate = train_files([tmp_path], 258, workers=2)
-    assert list(separate._merges) == [(97, 98)]
+    assert list(separate.merges) == [(97, 98)]
     assert list(Tokenizer.train("abc", 258)._merges) == [(97, 98), (256, 99)]
 
 

@@ -61,11 +61,11 @@ def test_non_overlapping_left_to_right() -> None:
 
 def test_spec_worked_example() -> None:
     tokenizer = Tokenizer.train("ab ab ab", 258)
-    assert list(tokenizer._merges) == [(97, 98), (32, 256)]
-    assert tokenizer._vocab[256] == b"ab"
-    assert tokenizer._vocab[257] == b" ab"
-    assert tokenizer._vocab[258] == b"<|endoftext|>"
-    assert tokenizer._special_tokens == {"<|endoftext|>": 258}
+    assert list(tokenizer.merges) == [(97, 98), (32, 256)]
+    assert tokenizer.vocab[256] == b"ab"
+    assert tokenizer.vocab[257] == b" ab"
+    assert tokenizer.vocab[258] == b"<|endoftext|>"
+    assert tokenizer.special_tokens == {"<|endoftext|>": 258}
 
 
 def test_special_literal_in_corpus_is_ordinary_text() -> None:
@@ -97,8 +97,8 @@ def test_vocab_size_beyond_the_id_space_is_rejected_up_front() -> None:
 def test_vocab_256_and_empty_corpus_give_no_merges() -> None:
     assert merges_of("hello hello", 256) == []
     tokenizer = Tokenizer.train("", 1000)
-    assert tokenizer._merges == ()
-    assert tokenizer._special_tokens == {"<|endoftext|>": 256}
+    assert tokenizer.merges == ()
+    assert tokenizer.special_tokens == {"<|endoftext|>": 256}
 
 
 def test_corpus_must_be_valid_text() -> None:
@@ -139,4 +139,4 @@ def test_tinyshakespeare_matches_naive(shakespeare_text: str, vocab_size: int) -
 def test_tinyshakespeare_32000_early_stops_at_21528(shakespeare_text: str) -> None:
     """The issue's figure; the exact merges at this size are checked via the encoder tests."""
     tokenizer = Tokenizer.train(shakespeare_text, 32000)
-    assert 256 + len(tokenizer._merges) == 21528
+    assert 256 + len(tokenizer.merges) == 21528

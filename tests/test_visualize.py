@@ -132,11 +132,11 @@ def tokenizer() -> Tokenizer:
 
 
 def _specials(tokenizer: Tokenizer) -> set[int]:
-    return set(tokenizer._special_tokens.values())
+    return set(tokenizer.special_tokens.values())
 
 
 def _pieces_of(tokenizer: Tokenizer, text: str) -> list[TokenPiece]:
-    return token_pieces(tokenizer.encode(text), tokenizer._vocab, _specials(tokenizer))
+    return token_pieces(tokenizer.encode(text), tokenizer.vocab, _specials(tokenizer))
 
 
 # --------------------------------------------------------------------------- pieces
@@ -149,10 +149,10 @@ def test_an_emoji_split_in_two_tokens_shows_each_half_as_hex() -> None:
     (0x98, 0x80); then (0x9f, 256) wins over (0xf0, 0x9f) the same way.
     """
     tokenizer = Tokenizer.train("😀" * 5, 258)
-    assert tokenizer._merges == ((0x98, 0x80), (0x9F, 256))
+    assert tokenizer.merges == ((0x98, 0x80), (0x9F, 256))
     ids = tokenizer.encode("😀")
     assert ids == [0xF0, 257]
-    pieces = token_pieces(ids, tokenizer._vocab)
+    pieces = token_pieces(ids, tokenizer.vocab)
     assert [piece.kind for piece in pieces] == ["partial", "partial"]
     assert [piece.label for piece in pieces] == ["⟨f0⟩", "⟨9f 98 80⟩"]
     # Together the bytes are a valid character; the display must still not pretend so.
@@ -209,7 +209,7 @@ def test_visible_leaves_no_control_character() -> None:
 
 def test_special_token_is_marked_special(tokenizer: Tokenizer) -> None:
     pieces = token_pieces(
-        tokenizer.encode("a<|endoftext|>b"), tokenizer._vocab, _specials(tokenizer)
+        tokenizer.encode("a<|endoftext|>b"), tokenizer.vocab, _specials(tokenizer)
     )
     assert [piece.kind for piece in pieces] == ["text", "special", "text"]
     assert pieces[1].label == "<|endoftext|>"
@@ -217,12 +217,12 @@ def test_special_token_is_marked_special(tokenizer: Tokenizer) -> None:
 
 def test_unknown_id_names_the_id_and_position(tokenizer: Tokenizer) -> None:
     with pytest.raises(KeyError, match="unknown token id 999 at position 1"):
-        token_pieces([104, 999], tokenizer._vocab)
+        token_pieces([104, 999], tokenizer.vocab)
 
 
 def test_summary_counts(tokenizer: Tokenizer) -> None:
     text = "Hello 😀\n"
-    summary = summarize(token_pieces(tokenizer.encode(text), tokenizer._vocab))
+    summary = summarize(token_pieces(tokenizer.encode(text), tokenizer.vocab))
     assert summary.tokens == len(tokenizer.encode(text))
     assert summary.bytes == len(text.encode("utf-8")) == 11
     assert summary.characters == len(text) == 8
@@ -241,7 +241,7 @@ def test_plain_rendering_by_hand() -> None:
     tokenizer = Tokenizer.train("ab ab ab", 258)
     ids = tokenizer.encode("ab\n\n ab")
     assert ids == [256, 10, 10, 257]
-    pieces = token_pieces(ids, tokenizer._vocab)
+    pieces = token_pieces(ids, tokenizer.vocab)
     assert render_plain(pieces) == "ab|↵|\n↵|\n·ab\n"
     assert render_plain(pieces, show_ids=True) == "ab[256]|↵[10]|\n↵[10]|\n·ab[257]\n"
     assert render_plain([]) == "\n"
@@ -261,20 +261,20 @@ _TEXTS = st.lists(_ALPHABET, max_size=40).map("".join)
 @given(text=_TEXTS)
 def test_plain_output_splits_back_into_the_tokens(tokenizer: Tokenizer, text: str) -> None:
     ids = tokenizer.encode(text)
-    output = render_plain(token_pieces(ids, tokenizer._vocab, _specials(tokenizer)))
-    assert parse_plain(output) == [expected_label(tokenizer._vocab[i]) for i in ids]
+    output = render_plain(token_pieces(ids, tokenizer.vocab, _specials(tokenizer)))
+    assert parse_plain(output) == [expected_label(tokenizer.vocab[i]) for i in ids]
     assert output.endswith("\n")
 
 
 @given(text=_TEXTS)
 def test_plain_ids_follow_each_token(tokenizer: Tokenizer, text: str) -> None:
     ids = tokenizer.encode(text)
-    output = render_plain(token_pieces(ids, tokenizer._vocab, _specials(tokenizer)), show_ids=True)
+    output = render_plain(token_pieces(ids, tokenizer.vocab, _specials(tokenizer)), show_ids=True)
     parsed = [re.fullmatch(r"(.*)\[(\d+)\]", label, re.DOTALL) for label in parse_plain(output)]
     assert all(parsed)
     assert [int(match.group(2)) for match in parsed if match] == ids
     assert [match.group(1) for match in parsed if match] == [
-        expected_label(tokenizer._vocab[i]) for i in ids
+        expected_label(tokenizer.vocab[i]) for i in ids
     ]
 
 
@@ -284,12 +284,12 @@ def test_plain_ids_follow_each_token(tokenizer: Tokenizer, text: str) -> None:
 @given(text=_TEXTS)
 def test_html_tokens_are_the_ids_and_bytes_in_order(tokenizer: Tokenizer, text: str) -> None:
     ids = tokenizer.encode(text)
-    page = parse_page(render_html(token_pieces(ids, tokenizer._vocab, _specials(tokenizer))))
+    page = parse_page(render_html(token_pieces(ids, tokenizer.vocab, _specials(tokenizer))))
     assert [int(token["data-token-id"]) for token in page.tokens] == ids
     data = b"".join(bytes.fromhex(token["data-bytes"]) for token in page.tokens)
     assert data == text.encode("utf-8")
     assert [token["text"] for token in page.tokens] == [
-        expected_label(tokenizer._vocab[i]) for i in ids
+        expected_label(tokenizer.vocab[i]) for i in ids
     ]
     assert page.by_id["token-count"] == str(len(ids))
     assert page.start_tags["script"] == 0
@@ -348,7 +348,7 @@ def test_html_neighbours_get_different_colours(tokenizer: Tokenizer) -> None:
     shades, so even a run of them (the unseen 🦓 is cut into pieces) shows its boundaries."""
     text = "Hello world! Hello there. 🦓 x<|endoftext|><|endoftext|>y"
     ids = tokenizer.encode(text)
-    partial = [i for i in ids if expected_label(tokenizer._vocab[i])[0] == "⟨"]
+    partial = [i for i in ids if expected_label(tokenizer.vocab[i])[0] == "⟨"]
     assert len(partial) >= 2
     page = parse_page(render_html(_pieces_of(tokenizer, text)))
     classes = [token["class"] for token in page.tokens]
@@ -381,7 +381,7 @@ def test_html_ids_switch_is_a_body_class(tokenizer: Tokenizer) -> None:
 
 def test_first_merges_of_a_tiny_corpus() -> None:
     tokenizer = Tokenizer.train("ab ab ab", 258)
-    stats = vocabulary_stats(tokenizer._vocab, tokenizer._merges, tokenizer._special_tokens)
+    stats = vocabulary_stats(tokenizer.vocab, tokenizer.merges, tokenizer.special_tokens)
     assert stats["mergeable_vocab_size"] == 258
     assert stats["merges"] == 2
     assert stats["special_tokens"] == {"<|endoftext|>": 258}
@@ -401,8 +401,8 @@ def test_first_merges_of_a_tiny_corpus() -> None:
 
 
 def test_vocabulary_stats_against_a_direct_count(tokenizer: Tokenizer) -> None:
-    vocab = tokenizer._vocab
-    stats = vocabulary_stats(vocab, tokenizer._merges, tokenizer._special_tokens, top=5)
+    vocab = tokenizer.vocab
+    stats = vocabulary_stats(vocab, tokenizer.merges, tokenizer.special_tokens, top=5)
     mergeable = [data for token_id, data in vocab.items() if token_id not in _specials(tokenizer)]
     assert len(mergeable) == 300 == stats["mergeable_vocab_size"]
     histogram = Counter(len(data) for data in mergeable)
@@ -416,7 +416,7 @@ def test_vocabulary_stats_against_a_direct_count(tokenizer: Tokenizer) -> None:
     for token in longest:
         assert bytes.fromhex(token["hex"]) == vocab[token["id"]]
     last = stats["last_merges"]
-    n_merges = len(tokenizer._merges)
+    n_merges = len(tokenizer.merges)
     assert [merge["rank"] for merge in last] == list(range(n_merges - 5, n_merges))
     for merge in last:
         left, right = merge["pair"]
@@ -426,7 +426,7 @@ def test_vocabulary_stats_against_a_direct_count(tokenizer: Tokenizer) -> None:
 
 def test_partial_tokens_have_null_text() -> None:
     tokenizer = Tokenizer.train("😀" * 5, 258)
-    stats = vocabulary_stats(tokenizer._vocab, tokenizer._merges, tokenizer._special_tokens)
+    stats = vocabulary_stats(tokenizer.vocab, tokenizer.merges, tokenizer.special_tokens)
     assert stats["first_merges"][0]["token"] == {
         "id": 256,
         "length": 2,
@@ -437,17 +437,17 @@ def test_partial_tokens_have_null_text() -> None:
 
 def test_top_zero_and_negative() -> None:
     tokenizer = Tokenizer.train("ab ab ab", 258)
-    stats = vocabulary_stats(tokenizer._vocab, tokenizer._merges, {"<|endoftext|>": 258}, top=0)
+    stats = vocabulary_stats(tokenizer.vocab, tokenizer.merges, {"<|endoftext|>": 258}, top=0)
     assert stats["longest_tokens"] == stats["first_merges"] == stats["last_merges"] == []
     with pytest.raises(ValueError, match="top must be at least 0, got -1"):
-        vocabulary_stats(tokenizer._vocab, tokenizer._merges, {"<|endoftext|>": 258}, top=-1)
+        vocabulary_stats(tokenizer.vocab, tokenizer.merges, {"<|endoftext|>": 258}, top=-1)
 
 
 def test_corpus_stats_against_the_naive_encoder(tokenizer: Tokenizer) -> None:
     corpus = _CORPUS[:2000] + "<|endoftext|>" + "Zebra ünïcode 🦓"
-    ids = naive_encode(corpus, tokenizer._merges)
+    ids = naive_encode(corpus, tokenizer.merges)
     counts = Counter(ids)
-    stats = corpus_stats(ids, tokenizer._vocab, tokenizer._special_tokens, top=3)
+    stats = corpus_stats(ids, tokenizer.vocab, tokenizer.special_tokens, top=3)
     n_bytes = len(corpus.encode("utf-8"))
     assert stats["bytes"] == n_bytes
     assert stats["tokens"] == len(ids)
@@ -465,7 +465,7 @@ def test_corpus_stats_against_the_naive_encoder(tokenizer: Tokenizer) -> None:
 
 
 def test_corpus_stats_of_nothing(tokenizer: Tokenizer) -> None:
-    stats = corpus_stats([], tokenizer._vocab, tokenizer._special_tokens)
+    stats = corpus_stats([], tokenizer.vocab, tokenizer.special_tokens)
     assert stats["tokens"] == stats["bytes"] == stats["distinct_tokens_used"] == 0
     assert stats["tokens_per_byte"] is None
     assert stats["bytes_per_token"] is None

@@ -12,17 +12,22 @@ from bpetite._errors import (
     ArtifactError,
     BpetiteError,
     CountsFileError,
+    DisallowedSpecialError,
     InteropError,
     InvalidUtf8Error,
     MissingKeyError,
     NotATokenError,
     OutputExistsError,
+    ParameterError,
+    PatternError,
     UnknownTokenError,
     WorkerError,
 )
+from bpetite._patterns import PRESETS, SplitPattern
+from bpetite._pretokenizer import count_chunks
 from bpetite._progress import Progress, ProgressCallback
 from bpetite._tokenizer import Tokenizer
-from bpetite._train_files import train_files
+from bpetite._train_files import train_counts, train_files
 
 try:
     __version__ = version("bpetite")
@@ -30,19 +35,26 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0+unknown"
 
 __all__ = [
+    "PRESETS",
     "ArtifactError",
     "BpetiteError",
     "CountsFileError",
+    "DisallowedSpecialError",
     "InteropError",
     "InvalidUtf8Error",
     "MissingKeyError",
     "NotATokenError",
     "OutputExistsError",
+    "ParameterError",
+    "PatternError",
     "Progress",
     "ProgressCallback",
+    "SplitPattern",
     "Tokenizer",
     "UnknownTokenError",
     "WorkerError",
     "__version__",
+    "count_chunks",
+    "train_counts",
     "train_files",
 ]

@@ -11,13 +11,16 @@ import os
 import tempfile
 from pathlib import Path
 
+from bpetite._errors import OutputExistsError
+
 
 def write_atomically(path: str | os.PathLike[str], data: bytes, *, overwrite: bool) -> None:
     """Write `data` to `path` atomically and durably.
 
-    Raises FileExistsError when `path` exists and `overwrite` is false (also when the
-    file appears while we write), FileNotFoundError / NotADirectoryError for a bad
-    parent, IsADirectoryError when `path` is a directory; all before writing anything.
+    Raises OutputExistsError (a FileExistsError) when `path` exists and `overwrite` is
+    false (also when the file appears while we write), FileNotFoundError or
+    NotADirectoryError for a bad parent, IsADirectoryError when `path` is a directory;
+    all before writing anything.
     """
     destination = Path(path)
     _check_destination(destination, overwrite=overwrite)
@@ -36,7 +39,7 @@ def _check_destination(destination: Path, *, overwrite: bool) -> None:
     if destination.is_dir():
         raise IsADirectoryError(f"cannot write '{destination}': it is a directory")
     if not overwrite and (destination.exists() or destination.is_symlink()):
-        raise FileExistsError(_exists_message(destination))
+        raise OutputExistsError(_exists_message(destination))
 
 
 def _exists_message(destination: Path) -> str:
@@ -84,10 +87,10 @@ def _publish_without_clobbering(temp: Path, destination: Path) -> None:
     try:
         os.link(temp, destination)
     except FileExistsError:
-        raise FileExistsError(_exists_message(destination)) from None
+        raise OutputExistsError(_exists_message(destination)) from None
     except OSError:
         if destination.exists() or destination.is_symlink():
-            raise FileExistsError(_exists_message(destination)) from None
+            raise OutputExistsError(_exists_message(destination)) from None
         temp.replace(destination)
         return
     temp.unlink()

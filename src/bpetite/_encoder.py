@@ -1,11 +1,12 @@
 """Text to token ids: the merges applied in rank order, without one pass per rank.
 
-Semantics (the specification's): split out exact ``<|endoftext|>`` literals, pre-tokenize
-the rest, and in each chunk apply every merge in rank order, each as one
-non-overlapping left-to-right pass. Only ranks whose pair is present change anything,
-and a merge only creates pairs that contain its new id, whose ranks are all higher;
-so "apply the lowest-ranked pair present, all its occurrences left to right, until no
-ranked pair is left" gives the same ids while doing work only for merges that apply.
+Semantics (the specification's): the caller splits out special tokens; the encoder
+pre-tokenizes the rest with the tokenizer's split pattern, and in each chunk applies
+every merge in rank order, each as one non-overlapping left-to-right pass. Only ranks
+whose pair is present change anything, and a merge only creates pairs that contain
+its new id, whose ranks are all higher; so "apply the lowest-ranked pair present, all
+its occurrences left to right, until no ranked pair is left" gives the same ids while
+doing work only for merges that apply.
 
 Speed comes from three layers, cheapest first:
 
@@ -24,12 +25,11 @@ list, and encoding new text, the common case, became 1.4x slower.
 """
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from heapq import heapify, heappop, heappush
 from itertools import chain, pairwise, repeat
 
-from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
-from bpetite._pretokenizer import PRETOKENIZER, require_utf8
+from bpetite._constants import BASE_VOCAB_SIZE
 
 Pair = tuple[int, int]
 
@@ -54,11 +54,13 @@ class Encoder:
         "_merge_ids",
         "_merges",
         "_rights",
-        "_special_id",
+        "_split",
         "_whole_tokens",
     )
 
-    def __init__(self, merges: Sequence[Pair], vocab: Sequence[bytes], special_id: int) -> None:
+    def __init__(
+        self, merges: Sequence[Pair], vocab: Sequence[bytes], split: Callable[[str], list[str]]
+    ) -> None:
         self._merges = tuple(merges)
         # The pair each id was merged from, indexed by id (-1 for the bytes).
         self._lefts = [-1] * BASE_VOCAB_SIZE + [left for left, _ in self._merges]
@@ -68,25 +70,9 @@ class Encoder:
         for rank, pair in enumerate(self._merges):
             merge_ids.setdefault(pair, BASE_VOCAB_SIZE + rank)
         self._merge_ids = merge_ids
-        self._special_id = special_id
+        self._split = split
         self._whole_tokens = self._find_whole_tokens(vocab)
         self._chunk_cache = _BoundedCache(CHUNK_CACHE_SIZE)
-
-    def encode(self, text: str) -> list[int]:
-        """Return the ids of `text`; exact ``<|endoftext|>`` literals become the special id."""
-        if not isinstance(text, str):
-            raise TypeError(f"encode() takes a str, got {type(text).__name__}")
-        require_utf8(text, "text")
-        segments = text.split(END_OF_TEXT_TOKEN)
-        if len(segments) == 1:
-            return self._encode_ordinary(text)
-        ids: list[int] = []
-        for index, segment in enumerate(segments):
-            if index:
-                ids.append(self._special_id)
-            if segment:
-                ids += self._encode_ordinary(segment)
-        return ids
 
     def encode_chunk(self, chunk: bytes) -> list[int]:
         """Return the ids of one pre-tokenized chunk (uncached)."""
@@ -97,8 +83,9 @@ class Encoder:
             return self._merge_long(list(chunk))
         return self._merge_short(list(chunk))
 
-    def _encode_ordinary(self, text: str) -> list[int]:
-        pieces = PRETOKENIZER.findall(text)
+    def encode_text(self, text: str) -> list[int]:
+        """Return the ids of `text`, every character ordinary (the caller checked it is a str)."""
+        pieces = self._split(text)
         try:
             # The warm path: every chunk is cached, and the loop runs in C.
             return list(chain.from_iterable(map(self._chunk_cache.entries.__getitem__, pieces)))

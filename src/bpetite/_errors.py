@@ -69,3 +69,34 @@ class OutputExistsError(BpetiteError, FileExistsError):
 
 class WorkerError(BpetiteError, RuntimeError):
     """A worker process died (killed, out of memory) before it finished its work."""
+
+
+class PatternError(BpetiteError, ValueError):
+    """A split pattern cannot be used: unknown preset, invalid, or one that drops text."""
+
+
+class DisallowedSpecialError(BpetiteError, ValueError):
+    """The text holds a special token that the encode call did not allow."""
+
+
+class ParameterError(BpetiteError, ValueError):
+    """An argument has the right type but a value bpetite cannot use (``vocab_size=100``)."""
+
+
+# The classes are public as ``bpetite.X``; tracebacks should say so.
+for _error in (
+    BpetiteError,
+    ArtifactError,
+    MissingKeyError,
+    CountsFileError,
+    UnknownTokenError,
+    NotATokenError,
+    InvalidUtf8Error,
+    InteropError,
+    OutputExistsError,
+    WorkerError,
+    PatternError,
+    DisallowedSpecialError,
+    ParameterError,
+):
+    _error.__module__ = "bpetite"

@@ -9,9 +9,10 @@ from collections.abc import Iterable
 
 import regex
 
-from bpetite._constants import PRETOKENIZER_PATTERN
+from bpetite._patterns import SplitPattern, resolve_pattern
 
-PRETOKENIZER: regex.Pattern[str] = regex.compile(PRETOKENIZER_PATTERN)
+#: The spec's GPT-2 pattern, compiled once; the default everywhere.
+PRETOKENIZER: regex.Pattern[str] = resolve_pattern("gpt2").compiled
 
 
 def pretokenize(text: str) -> list[bytes]:
@@ -23,15 +24,26 @@ def pretokenize(text: str) -> list[bytes]:
     return [chunk.encode("utf-8") for chunk in PRETOKENIZER.findall(text)]
 
 
-def count_chunks(texts: Iterable[str]) -> Counter[bytes]:
-    """Count the distinct chunks of several texts; chunks never span two texts.
+def count_chunks(texts: Iterable[str], *, pattern: str | SplitPattern = "gpt2") -> Counter[bytes]:
+    """Count the chunks of several texts, each its own document: no chunk spans two.
 
-    Counting the `str` chunks first and encoding each distinct one once is much faster
-    than encoding every occurrence: a corpus repeats its words many times.
+    The result is what :meth:`Tokenizer.train_from_counts` learns from; counts of
+    several batches add up (``Counter`` addition) to the counts of all of them.
+
+    >>> count_chunks(["ab ab", "ab"])
+    Counter({b'ab': 2, b' ab': 1})
     """
+    if isinstance(texts, str):
+        raise TypeError("count_chunks() takes an iterable of texts, not one str: write [text]")
+    split = resolve_pattern(pattern).split
+    # Counting the `str` chunks first and encoding each distinct one once is much
+    # faster than encoding every occurrence: a corpus repeats its words many times.
     str_counts: Counter[str] = Counter()
     for text in texts:
-        str_counts.update(PRETOKENIZER.findall(text))
+        if not isinstance(text, str):
+            raise TypeError(f"count_chunks() takes texts (str), got {type(text).__name__}")
+        require_utf8(text, "text")
+        str_counts.update(split(text))
     return Counter({chunk.encode("utf-8"): n for chunk, n in str_counts.items()})
 
 

@@ -1,102 +1,371 @@
-"""The public Tokenizer: a merge list plus the vocabulary and encoder derived from it."""
+"""The public Tokenizer: a merge list, a split pattern and special tokens, and what follows.
+
+The merge list is the model: ids 0..255 are the bytes, merge ``r`` makes id ``256 + r``
+from two lower ids. The vocabulary, the encoder and the decoder are derived from it
+once, here, and exposed read-only, so no caller ever needs a private attribute.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Final, Self
 
 from bpetite import _persistence
 from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
-from bpetite._decoder import decode as _decode
+from bpetite._decoder import decode_bytes, decode_text
 from bpetite._encoder import Encoder
+from bpetite._errors import NotATokenError, ParameterError, UnknownTokenError
+from bpetite._patterns import SplitPattern, resolve_pattern
 from bpetite._pretokenizer import count_chunks, require_utf8
 from bpetite._progress import ProgressCallback
-from bpetite._trainer import train_merges
+from bpetite._specials import SpecialPolicy, SpecialTokens
+from bpetite._trainer import check_vocab_size, train_merges
+
+#: The spec's special tokens: exactly ``<|endoftext|>``, right after the merges.
+DEFAULT_SPECIAL_TOKENS: Final = (END_OF_TEXT_TOKEN,)
+
+Merge = tuple[int, int]
 
 
 class Tokenizer:
-    """A trained byte-level BPE tokenizer.
+    """A byte-level BPE tokenizer: train one, or load one, then encode and decode.
 
-    Build one with :meth:`train` or :meth:`load`. The merge list is the whole state:
-    ids 0..255 are the bytes, merge ``r`` makes id ``256 + r``, and ``<|endoftext|>``
-    takes the next id.
+    Every attribute is read-only; a tokenizer never changes after it is built, so one
+    instance is safe to share (its chunk cache is only a cache).
+
+    >>> tokenizer = Tokenizer.train("ab ab ab", vocab_size=258)
+    >>> tokenizer.merges
+    ((97, 98), (32, 256))
+    >>> tokenizer.encode("ab<|endoftext|>"), tokenizer.n_vocab
+    ([256, 258], 259)
     """
 
-    __slots__ = ("_encoder", "_merges", "_special_tokens", "_vocab")
+    __slots__ = (
+        "_encoder",
+        "_merges",
+        "_pattern",
+        "_special_ids",
+        "_specials",
+        "_token_ids",
+        "_vocab",
+        "_vocab_view",
+    )
 
-    def __init__(self, merges: Sequence[tuple[int, int]]) -> None:
-        """Build from a merge list; prefer :meth:`train` or :meth:`load`.
+    def __init__(
+        self,
+        merges: Sequence[Merge],
+        *,
+        pattern: str | SplitPattern = "gpt2",
+        special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
+    ) -> None:
+        """Build from a merge list; most callers want :meth:`train` or :meth:`load`.
 
         Merge ``r`` may only join ids below its own id ``256 + r``, which is what makes
-        the vocabulary well defined; anything else raises ValueError.
+        the vocabulary well defined. `pattern` is a preset name (``gpt2``, ``cl100k``,
+        ``o200k``) or a regex. `special_tokens` is a sequence of distinct texts, which
+        take the ids after the mergeable vocabulary in order, or a mapping from text to
+        id for a vocabulary whose specials sit elsewhere. Anything inconsistent raises
+        ValueError naming it.
         """
-        self._merges: tuple[tuple[int, int], ...] = _checked_merges(merges)
+        self._merges: tuple[Merge, ...] = _checked_merges(merges)
+        self._pattern = resolve_pattern(pattern)
         vocab = [bytes([byte]) for byte in range(BASE_VOCAB_SIZE)]
         for left, right in self._merges:
             vocab.append(vocab[left] + vocab[right])
-        special_id = len(vocab)
-        vocab.append(END_OF_TEXT_TOKEN.encode("utf-8"))
+        special_ids = _checked_specials(special_tokens, len(vocab))
+        self._special_ids: Mapping[str, int] = MappingProxyType(special_ids)
+        self._specials = SpecialTokens(self._special_ids)
         self._vocab: dict[int, bytes] = dict(enumerate(vocab))
-        self._special_tokens: dict[str, int] = {END_OF_TEXT_TOKEN: special_id}
-        self._encoder = Encoder(self._merges, vocab, special_id)
+        for text, token_id in special_ids.items():
+            self._vocab[token_id] = text.encode("utf-8")
+        self._vocab_view: Mapping[int, bytes] = MappingProxyType(self._vocab)
+        self._token_ids: dict[bytes, int] = {}
+        self._encoder = Encoder(self._merges, vocab, self._pattern.split)
+
+    # ------------------------------------------------------------------ building
 
     @classmethod
-    def train(cls, corpus: str, vocab_size: int) -> Tokenizer:
+    def train(
+        cls,
+        corpus: str,
+        vocab_size: int,
+        *,
+        pattern: str | SplitPattern = "gpt2",
+        special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
+        progress: ProgressCallback | None = None,
+    ) -> Self:
         """Learn up to ``vocab_size - 256`` merges from `corpus` (fewer if it runs out of pairs).
 
-        ``<|endoftext|>`` inside the corpus is ordinary text; the special token is
-        reserved after training at the first id past the mergeable vocabulary.
+        Special-token texts inside the corpus are ordinary text: the specials are
+        reserved after training, at the ids past the mergeable vocabulary. `progress`
+        receives :class:`~bpetite.Progress` events for the merge loop.
         """
-        return cls._train(corpus, vocab_size)
-
-    def encode(self, text: str) -> list[int]:
-        """Return the ids of `text`; exact ``<|endoftext|>`` literals map to the special id."""
-        return self._encoder.encode(text)
-
-    def decode(self, token_ids: Sequence[int]) -> str:
-        """Return the text of `token_ids` (strict UTF-8); unknown ids raise KeyError."""
-        return _decode(token_ids, self._vocab)
-
-    def save(self, path: str, overwrite: bool = False) -> None:
-        """Write the versioned JSON artifact atomically; an existing file needs `overwrite`."""
-        _persistence.save(
-            path, self._vocab, self._merges, self._special_tokens, overwrite=overwrite
-        )
-
-    @classmethod
-    def load(cls, path: str) -> Tokenizer:
-        """Read and fully validate an artifact written by any schema-v1 implementation."""
-        _, merges, _ = _persistence.load(path)
-        return cls(merges)
-
-    # Private helpers used by the CLI and the other bpetite modules.
-
-    @classmethod
-    def _train(
-        cls, corpus: str, vocab_size: int, progress: ProgressCallback | None = None
-    ) -> Tokenizer:
         if not isinstance(corpus, str):
             raise TypeError(f"corpus must be a str, got {type(corpus).__name__}")
         require_utf8(corpus, "corpus")
-        return cls._from_chunk_counts(count_chunks([corpus]), vocab_size, progress)
+        check_vocab_size(vocab_size)
+        split = resolve_pattern(pattern)
+        return cls.train_from_counts(
+            count_chunks([corpus], pattern=split),
+            vocab_size,
+            pattern=split,
+            special_tokens=special_tokens,
+            progress=progress,
+        )
 
     @classmethod
-    def _from_chunk_counts(
+    def train_from_counts(
         cls,
-        chunk_counts: Mapping[bytes, int],
+        counts: Mapping[bytes, int],
         vocab_size: int,
+        *,
+        pattern: str | SplitPattern = "gpt2",
+        special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
         progress: ProgressCallback | None = None,
-    ) -> Tokenizer:
-        return cls(train_merges(chunk_counts, vocab_size, progress))
+    ) -> Self:
+        """Learn merges from chunk counts: how often each pre-tokenized chunk occurs.
+
+        ``Tokenizer.train(text, n)`` is ``train_from_counts(count_chunks([text]), n)``,
+        so a caller can count with its own pipeline (several machines, a database) and
+        add the counts up. `pattern` is recorded in the tokenizer; it should be the
+        pattern the chunks were cut with.
+
+        >>> from bpetite import count_chunks
+        >>> Tokenizer.train_from_counts({b"ab": 3, b" ab": 2}, 258).merges
+        ((97, 98), (32, 256))
+        """
+        check_vocab_size(vocab_size)
+        split = resolve_pattern(pattern)
+        merges = train_merges(_checked_counts(counts), vocab_size, progress)
+        return cls(merges, pattern=split, special_tokens=special_tokens)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Self:
+        """Read and fully validate an artifact; a corrupt one raises ArtifactError."""
+        _, merges, _ = _persistence.load(os.fspath(path))
+        return cls(merges)
+
+    def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
+        """Write the versioned JSON artifact atomically; an existing file needs `overwrite`."""
+        if not isinstance(overwrite, bool):
+            raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
+        _persistence.save(
+            os.fspath(path), self._vocab, self._merges, dict(self._special_ids), overwrite=overwrite
+        )
+
+    # ------------------------------------------------------------------ the model
+
+    @property
+    def merges(self) -> tuple[Merge, ...]:
+        """The merges in rank order: merge ``r`` joins ``(left, right)`` into id ``256 + r``."""
+        return self._merges
+
+    @property
+    def vocab(self) -> Mapping[int, bytes]:
+        """Every id's bytes, special tokens included (a read-only view)."""
+        return self._vocab_view
+
+    @property
+    def special_tokens(self) -> Mapping[str, int]:
+        """Each special token's text and id, in order (a read-only view)."""
+        return self._special_ids
+
+    @property
+    def mergeable_vocab_size(self) -> int:
+        """The byte tokens plus the merges: every id ordinary text can encode to."""
+        return BASE_VOCAB_SIZE + len(self._merges)
+
+    @property
+    def n_vocab(self) -> int:
+        """One past the largest id, special tokens included (tiktoken's name)."""
+        return max(self._vocab) + 1
+
+    @property
+    def pattern(self) -> str:
+        """The split pattern's regex source."""
+        return self._pattern.source
+
+    @property
+    def pattern_name(self) -> str:
+        """The split pattern's preset name (``gpt2``, ``cl100k``, ``o200k``) or ``custom``."""
+        return self._pattern.name
+
+    @property
+    def split_pattern(self) -> SplitPattern:
+        """The split pattern as a value, to pass to :func:`~bpetite.count_chunks`."""
+        return self._pattern
+
+    # ------------------------------------------------------------------ encoding
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialPolicy = "all",
+        disallowed_special: SpecialPolicy = (),
+    ) -> list[int]:
+        """Return the ids of `text`; by default every special token's text becomes its id.
+
+        That default is the specification's, and it means text from an untrusted user
+        can inject special tokens. tiktoken's safe mode is one keyword away:
+        ``allowed_special=set(), disallowed_special="all"`` raises
+        :class:`~bpetite.DisallowedSpecialError` when the text holds one, and
+        :meth:`encode_ordinary` reads every character as text. Where specials overlap,
+        the leftmost wins, then the longest.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"encode() takes a str, got {type(text).__name__}")
+        require_utf8(text, "text")
+        allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
+        self._specials.check_disallowed(text, disallowed)
+        encode_text = self._encoder.encode_text
+        ids: list[int] = []
+        for segment in self._specials.segments(text, allowed):
+            if type(segment) is int:
+                ids.append(segment)
+            else:
+                ids += encode_text(segment)  # type: ignore[arg-type]
+        return ids
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Return the ids of `text` with every character ordinary, special texts included."""
+        if not isinstance(text, str):
+            raise TypeError(f"encode_ordinary() takes a str, got {type(text).__name__}")
+        require_utf8(text, "text")
+        return self._encoder.encode_text(text)
+
+    def encode_chunk(self, chunk: bytes) -> list[int]:
+        """Return the ids BPE gives one pre-tokenized chunk's bytes, with no splitting.
+
+        This is the merge step alone, for bytes that need not be valid UTF-8 (a token of
+        part of a character): ``encode_chunk(tokenizer.token_bytes(i))`` is ``[i]`` for
+        every merged token of a trained vocabulary.
+        """
+        if not isinstance(chunk, (bytes, bytearray)):
+            raise TypeError(f"encode_chunk() takes bytes, got {type(chunk).__name__}")
+        return self._encoder.encode_chunk(bytes(chunk))
+
+    def encode_single_token(self, token: str | bytes) -> int:
+        """Return the id of the one token whose bytes (or text) are exactly `token`.
+
+        A special token's text gives its id. Raises NotATokenError (a KeyError) when
+        `token` is not exactly one token.
+        """
+        if isinstance(token, str):
+            special_id = self._special_ids.get(token)
+            if special_id is not None:
+                return special_id
+            require_utf8(token, "token")
+            data = token.encode("utf-8")
+        elif isinstance(token, (bytes, bytearray)):
+            data = bytes(token)
+        else:
+            raise TypeError(
+                f"encode_single_token() takes a str or bytes, got {type(token).__name__}"
+            )
+        if not self._token_ids:
+            specials = set(self._special_ids.values())
+            for token_id, token_bytes in self._vocab.items():
+                if token_id not in specials:
+                    self._token_ids.setdefault(token_bytes, token_id)
+        found = self._token_ids.get(data)
+        if found is None:
+            raise NotATokenError(f"{token!r} is not a single token of this vocabulary")
+        return found
+
+    # ------------------------------------------------------------------ decoding
+
+    def decode(self, token_ids: Sequence[int]) -> str:
+        """Return the text of `token_ids`, decoded strictly as UTF-8.
+
+        An unknown id raises UnknownTokenError (a KeyError) naming it and its position;
+        bytes that are not UTF-8 raise UnicodeDecodeError.
+        """
+        return decode_text(token_ids, self._vocab)
+
+    def decode_bytes(self, token_ids: Sequence[int]) -> bytes:
+        """Return the bytes of `token_ids`, whether or not they are UTF-8 on their own."""
+        return decode_bytes(token_ids, self._vocab)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """Return one token's bytes; an unknown id raises UnknownTokenError."""
+        if type(token_id) is not int:
+            raise TypeError(f"a token id must be an int, got {token_id!r}")
+        found = self._vocab.get(token_id)
+        if found is None:
+            raise UnknownTokenError(
+                f"unknown token id {token_id}: valid ids are 0..{self.n_vocab - 1}"
+            )
+        return found
 
     def __repr__(self) -> str:
-        return f"<Tokenizer mergeable_vocab_size={BASE_VOCAB_SIZE + len(self._merges)}>"
+        return (
+            f"<Tokenizer pattern={self._pattern.name} "
+            f"mergeable_vocab_size={self.mergeable_vocab_size} "
+            f"special_tokens={len(self._special_ids)}>"
+        )
 
 
-def _checked_merges(merges: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+def _checked_merges(merges: Sequence[Merge]) -> tuple[Merge, ...]:
+    if isinstance(merges, (str, bytes, Mapping)):
+        raise TypeError(
+            f"merges must be a sequence of (left, right) pairs, got {type(merges).__name__}"
+        )
     checked = []
     for rank, merge in enumerate(merges):
         new_id = BASE_VOCAB_SIZE + rank
-        if len(merge) != 2 or not all(type(part) is int and 0 <= part < new_id for part in merge):
-            raise ValueError(f"merges[{rank}] must be two token ids below {new_id}, got {merge!r}")
+        if (
+            not isinstance(merge, (tuple, list))
+            or len(merge) != 2
+            or not all(type(part) is int and 0 <= part < new_id for part in merge)
+        ):
+            raise ParameterError(
+                f"merges[{rank}] must be two token ids below {new_id}, got {merge!r}"
+            )
         checked.append((merge[0], merge[1]))
     return tuple(checked)
+
+
+def _checked_specials(
+    special_tokens: Sequence[str] | Mapping[str, int], mergeable_size: int
+) -> dict[str, int]:
+    """Return text -> id for the special tokens, each distinct, non-empty, past the merges."""
+    if isinstance(special_tokens, str):
+        raise TypeError(
+            f"special_tokens must be a sequence of texts, not one string: "
+            f"write ({special_tokens!r},)"
+        )
+    if isinstance(special_tokens, Mapping):
+        pairs = list(special_tokens.items())
+    else:
+        pairs = [(text, mergeable_size + index) for index, text in enumerate(special_tokens)]
+    ids: dict[str, int] = {}
+    taken: set[int] = set()
+    for text, token_id in pairs:
+        if not isinstance(text, str) or not text:
+            raise ParameterError(f"a special token must be a non-empty str, got {text!r}")
+        require_utf8(text, "special token")
+        if text in ids:
+            raise ParameterError(f"special token {text!r} is given twice")
+        if type(token_id) is not int or token_id < mergeable_size or token_id in taken:
+            raise ParameterError(
+                f"special token {text!r} needs an id of its own at or after {mergeable_size} "
+                f"(past the mergeable vocabulary), got {token_id!r}"
+            )
+        ids[text] = token_id
+        taken.add(token_id)
+    return ids
+
+
+def _checked_counts(counts: Mapping[bytes, int]) -> Mapping[bytes, int]:
+    """Refuse counts that are not bytes -> non-negative int, naming the first bad entry."""
+    if not isinstance(counts, Mapping):
+        raise TypeError(f"counts must be a mapping of bytes to int, got {type(counts).__name__}")
+    for chunk, count in counts.items():
+        if not isinstance(chunk, bytes):
+            raise TypeError(f"counts keys must be bytes (UTF-8 chunks), got {chunk!r}")
+        if type(count) is not int or count < 0:
+            raise ParameterError(f"counts[{chunk!r}] must be a non-negative int, got {count!r}")
+    return counts

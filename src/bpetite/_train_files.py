@@ -2,7 +2,7 @@
 
 Training only ever needs the distinct chunks and how often each occurs, so it splits
 in two: counting (streamed, parallel, shareable as a counts file) and the merge loop
-(:meth:`Tokenizer._from_chunk_counts`, the one ``Tokenizer.train`` uses). The result
+(:meth:`Tokenizer.train_from_counts`, the one ``Tokenizer.train`` uses). The result
 is the same tokenizer, byte for byte, as ``Tokenizer.train`` on each file's text with
 no chunk spanning two files.
 """
@@ -45,7 +45,7 @@ def train_files(
     """
     check_vocab_size(vocab_size)
     counts = count_files(paths, workers=workers, block_size=block_size, progress=progress)
-    return Tokenizer._from_chunk_counts(counts, vocab_size, progress)
+    return Tokenizer.train_from_counts(counts, vocab_size, progress=progress)
 
 
 def train_counts(
@@ -58,4 +58,4 @@ def train_counts(
     Equal, byte for byte, to :func:`train_files` on all the inputs that were counted.
     """
     check_vocab_size(vocab_size)
-    return Tokenizer._from_chunk_counts(load_and_merge(count_paths), vocab_size, progress)
+    return Tokenizer.train_from_counts(load_and_merge(count_paths), vocab_size, progress=progress)

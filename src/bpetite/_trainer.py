@@ -29,6 +29,7 @@ from itertools import chain
 from operator import add
 
 from bpetite._constants import BASE_VOCAB_SIZE
+from bpetite._errors import ParameterError
 from bpetite._progress import Progress, ProgressCallback, ignore_progress
 
 #: Token ids are stored as characters, so this is the largest id training can make.
@@ -45,7 +46,7 @@ def check_vocab_size(vocab_size: object) -> int:
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
         raise TypeError(f"vocab_size must be an integer, got {vocab_size!r}")
     if vocab_size < BASE_VOCAB_SIZE:
-        raise ValueError(
+        raise ParameterError(
             f"vocab_size must be at least {BASE_VOCAB_SIZE} (one token per byte), got {vocab_size}"
         )
     return vocab_size

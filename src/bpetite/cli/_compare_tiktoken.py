@@ -144,7 +144,7 @@ def _show_table(tokenizer: Tokenizer, ours: list[int], encoding: Any, theirs: li
     from rich.table import Table
     from rich.text import Text
 
-    special_ids = set(tokenizer._special_tokens.values())
+    special_ids = set(tokenizer.special_tokens.values())
     table = Table(title="bpetite vs tiktoken (ids are not expected to match)")
     table.add_column("#", justify="right", style="dim")
     table.add_column("bpetite id", justify="right")
@@ -154,7 +154,7 @@ def _show_table(tokenizer: Tokenizer, ours: list[int], encoding: Any, theirs: li
     for row in range(max(len(ours), len(theirs))):
         cells: list[str | Text] = [str(row)]
         if row < len(ours):
-            data = tokenizer._vocab[ours[row]]
+            data = tokenizer.vocab[ours[row]]
             piece = make_piece(ours[row], data, special=ours[row] in special_ids)
             cells += [str(ours[row]), Text(piece.label)]
         else:

@@ -74,7 +74,7 @@ def _token_at_byte(tokenizer: Tokenizer, ids: Sequence[int], offset: int) -> tup
     """The (position, id) of the token whose bytes hold byte `offset` of the decoding."""
     end = 0
     for position, token_id in enumerate(ids):
-        end += len(tokenizer._vocab[token_id])
+        end += len(tokenizer.vocab[token_id])
         if offset < end:
             return position, token_id
     return len(ids) - 1, ids[-1]  # the error is "unexpected end": the last token

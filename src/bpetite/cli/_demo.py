@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bpetite import Tokenizer
-from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
+from bpetite._constants import END_OF_TEXT_TOKEN
 from bpetite._pretokenizer import count_chunks
 from bpetite._trainer import check_vocab_size
 from bpetite._visualize import TokenPiece, render_plain, token_pieces
@@ -110,8 +110,8 @@ def run(args: argparse.Namespace) -> int:
     say.title("bpetite demo")
     say.line(f"corpus: {corpus.source}, {corpus.size_bytes} bytes")
     with PhaseProgress("train", "merges", terminal=terminal) as phase:
-        trained = Tokenizer._from_chunk_counts(
-            count_chunks(corpus.texts), args.vocab_size, training_progress(phase)
+        trained = Tokenizer.train_from_counts(
+            count_chunks(corpus.texts), args.vocab_size, progress=training_progress(phase)
         )
 
     artifact = args.output or str(Path(tempfile.mkdtemp(prefix="bpetite-demo-")) / "tokenizer.json")
@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
             "corpus": corpus.source,
             "corpus_bytes": corpus.size_bytes,
             "requested_vocab_size": args.vocab_size,
-            "actual_mergeable_vocab_size": BASE_VOCAB_SIZE + len(tokenizer._merges),
+            "actual_mergeable_vocab_size": tokenizer.mergeable_vocab_size,
             "text": text,
             "ids": ids,
             "tokens": len(ids),
@@ -225,8 +225,8 @@ class _Reporter:
             print(f"demo: {text}", file=sys.stderr, flush=True)
 
     def tokens(self, tokenizer: Tokenizer, ids: Sequence[int]) -> None:
-        special_ids = set(tokenizer._special_tokens.values())
-        pieces = token_pieces(ids, tokenizer._vocab, special_ids)
+        special_ids = set(tokenizer.special_tokens.values())
+        pieces = token_pieces(ids, tokenizer.vocab, special_ids)
         console = self._console
         if console is None or console.no_color or console.color_system is None:
             # Without colour the boundaries would vanish: '|' between tokens instead.

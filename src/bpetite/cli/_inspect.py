@@ -71,7 +71,7 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     tokenizer = load_model(args.model)
     stats = vocabulary_stats(
-        tokenizer._vocab, tokenizer._merges, tokenizer._special_tokens, top=args.top
+        tokenizer.vocab, tokenizer.merges, tokenizer.special_tokens, top=args.top
     )
     if args.corpus is not None:
         text = read_input_text(args.corpus, option="--corpus")
@@ -79,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
             "source": args.corpus,
             **corpus_stats(
                 tokenizer.encode(text),
-                tokenizer._vocab,
-                tokenizer._special_tokens,
+                tokenizer.vocab,
+                tokenizer.special_tokens,
                 top=args.top,
             ),
         }

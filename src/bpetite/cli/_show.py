@@ -156,8 +156,8 @@ def run(args: argparse.Namespace) -> int:
 
 def pieces_of(tokenizer: Tokenizer, text: str) -> list[TokenPiece]:
     """The display pieces of `text` as `tokenizer` encodes it."""
-    special_ids = set(tokenizer._special_tokens.values())
-    return token_pieces(tokenizer.encode(text), tokenizer._vocab, special_ids)
+    special_ids = set(tokenizer.special_tokens.values())
+    return token_pieces(tokenizer.encode(text), tokenizer.vocab, special_ids)
 
 
 def _use_colour(choice: str, stream: TextIO) -> bool:

@@ -86,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
         counted = count_inputs(args.input, args.workers, stream=sys.stderr)
     counted_at = time.perf_counter()
     with PhaseProgress("train", "merges", stream=sys.stderr) as phase:
-        tokenizer = Tokenizer._from_chunk_counts(
-            counted.counts, args.vocab_size, training_progress(phase)
+        tokenizer = Tokenizer.train_from_counts(
+            counted.counts, args.vocab_size, progress=training_progress(phase)
         )
     trained_at = time.perf_counter()
     # The save is atomic, so a Ctrl-C anywhere up to here leaves no file behind.
@@ -98,8 +98,8 @@ def run(args: argparse.Namespace) -> int:
             # Unknown when training from counts files, which record chunks, not bytes.
             "corpus_bytes": None if args.counts is not None else counted.corpus_bytes,
             "requested_vocab_size": args.vocab_size,
-            "actual_mergeable_vocab_size": BASE_VOCAB_SIZE + len(tokenizer._merges),
-            "special_token_count": len(tokenizer._special_tokens),
+            "actual_mergeable_vocab_size": tokenizer.mergeable_vocab_size,
+            "special_token_count": len(tokenizer.special_tokens),
             "count_ms": _ms(counted_at - started),
             "merge_ms": _ms(trained_at - counted_at),
             "elapsed_ms": _ms(trained_at - started),

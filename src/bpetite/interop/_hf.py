@@ -16,7 +16,7 @@ import os
 from typing import Any, Final
 
 from bpetite._atomic import write_atomically
-from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, PRETOKENIZER_PATTERN
+from bpetite._constants import END_OF_TEXT_TOKEN, PRETOKENIZER_PATTERN
 from bpetite._tokenizer import Tokenizer
 from bpetite.interop._alphabet import to_alphabet
 from bpetite.interop._model import (
@@ -53,8 +53,8 @@ def export_hf(tokenizer: Tokenizer) -> str:
     that; the file's vocabulary maps each token's text to one id).
     """
     check_distinct_bytes(tokenizer, "tokenizer.json")
-    vocab = tokenizer._vocab
-    mergeable = BASE_VOCAB_SIZE + len(tokenizer._merges)
+    vocab = tokenizer.vocab
+    mergeable = tokenizer.mergeable_vocab_size
     texts = [to_alphabet(vocab[token_id]) for token_id in range(mergeable)]
     document = {
         "version": "1.0",
@@ -62,7 +62,7 @@ def export_hf(tokenizer: Tokenizer) -> str:
         "padding": None,
         "added_tokens": [
             {
-                "id": tokenizer._special_tokens[END_OF_TEXT_TOKEN],
+                "id": tokenizer.special_tokens[END_OF_TEXT_TOKEN],
                 "content": END_OF_TEXT_TOKEN,
                 "single_word": False,
                 "lstrip": False,
@@ -96,7 +96,7 @@ def export_hf(tokenizer: Tokenizer) -> str:
             "byte_fallback": False,
             "ignore_merges": False,
             "vocab": {text: token_id for token_id, text in enumerate(texts)},
-            "merges": [f"{texts[left]} {texts[right]}" for left, right in tokenizer._merges],
+            "merges": [f"{texts[left]} {texts[right]}" for left, right in tokenizer.merges],
         },
     }
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
@@ -299,7 +299,7 @@ def _check_whole_word_lookup(result: ImportResult, source: str) -> None:
     found = first_token_not_encoding_to_itself(result.tokenizer)
     if found is not None:
         token_id, ids = found
-        token = result.tokenizer._vocab[token_id]
+        token = result.tokenizer.vocab[token_id]
         raise InteropError(
             f"{source} sets model.ignore_merges, which returns a piece's own token when "
             f"it has one, but the merges split {spell(token)} into {len(ids)} tokens; "

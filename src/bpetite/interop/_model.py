@@ -88,7 +88,7 @@ class ImportResult:
 def check_distinct_bytes(tokenizer: Tokenizer, target: str) -> None:
     """Refuse two tokens with the same bytes: `target` maps bytes (or their text) to one id."""
     seen: dict[bytes, int] = {}
-    for token_id, token in tokenizer._vocab.items():
+    for token_id, token in tokenizer.vocab.items():
         first = seen.setdefault(token, token_id)
         if first != token_id:
             raise InteropError(
@@ -103,9 +103,9 @@ def first_token_not_encoding_to_itself(tokenizer: Tokenizer) -> tuple[int, list[
     Trained vocabularies never have one: a merge is learned from a chunk the earlier
     merges had built into exactly its two halves, and encoding replays those merges.
     """
-    encode_chunk = tokenizer._encoder.encode_chunk
-    vocab = tokenizer._vocab
-    for token_id in range(BASE_VOCAB_SIZE, BASE_VOCAB_SIZE + len(tokenizer._merges)):
+    encode_chunk = tokenizer.encode_chunk
+    vocab = tokenizer.vocab
+    for token_id in range(BASE_VOCAB_SIZE, tokenizer.mergeable_vocab_size):
         ids = encode_chunk(vocab[token_id])
         if ids != [token_id]:
             return token_id, ids

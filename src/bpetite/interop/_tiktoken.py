@@ -92,16 +92,16 @@ def export_tiktoken(tokenizer: Tokenizer) -> TiktokenExport:
     found = first_token_not_encoding_to_itself(tokenizer)
     if found is not None:
         token_id, ids = found
-        left, right = tokenizer._merges[token_id - BASE_VOCAB_SIZE]
+        left, right = tokenizer.merges[token_id - BASE_VOCAB_SIZE]
         raise InteropError(
-            f"token {token_id} {show_token(tokenizer._vocab[token_id])} is merge "
+            f"token {token_id} {show_token(tokenizer.vocab[token_id])} is merge "
             f"{left} + {right}, but bpetite encodes its own bytes as {ids}; tiktoken returns "
             "a token for text with exactly its bytes and merges by the rank of concatenated "
             "bytes, so it would encode such text differently. This vocabulary cannot be a "
             ".tiktoken file (the hf format represents it exactly)"
         )
-    vocab = tokenizer._vocab
-    mergeable = BASE_VOCAB_SIZE + len(tokenizer._merges)
+    vocab = tokenizer.vocab
+    mergeable = tokenizer.mergeable_vocab_size
     lines = (
         f"{base64.b64encode(vocab[token_id]).decode('ascii')} {token_id}\n"
         for token_id in range(mergeable)
@@ -109,7 +109,7 @@ def export_tiktoken(tokenizer: Tokenizer) -> TiktokenExport:
     return TiktokenExport(
         ranks="".join(lines),
         pattern=PRETOKENIZER_PATTERN,
-        special_tokens=dict(tokenizer._special_tokens),
+        special_tokens=dict(tokenizer.special_tokens),
         n_vocab=mergeable + 1,
     )
 

@@ -1,0 +1,154 @@
+"""Split patterns: the regexes that cut text into the chunks BPE never merges across.
+
+A pattern is a value (:class:`SplitPattern`): a preset name or ``"custom"``, its regex
+source, and the compiled regex. Training, encoding, streaming and the artifact all
+receive the same value, so they cannot disagree about where a chunk ends.
+
+The presets are GPT-2's pattern as the specification gives it (the default) and
+tiktoken's ``pat_str`` of ``cl100k_base`` (GPT-4) and ``o200k_base`` (GPT-4o), to the
+character, possessive quantifiers included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final
+
+import regex
+
+from bpetite._constants import PRETOKENIZER_PATTERN
+from bpetite._errors import PatternError
+
+#: The presets by name: the spec's GPT-2 pattern, then tiktoken's GPT-4 and GPT-4o ones.
+PRESETS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "gpt2": PRETOKENIZER_PATTERN,
+        "cl100k": (
+            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|"""
+            r""" ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+        ),
+        "o200k": "|".join(
+            [
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""\p{N}{1,3}""",
+                r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+                r"""\s*[\r\n]+""",
+                r"""\s+(?!\S)""",
+                r"""\s+""",
+            ]
+        ),
+    }
+)
+
+#: The longest custom pattern accepted, in characters: a pattern is code an artifact
+#: carries, and a bound keeps a hostile one from being arbitrarily large.
+MAX_CUSTOM_PATTERN_CHARS: Final = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class SplitPattern:
+    """A named split pattern and its compiled regex.
+
+    `name` is a preset's name or ``"custom"``; `source` the regex text. Presets are
+    known to cut every text into chunks that join back to it; a custom pattern is
+    checked on every text it splits (:meth:`split` raises instead of dropping text).
+    """
+
+    name: str
+    source: str
+    compiled: regex.Pattern[str] = field(repr=False, compare=False)
+
+    @property
+    def is_preset(self) -> bool:
+        return self.name != "custom"
+
+    def split(self, text: str) -> list[str]:
+        """Return the chunks of `text`; they join back to `text` exactly.
+
+        >>> resolve_pattern("gpt2").split("Hello world!!")
+        ['Hello', ' world', '!!']
+        """
+        pieces: list[str] = self.compiled.findall(text)
+        if not self.is_preset:
+            check_tiling(pieces, text)
+        return pieces
+
+
+def check_tiling(pieces: list[str], text: str) -> None:
+    """Raise unless `pieces` are non-empty and join to `text`: no text may be dropped."""
+    if "" in pieces:
+        raise PatternError("the split pattern matched the empty string; it must match text")
+    joined = "".join(pieces)
+    if joined != text:
+        position = next(
+            (i for i, (a, b) in enumerate(zip(joined, text, strict=False)) if a != b),
+            min(len(joined), len(text)),
+        )
+        raise PatternError(
+            f"the split pattern leaves the character {text[position]!r} at position "
+            f"{position} unmatched; a pattern must match every character of the text"
+        )
+
+
+def resolve_pattern(pattern: str | SplitPattern) -> SplitPattern:
+    """Return the :class:`SplitPattern` for a preset name, a regex source, or a value.
+
+    A string that names a preset is that preset; a string equal to a preset's source
+    is that preset too (so a saved custom copy of GPT-2's pattern stays ``gpt2``);
+    anything else is a custom regex, compiled and checked.
+    """
+    if isinstance(pattern, SplitPattern):
+        return pattern
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a preset name or a regex string, got {pattern!r}")
+    if pattern in PRESETS:
+        return _preset(pattern)
+    for name, source in PRESETS.items():
+        if pattern == source:
+            return _preset(name)
+    return custom_pattern(pattern)
+
+
+def preset_pattern(name: str) -> SplitPattern:
+    """Return a preset by name; an unknown name raises ValueError listing the presets."""
+    if name not in PRESETS:
+        raise PatternError(f"unknown pattern preset {name!r}: choose one of {', '.join(PRESETS)}")
+    return _preset(name)
+
+
+_compiled_presets: dict[str, SplitPattern] = {}
+
+
+def _preset(name: str) -> SplitPattern:
+    found = _compiled_presets.get(name)
+    if found is None:
+        found = _compiled_presets[name] = SplitPattern(
+            name, PRESETS[name], regex.compile(PRESETS[name])
+        )
+    return found
+
+
+def custom_pattern(source: str) -> SplitPattern:
+    """Compile a custom pattern, refusing one that is too long, invalid, or matches ""."""
+    if not source:
+        raise PatternError("the split pattern is empty")
+    if len(source) > MAX_CUSTOM_PATTERN_CHARS:
+        raise PatternError(
+            f"the split pattern is {len(source):,} characters long; "
+            f"at most {MAX_CUSTOM_PATTERN_CHARS:,} are accepted"
+        )
+    try:
+        compiled = regex.compile(source)
+    except regex.error as error:
+        raise PatternError(f"the split pattern is not a valid regex: {error}") from None
+    if compiled.groups:
+        raise PatternError(
+            "the split pattern has capturing groups, which change what findall returns; "
+            "use (?:...) instead"
+        )
+    if compiled.fullmatch("") is not None:
+        raise PatternError("the split pattern matches the empty string; it must match text")
+    return SplitPattern("custom", source, compiled)
