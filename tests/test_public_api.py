@@ -1,0 +1,193 @@
+"""The public model surface: read-only state, the extra encode/decode entry points, errors.
+
+Expected values come from the naive references in tests/reference.py or from tiktoken,
+never from the code under test.
+"""
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import bpetite
+from bpetite import (
+    ArtifactError,
+    BpetiteError,
+    MissingKeyError,
+    NotATokenError,
+    OutputExistsError,
+    ParameterError,
+    Tokenizer,
+    UnknownTokenError,
+    count_chunks,
+)
+from tests.reference import (
+    SPEC_SPECIAL,
+    naive_encode_chunk,
+    naive_pretokenize,
+    naive_train,
+    naive_vocab,
+)
+from tests.strategies import texts, tricky_text
+
+CORPUS = "the cat sat on the mat; the cat ate the rat. " * 8 + "naïve café 😀 " * 3
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Tokenizer:
+    return Tokenizer.train(CORPUS, 300)
+
+
+def test_state_matches_the_naive_trainer(tokenizer: Tokenizer) -> None:
+    merges = naive_train(CORPUS, 300)
+    assert tokenizer.merges == tuple(merges)
+    assert dict(tokenizer.vocab) == naive_vocab(merges)
+    assert dict(tokenizer.special_tokens) == {SPEC_SPECIAL: 256 + len(merges)}
+    assert tokenizer.mergeable_vocab_size == 256 + len(merges)
+    assert tokenizer.n_vocab == 257 + len(merges)
+    assert tokenizer.pattern == bpetite.PRESETS["gpt2"]
+    assert tokenizer.pattern_name == "gpt2"
+
+
+def test_state_cannot_be_changed_from_outside(tokenizer: Tokenizer) -> None:
+    with pytest.raises(TypeError):
+        tokenizer.vocab[0] = b"x"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        tokenizer.special_tokens["<|x|>"] = 1  # type: ignore[index]
+    with pytest.raises(TypeError):
+        tokenizer.merges[0] = (1, 2)  # type: ignore[index]
+    for name in ("merges", "vocab", "special_tokens", "pattern", "n_vocab"):
+        with pytest.raises(AttributeError):
+            setattr(tokenizer, name, None)
+    assert tokenizer.vocab[0] == b"\x00"
+
+
+def _naive_ordinary(text: str, merges: tuple[tuple[int, int], ...]) -> list[int]:
+    return [i for chunk in naive_pretokenize(text) for i in naive_encode_chunk(chunk, merges)]
+
+
+@given(texts)
+def test_encode_ordinary_reads_special_texts_as_text(text: str) -> None:
+    tokenizer = Tokenizer.train(CORPUS, 280)
+    with_special = text + SPEC_SPECIAL + text
+    assert tokenizer.encode_ordinary(with_special) == _naive_ordinary(
+        with_special, tokenizer.merges
+    )
+
+
+def test_encode_ordinary_differs_from_encode_only_at_specials(tokenizer: Tokenizer) -> None:
+    special_id = tokenizer.special_tokens[SPEC_SPECIAL]
+    assert special_id in tokenizer.encode("a<|endoftext|>b")
+    assert special_id not in tokenizer.encode_ordinary("a<|endoftext|>b")
+    with pytest.raises(TypeError, match="bytes"):
+        tokenizer.encode_ordinary(b"abc")  # type: ignore[arg-type]
+
+
+def test_decode_bytes_returns_what_decode_refuses(tokenizer: Tokenizer) -> None:
+    ids = tokenizer.encode("😀")
+    assert tokenizer.decode_bytes(ids[:1]) == "😀".encode()[: len(tokenizer.vocab[ids[0]])]
+    with pytest.raises(UnicodeDecodeError):
+        tokenizer.decode(ids[:1])
+    assert tokenizer.decode_bytes(ids) == "😀".encode()
+
+
+def test_token_bytes_for_every_id(tokenizer: Tokenizer) -> None:
+    expected = naive_vocab(list(tokenizer.merges))
+    assert all(tokenizer.token_bytes(i) == expected[i] for i in expected)
+    with pytest.raises(UnknownTokenError, match="unknown token id 9999") as caught:
+        tokenizer.token_bytes(9999)
+    assert isinstance(caught.value, KeyError)
+    with pytest.raises(TypeError):
+        tokenizer.token_bytes(True)
+
+
+def test_encode_single_token_inverts_token_bytes(tokenizer: Tokenizer) -> None:
+    for token_id, token in tokenizer.vocab.items():
+        if token_id < tokenizer.mergeable_vocab_size:
+            assert tokenizer.encode_single_token(token) == token_id
+    assert tokenizer.encode_single_token(SPEC_SPECIAL) == tokenizer.special_tokens[SPEC_SPECIAL]
+    assert tokenizer.encode_single_token("t") == ord("t")
+
+
+def test_encode_single_token_refuses_what_is_not_one_token(tokenizer: Tokenizer) -> None:
+    with pytest.raises(NotATokenError, match="not a single token") as caught:
+        tokenizer.encode_single_token("the cat sat")
+    assert isinstance(caught.value, KeyError)
+    with pytest.raises(TypeError):
+        tokenizer.encode_single_token(7)  # type: ignore[arg-type]
+
+
+def test_encode_chunk_is_bpe_on_bytes(tokenizer: Tokenizer) -> None:
+    for chunk in (b" the", b"\xf0\x9f", b"cat" * 40):
+        assert tokenizer.encode_chunk(chunk) == naive_encode_chunk(chunk, tokenizer.merges)
+
+
+@given(st.lists(tricky_text, min_size=1, max_size=5))
+def test_train_from_counts_equals_train(documents: list[str]) -> None:
+    corpus = "".join(documents)
+    expected = Tokenizer.train(corpus, 290)
+    counted = Tokenizer.train_from_counts(count_chunks([corpus]), 290)
+    assert counted.merges == expected.merges
+    assert count_chunks([corpus]) == Counter(naive_pretokenize(corpus))
+
+
+def test_counts_of_batches_add_up() -> None:
+    first, second = "ab ab cd", "cd ab"
+    assert count_chunks([first, second]) == count_chunks([first]) + count_chunks([second])
+
+
+def test_train_from_counts_checks_its_counts() -> None:
+    with pytest.raises(TypeError, match="bytes"):
+        Tokenizer.train_from_counts({"ab": 1}, 300)  # type: ignore[dict-item]
+    with pytest.raises(ParameterError, match="non-negative"):
+        Tokenizer.train_from_counts({b"ab": -1}, 300)
+    with pytest.raises(TypeError):
+        count_chunks("one string")
+
+
+def test_decode_refuses_a_mapping_or_a_string(tokenizer: Tokenizer) -> None:
+    for bad in ({1: 2}, "abc", b"abc", 5):
+        with pytest.raises(TypeError, match=type(bad).__name__):
+            tokenizer.decode(bad)  # type: ignore[arg-type]
+
+
+def test_save_and_load_take_path_like_objects(tokenizer: Tokenizer, tmp_path: Path) -> None:
+    target = tmp_path / "model.json"
+    tokenizer.save(target)
+    assert Tokenizer.load(target).merges == tokenizer.merges
+    assert Tokenizer.load(os.fspath(target)).merges == tokenizer.merges
+
+
+def test_overwrite_is_a_keyword_only_bool(tokenizer: Tokenizer, tmp_path: Path) -> None:
+    target = tmp_path / "model.json"
+    tokenizer.save(target)
+    with pytest.raises(TypeError, match="overwrite must be True or False"):
+        tokenizer.save(target, overwrite="no")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        tokenizer.save(target, True)  # type: ignore[call-arg]
+    with pytest.raises(OutputExistsError) as caught:
+        tokenizer.save(target)
+    assert isinstance(caught.value, FileExistsError)
+
+
+def test_errors_are_one_family_that_keeps_the_builtins() -> None:
+    assert issubclass(ArtifactError, ValueError) and issubclass(ArtifactError, BpetiteError)
+    assert issubclass(MissingKeyError, KeyError) and issubclass(MissingKeyError, ArtifactError)
+    assert issubclass(UnknownTokenError, KeyError)
+    assert issubclass(ParameterError, ValueError)
+    # A bare KeyError prints its message in quotes; the family prints it as written.
+    assert str(UnknownTokenError("unknown token id 7")) == "unknown token id 7"
+    for name in bpetite.__all__:
+        value = getattr(bpetite, name)
+        if isinstance(value, type) and issubclass(value, BaseException):
+            assert issubclass(value, BpetiteError), name
+            assert value.__module__ == "bpetite", name
+
+
+def test_vocab_size_below_the_bytes_is_a_parameter_error() -> None:
+    with pytest.raises(ValueError, match="at least 256") as caught:
+        Tokenizer.train("abc", 100)
+    assert isinstance(caught.value, ParameterError)
