@@ -26,7 +26,7 @@ import tokenizers
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from tiktoken.load import data_gym_to_mergeable_bpe_ranks, load_tiktoken_bpe
-from tiktoken_ext.openai_public import r50k_pat_str  # type: ignore[import-untyped]
+from tiktoken_ext.openai_public import r50k_pat_str
 
 from bpetite import Tokenizer
 from bpetite.interop import (
