@@ -191,3 +191,27 @@ def test_vocab_size_below_the_bytes_is_a_parameter_error() -> None:
     with pytest.raises(ValueError, match="at least 256") as caught:
         Tokenizer.train("abc", 100)
     assert isinstance(caught.value, ParameterError)
+
+
+@given(st.permutations(range(256)), texts)
+def test_a_byte_order_renames_the_byte_ids_and_nothing_else(order: list[int], text: str) -> None:
+    plain = Tokenizer.train(CORPUS, 290)
+    id_of_byte = {byte: token_id for token_id, byte in enumerate(order)}
+
+    def rename(token_id: int) -> int:
+        return id_of_byte[token_id] if token_id < 256 else token_id
+
+    permuted = Tokenizer(
+        [(rename(left), rename(right)) for left, right in plain.merges], byte_order=order
+    )
+    expected = [rename(i) for i in _naive_ordinary(text, plain.merges)]
+    assert permuted.encode_ordinary(text) == expected
+    assert permuted.decode(expected) == text
+    assert permuted.byte_order == tuple(order)
+    assert all(permuted.token_bytes(i) == bytes([order[i]]) for i in range(256))
+
+
+@pytest.mark.parametrize("order", [list(range(255)), [0] * 256, "x" * 256])
+def test_a_byte_order_must_be_a_permutation(order: object) -> None:
+    with pytest.raises((ParameterError, TypeError)):
+        Tokenizer([], byte_order=order)  # type: ignore[arg-type]

@@ -49,6 +49,7 @@ class Encoder:
     """Encodes text with a fixed merge list; safe to share, its cache is only a cache."""
 
     __slots__ = (
+        "_byte_ids",
         "_chunk_cache",
         "_lefts",
         "_merge_ids",
@@ -59,9 +60,15 @@ class Encoder:
     )
 
     def __init__(
-        self, merges: Sequence[Pair], vocab: Sequence[bytes], split: Callable[[str], list[str]]
+        self,
+        merges: Sequence[Pair],
+        vocab: Sequence[bytes],
+        split: Callable[[str], list[str]],
+        byte_ids: bytes | None = None,
     ) -> None:
+        """`byte_ids[b]` is the id of byte ``b`` when the byte tokens are permuted."""
         self._merges = tuple(merges)
+        self._byte_ids = byte_ids
         # The pair each id was merged from, indexed by id (-1 for the bytes).
         self._lefts = [-1] * BASE_VOCAB_SIZE + [left for left, _ in self._merges]
         self._rights = [-1] * BASE_VOCAB_SIZE + [right for _, right in self._merges]
@@ -79,6 +86,8 @@ class Encoder:
         whole = self._whole_tokens.get(chunk)
         if whole is not None:
             return [whole]
+        if self._byte_ids is not None:
+            chunk = chunk.translate(self._byte_ids)  # bytes to their ids, still one byte each
         if len(chunk) > LONG_CHUNK_BYTES:
             return self._merge_long(list(chunk))
         return self._merge_short(list(chunk))
@@ -202,7 +211,7 @@ class Encoder:
         dictionary lookups per token instead of a full encode.
         """
         whole_ids = [True] * BASE_VOCAB_SIZE
-        whole = {bytes([byte]): byte for byte in range(BASE_VOCAB_SIZE)}
+        whole = {vocab[token_id]: token_id for token_id in range(BASE_VOCAB_SIZE)}
         for new_id in range(BASE_VOCAB_SIZE, BASE_VOCAB_SIZE + len(self._merges)):
             left, right = self._merges[new_id - BASE_VOCAB_SIZE]
             is_whole = (

@@ -43,6 +43,7 @@ class Tokenizer:
     """
 
     __slots__ = (
+        "_byte_order",
         "_encoder",
         "_merges",
         "_pattern",
@@ -59,6 +60,7 @@ class Tokenizer:
         *,
         pattern: str | SplitPattern = "gpt2",
         special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
+        byte_order: Sequence[int] | None = None,
     ) -> None:
         """Build from a merge list; most callers want :meth:`train` or :meth:`load`.
 
@@ -66,12 +68,15 @@ class Tokenizer:
         the vocabulary well defined. `pattern` is a preset name (``gpt2``, ``cl100k``,
         ``o200k``) or a regex. `special_tokens` is a sequence of distinct texts, which
         take the ids after the mergeable vocabulary in order, or a mapping from text to
-        id for a vocabulary whose specials sit elsewhere. Anything inconsistent raises
-        ValueError naming it.
+        id for a vocabulary whose specials sit elsewhere. `byte_order` is for imported
+        vocabularies (GPT-2, ``cl100k_base``) whose ids 0..255 are the bytes in another
+        order: ``byte_order[i]`` is the byte of id ``i``; by default id ``i`` is byte ``i``.
+        Anything inconsistent raises ParameterError naming it.
         """
         self._merges: tuple[Merge, ...] = _checked_merges(merges)
         self._pattern = resolve_pattern(pattern)
-        vocab = [bytes([byte]) for byte in range(BASE_VOCAB_SIZE)]
+        self._byte_order = _checked_byte_order(byte_order)
+        vocab = [bytes([byte]) for byte in self._byte_order]
         for left, right in self._merges:
             vocab.append(vocab[left] + vocab[right])
         special_ids = _checked_specials(special_tokens, len(vocab))
@@ -82,7 +87,10 @@ class Tokenizer:
             self._vocab[token_id] = text.encode("utf-8")
         self._vocab_view: Mapping[int, bytes] = MappingProxyType(self._vocab)
         self._token_ids: dict[bytes, int] = {}
-        self._encoder = Encoder(self._merges, vocab, self._pattern.split)
+        byte_ids = None
+        if self._byte_order != _IDENTITY:
+            byte_ids = bytes(sorted(range(BASE_VOCAB_SIZE), key=self._byte_order.__getitem__))
+        self._encoder = Encoder(self._merges, vocab, self._pattern.split, byte_ids)
 
     # ------------------------------------------------------------------ building
 
@@ -181,6 +189,11 @@ class Tokenizer:
     def n_vocab(self) -> int:
         """One past the largest id, special tokens included (tiktoken's name)."""
         return max(self._vocab) + 1
+
+    @property
+    def byte_order(self) -> tuple[int, ...]:
+        """The byte each of the ids 0..255 stands for: ``(0, 1, ..., 255)`` unless imported."""
+        return self._byte_order
 
     @property
     def pattern(self) -> str:
@@ -326,6 +339,28 @@ def _checked_merges(merges: Sequence[Merge]) -> tuple[Merge, ...]:
             )
         checked.append((merge[0], merge[1]))
     return tuple(checked)
+
+
+_IDENTITY: Final = tuple(range(BASE_VOCAB_SIZE))
+
+
+def _checked_byte_order(byte_order: Sequence[int] | None) -> tuple[int, ...]:
+    """Return the byte order as a tuple; it must be a permutation of 0..255."""
+    if byte_order is None:
+        return _IDENTITY
+    if isinstance(byte_order, (str, Mapping)):
+        raise TypeError(
+            f"byte_order must be a sequence of 256 ints, got {type(byte_order).__name__}"
+        )
+    order = tuple(byte_order)
+    if len(order) != BASE_VOCAB_SIZE or any(type(byte) is not int for byte in order):
+        raise ParameterError("byte_order must hold 256 ints: the byte of each id 0..255")
+    if sorted(order) != list(_IDENTITY):
+        missing = sorted(set(_IDENTITY) - set(order))
+        raise ParameterError(
+            f"byte_order must be a permutation of 0..255; byte {missing[0]} is missing"
+        )
+    return order
 
 
 def _checked_specials(
