@@ -384,9 +384,9 @@ class Benchmark:
             loaded = json.loads(path.read_text(encoding="utf-8"))
             return [(int(left), int(right)) for left, right in loaded]
 
-        whole = list(Tokenizer.load(str(models[vocab_size]))._merges)
+        whole = list(Tokenizer.load(str(models[vocab_size])).merges)
         texts = [path.read_text(encoding="utf-8") for path in pieces]
-        expected_pieces = list(Tokenizer.train_from_counts(count_chunks(texts), vocab_size)._merges)
+        expected_pieces = list(Tokenizer.train_from_counts(count_chunks(texts), vocab_size).merges)
         checks = {
             "one_file_equals_Tokenizer_train": merges_of(merges_files[0]) == whole,
             "pieces_equal_training_on_their_chunk_counts": all(

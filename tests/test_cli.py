@@ -619,7 +619,7 @@ def test_encode_output_feeds_decode(
 ) -> None:
     encoded = run(capsys, "encode", "--model", str(model), "--text", TEXT).out
     set_stdin(monkeypatch, encoded.encode())
-    vocab = naive_vocab(Tokenizer.load(str(model))._merges)
+    vocab = naive_vocab(Tokenizer.load(str(model)).merges)
     assert naive_decode(json.loads(encoded), vocab) == TEXT
     assert run(capsys, "decode", "--model", str(model), "--input", "-").out == TEXT
 

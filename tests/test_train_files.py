@@ -79,7 +79,7 @@ def test_the_naive_trainer_agrees(corpus: Path) -> None:
     counts: Counter[bytes] = Counter()
     for path in files:
         counts.update(naive_pretokenize(path.read_bytes().decode("utf-8")))
-    assert list(train_files(files, 300, workers=2)._merges) == naive_train_chunks(counts, 300)
+    assert list(train_files(files, 300, workers=2).merges) == naive_train_chunks(counts, 300)
 
 
 def test_files_are_separate_documents(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ def test_files_are_separate_documents(tmp_path: Path) -> None:
     (tmp_path / "2.txt").write_text("c", encoding="utf-8")
     separate = train_files([tmp_path], 258, workers=2)
     assert list(separate.merges) == [(97, 98)]
-    assert list(Tokenizer.train("abc", 258)._merges) == [(97, 98), (256, 99)]
+    assert list(Tokenizer.train("abc", 258).merges) == [(97, 98), (256, 99)]
 
 
 def test_counts_files_merge_to_the_same_artifact(

@@ -14,7 +14,7 @@ from tests.strategies import texts, tricky_text
 
 
 def merges_of(corpus: str, vocab_size: int) -> list[tuple[int, int]]:
-    return list(Tokenizer.train(corpus, vocab_size)._merges)
+    return list(Tokenizer.train(corpus, vocab_size).merges)
 
 
 @given(texts, st.integers(256, 320))
