@@ -175,6 +175,7 @@ def test_public_api_is_the_spec_methods_plus_the_documented_surface() -> None:
         "pattern",
         "pattern_name",
         "split_pattern",
+        "byte_order",
     }
     assert public == spec | surface
     assert "Tokenizer" in bpetite.__all__

@@ -322,23 +322,41 @@ class Tokenizer:
 
 
 def _checked_merges(merges: Sequence[Merge]) -> tuple[Merge, ...]:
+    """Return the merges as a tuple of int pairs, each below its own new id ``256 + rank``.
+
+    The common case, a valid list of 200,000 pairs (an OpenAI vocabulary), is checked
+    with C-level passes (``map``, ``set``, ``all``); only a list that fails them is
+    walked in Python to name the first bad entry.
+    """
     if isinstance(merges, (str, bytes, Mapping)):
         raise TypeError(
             f"merges must be a sequence of (left, right) pairs, got {type(merges).__name__}"
         )
-    checked = []
+    checked = tuple(map(tuple, merges)) if all(map(_is_pair, merges)) else None
+    if checked is not None:
+        lefts = [pair[0] for pair in checked]
+        rights = [pair[1] for pair in checked]
+        limits = range(BASE_VOCAB_SIZE, BASE_VOCAB_SIZE + len(checked))
+        if (
+            set(map(type, lefts)) | set(map(type, rights)) <= {int}
+            and (not checked or min(min(lefts), min(rights)) >= 0)
+            and all(map(int.__lt__, lefts, limits))
+            and all(map(int.__lt__, rights, limits))
+        ):
+            return checked  # type: ignore[return-value]
     for rank, merge in enumerate(merges):
         new_id = BASE_VOCAB_SIZE + rank
-        if (
-            not isinstance(merge, (tuple, list))
-            or len(merge) != 2
-            or not all(type(part) is int and 0 <= part < new_id for part in merge)
+        if not _is_pair(merge) or not all(
+            type(part) is int and 0 <= part < new_id for part in merge
         ):
             raise ParameterError(
                 f"merges[{rank}] must be two token ids below {new_id}, got {merge!r}"
             )
-        checked.append((merge[0], merge[1]))
-    return tuple(checked)
+    raise AssertionError("unreachable: a merge list failed the fast check but not the slow one")
+
+
+def _is_pair(merge: object) -> bool:
+    return isinstance(merge, (tuple, list)) and len(merge) == 2
 
 
 _IDENTITY: Final = tuple(range(BASE_VOCAB_SIZE))
