@@ -1,0 +1,86 @@
+"""The committed test data: ``tests/data/*.gz``, read straight from the gzip files.
+
+Every file is described in ``tests/data/README.md`` (source, licence, sha256 of the
+decompressed content), and ``tests/test_data_files.py`` checks those hashes. Tests
+get the data through the fixtures in ``tests/conftest.py``, which use this module;
+a test or a command that needs a real file path gets a decompressed copy in a
+temporary directory from :func:`unpack`, never a file next to the repository.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+SHAKESPEARE = "tinyshakespeare.txt"
+#: GPT-2's published vocabulary, as ``bpetite import`` and tiktoken's ``gpt2`` read it.
+GPT2_FILES = ("encoder.json", "vocab.bpe", "gpt2.tiktoken")
+#: The rank files of tiktoken's ``cl100k_base`` and ``o200k_base`` encodings.
+OPENAI_FILES = ("cl100k_base.tiktoken", "o200k_base.tiktoken")
+
+#: Where tiktoken downloads each file from; its cache names an entry by the sha1 of the URL.
+TIKTOKEN_URLS = {
+    "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe": "vocab.bpe",
+    "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json": (
+        "encoder.json"
+    ),
+    "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken": "gpt2.tiktoken",
+}
+
+
+def committed_names() -> list[str]:
+    """The decompressed name of every committed data file, in name order."""
+    return sorted(path.name.removesuffix(".gz") for path in DATA_DIR.glob("*.gz"))
+
+
+@functools.cache
+def read_bytes(name: str) -> bytes:
+    """The decompressed content of ``tests/data/<name>.gz``, e.g. ``read_bytes("vocab.bpe")``.
+
+    Cached: the files never change while the tests run, and several tests read the same
+    one. Raises FileNotFoundError naming the file when it is not committed.
+    """
+    return gzip.decompress((DATA_DIR / f"{name}.gz").read_bytes())
+
+
+def sha256(name: str) -> str:
+    """The hex sha256 of a data file's decompressed content."""
+    return hashlib.sha256(read_bytes(name)).hexdigest()
+
+
+def shakespeare_bytes() -> bytes:
+    """TinyShakespeare, exactly as published (1,115,394 bytes of UTF-8)."""
+    return read_bytes(SHAKESPEARE)
+
+
+def shakespeare_text() -> str:
+    return shakespeare_bytes().decode("utf-8")
+
+
+def unpack(names: Iterable[str], directory: Path) -> Path:
+    """Write a decompressed copy of each named file into `directory` (made if missing).
+
+    For code under test that takes a file path. Returns `directory`.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (directory / name).write_bytes(read_bytes(name))
+    return directory
+
+
+def build_tiktoken_cache(cache_dir: Path) -> Path:
+    """Fill a ``TIKTOKEN_CACHE_DIR`` with GPT-2's files so tiktoken loads ``gpt2`` offline.
+
+    tiktoken looks a download up in its cache under the sha1 of its URL and checks the
+    content against the sha256 it expects, so only the genuine files are used.
+    """
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    for url, name in TIKTOKEN_URLS.items():
+        key = hashlib.sha1(url.encode()).hexdigest()
+        (cache_dir / key).write_bytes(read_bytes(name))
+    return cache_dir
