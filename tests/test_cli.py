@@ -815,29 +815,26 @@ def test_compare_tiktoken_corrupt_cache_file(
 
 @pytest.fixture
 def demo_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty working directory, no corpus variable, temp files under tmp_path."""
+    """An empty working directory; temporary files go under tmp_path / "temp"."""
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
-    monkeypatch.delenv("BPETITE_CORPUS", raising=False)
     temp = tmp_path / "temp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     return work
 
 
-def check_demo_report(report: dict[str, Any], text: str) -> None:
-    """The summary against the artifact it names, using only the naive reference."""
-    artifact = Path(report["artifact"])
-    artifact_merges_ = artifact_merges(artifact)
-    ids = naive_encode(text, artifact_merges_)
+def check_demo_report(report: dict[str, Any], text: str, merges: list[tuple[int, int]]) -> None:
+    """The summary against the merges the corpus gives, using only the naive reference."""
+    ids = naive_encode(text, merges)
     assert report["text"] == text
     assert report["ids"] == ids
     assert report["tokens"] == len(ids)
     assert report["bytes_per_token"] == round(len(text.encode("utf-8")) / len(ids), 2)
-    assert report["actual_mergeable_vocab_size"] == 256 + len(artifact_merges_)
+    assert report["actual_mergeable_vocab_size"] == 256 + len(merges)
     assert report["roundtrip"] is True
-    assert naive_decode(ids, naive_vocab(artifact_merges_)) == text
+    assert naive_decode(ids, naive_vocab(merges)) == text
 
 
 def test_demo_with_input_and_output(
@@ -860,9 +857,9 @@ def test_demo_with_input_and_output(
     assert report["artifact"] == "demo.json"
     assert report["corpus"] == str(corpus_file)
     assert report["corpus_bytes"] == corpus_file.stat().st_size
-    assert artifact_merges(demo_dir / "demo.json") == naive_train(CORPUS, 300)
-    check_demo_report(report, TEXT)
     merges = naive_train(CORPUS, 300)
+    assert artifact_merges(demo_dir / "demo.json") == merges
+    check_demo_report(report, TEXT, merges)
     pieces = token_pieces(naive_encode(TEXT, merges), naive_vocab(merges), {256 + len(merges)})
     assert "demo: tokens: " + render_plain(pieces) in result.err  # as `bpetite show` draws
     assert "roundtrip: decode(encode(text)) == text: ok" in result.err
@@ -887,77 +884,61 @@ def test_demo_shows_partial_characters_in_hex(
     assert "demo: tokens: ⟨c3⟩|⟨a9⟩\n" in result.err
 
 
-def test_demo_finds_the_corpus_in_data(capsys: pytest.CaptureFixture[str], demo_dir: Path) -> None:
-    (demo_dir / "data").mkdir()
-    (demo_dir / "data" / "tinyshakespeare.txt").write_bytes(CORPUS.encode("utf-8"))
+def test_demo_trains_on_the_packaged_tinyshakespeare_and_keeps_nothing(
+    capsys: pytest.CaptureFixture[str], demo_dir: Path, tmp_path: Path, shakespeare_text: str
+) -> None:
     result = run(capsys, "demo", "--vocab-size", "300")
     assert result.code == 0, result.err
     report = json.loads(result.out)
-    assert report["corpus"] == "data/tinyshakespeare.txt"
-    assert artifact_merges(Path(report["artifact"])) == naive_train(CORPUS, 300)
+    assert report["corpus"] == "TinyShakespeare (built in)"
+    assert report["corpus_bytes"] == len(shakespeare_text.encode("utf-8"))
+    assert report["artifact"] is None
+    check_demo_report(report, demo.DEFAULT_TEXT, naive_train(shakespeare_text, 300))
+    assert "pass --output PATH to keep it" in result.err
+    assert list((tmp_path / "temp").iterdir()) == []  # the temporary artifact is gone
+    assert list(demo_dir.iterdir()) == []  # nothing written to the working directory
 
 
-def test_demo_prefers_the_environment_variable(
+def test_demo_never_looks_for_a_corpus_beside_it(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     demo_dir: Path,
     corpus_file: Path,
 ) -> None:
-    (demo_dir / "data").mkdir()
-    (demo_dir / "data" / "tinyshakespeare.txt").write_text("other text", encoding="utf-8")
+    """Neither data/ nor ../shared/data/ nor $BPETITE_CORPUS: the default is built in."""
+    for where in (demo_dir / "data", demo_dir.parent / "shared" / "data"):
+        where.mkdir(parents=True)
+        (where / "tinyshakespeare.txt").write_text("other text", encoding="utf-8")
     monkeypatch.setenv("BPETITE_CORPUS", str(corpus_file))
-    result = run(capsys, "demo", "--vocab-size", "300")
-    assert json.loads(result.out)["corpus"] == str(corpus_file)
-
-
-def test_demo_environment_variable_naming_a_missing_file(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, demo_dir: Path
-) -> None:
-    monkeypatch.setenv("BPETITE_CORPUS", "nowhere.txt")
-    result = run(capsys, "demo")
-    assert_one_line_failure(result, "BPETITE_CORPUS file 'nowhere.txt' does not exist")
-
-
-def test_demo_without_any_corpus_uses_the_standard_library(
-    capsys: pytest.CaptureFixture[str], demo_dir: Path, tmp_path: Path
-) -> None:
-    result = run(capsys, "demo", "--vocab-size", "600")
+    result = run(capsys, "demo", "--vocab-size", "256")
     assert result.code == 0, result.err
     report = json.loads(result.out)
-    assert "standard library" in report["corpus"]
-    assert 0 < report["corpus_bytes"] <= demo.STDLIB_CORPUS_BYTES + 300_000
-    artifact = Path(report["artifact"])
-    assert artifact.name == "tokenizer.json"
-    assert artifact.parent.parent == tmp_path / "temp"  # a fresh temp directory
-    assert report["actual_mergeable_vocab_size"] == 600
-    check_demo_report(report, demo.DEFAULT_TEXT)
-    assert not list(demo_dir.iterdir())  # nothing written to the working directory
+    assert report["corpus"] == "TinyShakespeare (built in)"
+    assert report["corpus_bytes"] == 1115394
 
 
-def test_stdlib_corpus_selection(tmp_path: Path) -> None:
-    """Public *.py modules in name order, strict UTF-8 only, up to the byte limit."""
-    files = {
-        "b.py": b"bbbb",
-        "a.py": b"aaaa",
-        "_private.py": b"private",
-        "c.py": b"\xff not utf-8",
-        "d.txt": b"not python",
-        "e.py": "é".encode(),
-        "f.py": b"ffff",
-    }
-    for name, data in files.items():
-        (tmp_path / name).write_bytes(data)
-    corpus = demo.stdlib_corpus(tmp_path, limit_bytes=9)
-    assert corpus.texts == ("aaaa", "bbbb", "é")
-    assert corpus.size_bytes == 10
-    assert demo.stdlib_corpus(tmp_path).texts == ("aaaa", "bbbb", "é", "ffff")
+@pytest.mark.parametrize("failure", [KeyboardInterrupt, OSError])
+def test_demo_removes_its_temporary_artifact_when_it_fails(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    demo_dir: Path,
+    tmp_path: Path,
+    corpus_file: Path,
+    failure: type[BaseException],
+) -> None:
+    """Ctrl-C or an error while the artifact exists still removes its directory."""
+    seen: list[Path] = []
 
+    def fail_after_save(path: str) -> Tokenizer:
+        seen.append(Path(path))
+        assert Path(path).is_file()
+        raise failure("stopped while loading")
 
-def test_stdlib_corpus_missing(tmp_path: Path) -> None:
-    from bpetite.cli import CliError
-
-    with pytest.raises(CliError, match="no corpus found: pass --input"):
-        demo.stdlib_corpus(tmp_path)
+    monkeypatch.setattr(demo, "load_model", fail_after_save)
+    result = run(capsys, "demo", "--input", str(corpus_file), "--vocab-size", "300")
+    assert_fails(result)
+    assert seen and seen[0].parent.parent == tmp_path / "temp"
+    assert list((tmp_path / "temp").iterdir()) == []
 
 
 def test_demo_refuses_an_existing_output(

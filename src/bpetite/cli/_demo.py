@@ -1,20 +1,21 @@
 """``bpetite demo``: train, save, reload, encode a sentence and show the tokens.
 
-It needs no download and no argument: it trains on TinyShakespeare when it can find
-it, and otherwise on Python source code from the standard library of the running
-interpreter, which every Python installation has. The corpus is read where it lies;
-nothing is copied into the project.
+It needs no download and no argument: by default it trains on TinyShakespeare, which
+ships inside the package (gzipped), so every machine trains on the same text and gets
+the same artifact. ``--input`` trains on another file instead. Without ``--output`` the
+artifact lives in a temporary directory only while it is saved and loaded back, and
+that directory is removed however the command ends.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+import gzip
 import sys
-import sysconfig
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,21 +44,20 @@ if TYPE_CHECKING:
 
     from bpetite.cli._common import Subparsers
 
-#: Where the demo looks for TinyShakespeare when --input is not given, in order,
-#: relative to the working directory (after $BPETITE_CORPUS).
-CORPUS_CANDIDATES = ("data/tinyshakespeare.txt", "../shared/data/tinyshakespeare.txt")
-#: The built-in corpus stops growing once it holds this many bytes.
-STDLIB_CORPUS_BYTES = 1_000_000
+#: The default corpus: TinyShakespeare, gzipped, inside the package (``bpetite/_corpus/``).
+PACKAGED_CORPUS = ("_corpus", "tinyshakespeare.txt.gz")
+#: How the summary and the narration name the default corpus.
+PACKAGED_CORPUS_NAME = "TinyShakespeare (built in)"
 DEFAULT_VOCAB_SIZE = 4096
 DEFAULT_TEXT = f"To be, or not to be: that is the question. 🤔 Naïve café!{END_OF_TEXT_TOKEN}"
 
 
 @dataclass(frozen=True, slots=True)
 class Corpus:
-    """Training text and where it came from; several texts never share a chunk."""
+    """Training text and where it came from."""
 
     source: str
-    texts: tuple[str, ...]
+    text: str
     size_bytes: int
 
 
@@ -69,9 +69,9 @@ def register(subparsers: Subparsers) -> None:
         description=(
             "Train a tokenizer, save it, load it back, encode a sample sentence and show "
             "its tokens, the compression (bytes per token) and the roundtrip check. The "
-            "corpus is --input, else $BPETITE_CORPUS, else data/tinyshakespeare.txt or "
-            "../shared/data/tinyshakespeare.txt, else Python's own standard-library "
-            "sources (no download needed). A JSON summary goes to stdout."
+            "corpus is --input, else TinyShakespeare, which ships with bpetite (no "
+            "download needed). Without --output the artifact is saved in a temporary "
+            "directory and removed at the end. A JSON summary goes to stdout."
         ),
         examples=[
             "bpetite demo",
@@ -79,7 +79,11 @@ def register(subparsers: Subparsers) -> None:
             'bpetite demo --text "How many tokens is this?"',
         ],
     )
-    parser.add_argument("--input", metavar="PATH", help="UTF-8 corpus to train on; '-' for stdin")
+    parser.add_argument(
+        "--input",
+        metavar="PATH",
+        help="UTF-8 corpus to train on; '-' for stdin (default: the built-in TinyShakespeare)",
+    )
     parser.add_argument(
         "--vocab-size",
         type=int,
@@ -88,7 +92,9 @@ def register(subparsers: Subparsers) -> None:
         help=f"mergeable vocabulary size (default: {DEFAULT_VOCAB_SIZE})",
     )
     parser.add_argument(
-        "--output", metavar="PATH", help="where to save the artifact (default: a new temp dir)"
+        "--output",
+        metavar="PATH",
+        help="where to save the artifact (default: a temporary file, removed at the end)",
     )
     parser.add_argument("--force", action="store_true", help="replace --output if it exists")
     parser.add_argument(
@@ -111,13 +117,20 @@ def run(args: argparse.Namespace) -> int:
     say.line(f"corpus: {corpus.source}, {corpus.size_bytes} bytes")
     with PhaseProgress("train", "merges", terminal=terminal) as phase:
         trained = Tokenizer.train_from_counts(
-            count_chunks(corpus.texts), args.vocab_size, progress=training_progress(phase)
+            count_chunks([corpus.text]), args.vocab_size, progress=training_progress(phase)
         )
 
-    artifact = args.output or str(Path(tempfile.mkdtemp(prefix="bpetite-demo-")) / "tokenizer.json")
-    save_model(trained, artifact, force=args.force)
-    tokenizer = load_model(artifact)
-    say.line(f"saved {artifact} ({Path(artifact).stat().st_size} bytes) and loaded it back")
+    if args.output is None:
+        # Removed on the way out, whatever happens: an error, Ctrl-C, or success.
+        with tempfile.TemporaryDirectory(prefix="bpetite-demo-") as directory:
+            tokenizer, size = _save_and_reload(trained, Path(directory) / "tokenizer.json")
+        say.line(
+            f"saved the artifact ({size} bytes) to a temporary directory, loaded it back "
+            f"and removed it; pass --output PATH to keep it"
+        )
+    else:
+        tokenizer, size = _save_and_reload(trained, Path(args.output), force=args.force)
+        say.line(f"saved {args.output} ({size} bytes) and loaded it back")
 
     ids = tokenizer.encode(text)
     if ids != trained.encode(text):
@@ -138,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
 
     write_json(
         {
-            "artifact": artifact,
+            "artifact": args.output,
             "corpus": corpus.source,
             "corpus_bytes": corpus.size_bytes,
             "requested_vocab_size": args.vocab_size,
@@ -153,59 +166,34 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _save_and_reload(
+    trained: Tokenizer, path: Path, *, force: bool = False
+) -> tuple[Tokenizer, int]:
+    """Save `trained` to `path`, load it back; the loaded tokenizer and the file's size."""
+    save_model(trained, str(path), force=force)
+    return load_model(str(path)), path.stat().st_size
+
+
 def find_corpus(input_path: str | None) -> Corpus:
-    """The first corpus that exists: --input, $BPETITE_CORPUS, the usual paths, the stdlib."""
-    if input_path is not None:
-        return _file_corpus(input_path, "--input")
-    from_env = os.environ.get("BPETITE_CORPUS")
-    if from_env:
-        # A variable that names a missing file is a mistake worth reporting, not skipping.
-        return _file_corpus(from_env, "BPETITE_CORPUS")
-    for candidate in CORPUS_CANDIDATES:
-        if Path(candidate).is_file():
-            return _file_corpus(candidate, "--input")
-    return stdlib_corpus()
+    """--input when given, else the TinyShakespeare that ships with bpetite."""
+    if input_path is None:
+        return packaged_corpus()
+    text = read_input_text(input_path, "--input")
+    name = "standard input" if input_path == "-" else input_path
+    return Corpus(source=name, text=text, size_bytes=len(text.encode("utf-8")))
 
 
-def _file_corpus(path: str, option: str) -> Corpus:
-    text = read_input_text(path, option)
-    name = "standard input" if path == "-" else path
-    return Corpus(source=name, texts=(text,), size_bytes=len(text.encode("utf-8")))
+def packaged_corpus() -> Corpus:
+    """TinyShakespeare from the package's data: the same text on every machine.
 
-
-def stdlib_corpus(root: Path | None = None, limit_bytes: int = STDLIB_CORPUS_BYTES) -> Corpus:
-    """Python source that ships with the interpreter: a corpus that is always there.
-
-    The public top-level modules (``*.py`` not starting with ``_``) in name order,
-    read as strict UTF-8 (a file that is not is skipped), until `limit_bytes` is
-    reached. The same interpreter always gives the same corpus.
+    Read through ``importlib.resources``, so it works from a wheel, a zip or a source
+    tree alike; never from the working directory or the network.
     """
-    if root is None:
-        root = Path(sysconfig.get_paths()["stdlib"])
-    texts: list[str] = []
-    size = 0
-    for path in sorted(root.glob("*.py")):
-        if size >= limit_bytes:
-            break
-        if path.name.startswith("_"):
-            continue
-        try:
-            data = path.read_bytes()
-            texts.append(data.decode("utf-8"))
-        except (OSError, UnicodeDecodeError):
-            continue
-        size += len(data)
-    if not texts:
-        raise CliError(
-            f"no corpus found: pass --input PATH or set BPETITE_CORPUS (the standard "
-            f"library sources under '{root}' are not available either)"
-        )
-    return Corpus(
-        source=f"Python {sys.version_info.major}.{sys.version_info.minor} standard library "
-        f"({len(texts)} modules from {root})",
-        texts=tuple(texts),
-        size_bytes=size,
-    )
+    resource = resources.files("bpetite")
+    for part in PACKAGED_CORPUS:
+        resource = resource / part
+    data = gzip.decompress(resource.read_bytes())
+    return Corpus(source=PACKAGED_CORPUS_NAME, text=data.decode("utf-8"), size_bytes=len(data))
 
 
 class _Reporter:
