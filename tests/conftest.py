@@ -1,12 +1,30 @@
-"""Shared fixtures: where the shared data lives, and hypothesis profiles."""
+"""Shared fixtures: the committed test data, hypothesis profiles, and the skip policy.
+
+The data fixtures give the files in ``tests/data/`` (see ``tests/datafiles.py``):
+the contents directly, or decompressed copies in a session's temporary directory for
+code that takes a path. Nothing here looks outside the repository, and no test skips
+for missing data.
+
+Under ``CI=true`` (``.ci/run`` sets it) a skipped test is a failure, unless its reason
+starts with :data:`PLATFORM_LIMIT`: a documented limit of the platform the tests run
+on (no POSIX permissions, no ``/proc``, no bash), never a missing file or package.
+"""
+
+from __future__ import annotations
 
 import os
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests import datafiles
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+#: The prefix of a skip reason that CI accepts: ``pytest.skip(PLATFORM_LIMIT + "why")``.
+PLATFORM_LIMIT = "platform limit: "
 
 # A deep run is one variable away: BPETITE_HYPOTHESIS_EXAMPLES=2000 uv run pytest
 settings.register_profile(
@@ -18,40 +36,60 @@ settings.register_profile(
 settings.load_profile("default")
 
 
-def _find_shared(relative: str, env_var: str) -> Path | None:
-    """An environment variable, then ../shared/data/, then data/ in the repo."""
-    candidates = []
-    if os.environ.get(env_var):
-        candidates.append(Path(os.environ[env_var]))
-    candidates += [REPO_ROOT.parent / "shared" / "data" / relative, REPO_ROOT / "data" / relative]
-    return next((path for path in candidates if path.exists()), None)
-
-
-def _require(path: Path | None, what: str, env_var: str) -> Path:
-    if path is None:
-        message = f"{what} not found: set {env_var} or place it under ../shared/data/ or data/"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{message} (CI always has it)")
-        pytest.skip(message)
-    return path
+@pytest.fixture(scope="session")
+def shakespeare_bytes() -> bytes:
+    """TinyShakespeare as published, 1,115,394 bytes."""
+    return datafiles.shakespeare_bytes()
 
 
 @pytest.fixture(scope="session")
-def shakespeare_path() -> Path:
-    """TinyShakespeare; skipped with a reason on a machine without it, a failure under CI."""
-    return _require(
-        _find_shared("tinyshakespeare.txt", "BPETITE_CORPUS"), "TinyShakespeare", "BPETITE_CORPUS"
-    )
+def shakespeare_text() -> str:
+    return datafiles.shakespeare_text()
 
 
 @pytest.fixture(scope="session")
-def shakespeare_text(shakespeare_path: Path) -> str:
-    return shakespeare_path.read_bytes().decode("utf-8")
+def shakespeare_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A decompressed copy of TinyShakespeare, ``.../tinyshakespeare.txt``; do not modify it."""
+    directory = datafiles.unpack([datafiles.SHAKESPEARE], tmp_path_factory.mktemp("data"))
+    return directory / datafiles.SHAKESPEARE
 
 
 @pytest.fixture(scope="session")
-def gpt2_dir() -> Path:
-    """GPT-2's official vocabulary files (encoder.json, vocab.bpe, gpt2.tiktoken)."""
-    return _require(
-        _find_shared("gpt2", "BPETITE_GPT2_DIR"), "GPT-2 vocabulary", "BPETITE_GPT2_DIR"
-    )
+def gpt2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory holding GPT-2's ``encoder.json``, ``vocab.bpe`` and ``gpt2.tiktoken``."""
+    return datafiles.unpack(datafiles.GPT2_FILES, tmp_path_factory.mktemp("gpt2"))
+
+
+@pytest.fixture(scope="session")
+def openai_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory holding ``cl100k_base.tiktoken`` and ``o200k_base.tiktoken``.
+
+    Build an encoding from them offline with ``tiktoken.load.load_tiktoken_bpe(path)``;
+    ``tiktoken.get_encoding`` would download.
+    """
+    return datafiles.unpack(datafiles.OPENAI_FILES, tmp_path_factory.mktemp("openai"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Under ``CI=true``, report a skip as a failure unless it is a platform limit."""
+    report = yield
+    if os.environ.get("CI") != "true" or not report.skipped or hasattr(report, "wasxfail"):
+        return report
+    reason = skip_reason(report)
+    if not reason.startswith(PLATFORM_LIMIT):
+        report.outcome = "failed"
+        report.longrepr = (
+            f"skipped under CI=true: {reason!r}. CI accepts only skips whose reason starts "
+            f"with {PLATFORM_LIMIT!r} (see tests/conftest.py)"
+        )
+    return report
+
+
+def skip_reason(report: pytest.TestReport) -> str:
+    """The reason given to ``pytest.skip`` or ``skipif``, without pytest's "Skipped: "."""
+    longrepr = report.longrepr
+    message = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return message.removeprefix("Skipped: ")

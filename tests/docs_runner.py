@@ -7,7 +7,6 @@ tests/test_readme.py.
 from __future__ import annotations
 
 import doctest
-import hashlib
 import json
 import re
 import subprocess
@@ -137,21 +136,3 @@ def run_doctest(block: Block, path: Path) -> int:
     runner.run(test, out=report.append)
     assert runner.failures == 0, "".join(report)
     return len(test.examples)
-
-
-TIKTOKEN_URLS = {
-    "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe": "vocab.bpe",
-    "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json": (
-        "encoder.json"
-    ),
-    "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken": "gpt2.tiktoken",
-}
-
-
-def build_tiktoken_cache(gpt2_dir: Path, cache_dir: Path) -> Path:
-    """Fill a TIKTOKEN_CACHE_DIR from the shared files so tiktoken loads gpt2 offline."""
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    for url, name in TIKTOKEN_URLS.items():
-        key = hashlib.sha1(url.encode()).hexdigest()
-        (cache_dir / key).write_bytes((gpt2_dir / name).read_bytes())
-    return cache_dir

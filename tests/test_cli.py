@@ -26,7 +26,7 @@ from bpetite.cli import _common as common
 from bpetite.cli import _demo as demo
 from bpetite.cli import _train as train
 from bpetite.cli import main
-from tests.docs_runner import build_tiktoken_cache
+from tests.datafiles import build_tiktoken_cache
 from tests.reference import naive_decode, naive_encode, naive_train, naive_vocab
 
 # Repeated words for merges, CRLF line ends to catch newline translation, multi-byte
@@ -668,11 +668,11 @@ def test_decode_input_must_be_a_json_array_of_ints(
 
 
 @pytest.fixture
-def tiktoken_cache(gpt2_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def tiktoken_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A prepared offline cache, and tiktoken's in-memory registry emptied around the test."""
     tiktoken_registry = pytest.importorskip("tiktoken.registry")
     monkeypatch.setattr(tiktoken_registry, "ENCODINGS", {})
-    cache = build_tiktoken_cache(gpt2_dir, tmp_path / "tiktoken-cache")
+    cache = build_tiktoken_cache(tmp_path / "tiktoken-cache")
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
     return cache
 

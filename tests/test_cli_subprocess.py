@@ -22,13 +22,15 @@ from pathlib import Path
 import pytest
 
 from bpetite import Tokenizer
-from tests.docs_runner import build_tiktoken_cache
+from tests.datafiles import build_tiktoken_cache
 from tests.reference import naive_encode, naive_train
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "bpetite"
 TEXT = "Hello, world! naïve café 🤔\r\n<|endoftext|>tail"
 
-needs_posix = pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals and signals")
+needs_posix = pytest.mark.skipif(
+    os.name != "posix", reason="platform limit: pseudo-terminals and signals"
+)
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -36,8 +38,7 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
-        if key not in {"BPETITE_CORPUS", "NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES"}
-        and not key.startswith("TTY_")
+        if key not in {"NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES"} and not key.startswith("TTY_")
     }
     env.update(extra)
     return env
@@ -205,7 +206,7 @@ def unreadable_file(tmp_path: Path) -> Iterator[Path]:
     no effect on the system.
     """
     if os.name != "posix":
-        pytest.skip("POSIX permissions")
+        pytest.skip("platform limit: POSIX permissions")
     if os.geteuid() != 0:
         locked = tmp_path / "locked.txt"
         locked.write_text("text", encoding="utf-8")
@@ -221,7 +222,9 @@ def unreadable_file(tmp_path: Path) -> Iterator[Path]:
                     return
             except OSError:
                 continue
-    pytest.skip("running as root and no write-only sysfs file to stand in for a locked file")
+    pytest.skip(
+        "platform limit: as root, and no write-only sysfs file to stand in for a locked file"
+    )
 
 
 @pytest.mark.parametrize("command", ["train", "encode", "model"])
@@ -391,11 +394,9 @@ def test_demo_without_colour_separates_tokens_with_bars(tmp_path: Path) -> None:
 
 
 @needs_posix
-def test_compare_tiktoken_draws_a_table_on_a_terminal(
-    tmp_path: Path, gpt2_dir: Path, model: Path
-) -> None:
+def test_compare_tiktoken_draws_a_table_on_a_terminal(tmp_path: Path, model: Path) -> None:
     pytest.importorskip("tiktoken")
-    cache = build_tiktoken_cache(gpt2_dir, tmp_path / "cache")
+    cache = build_tiktoken_cache(tmp_path / "cache")
     code, stdout, drawn = run_in_terminal(
         ["compare-tiktoken", "--model", str(model), "--text", "Hello world"],
         env=terminal_env(TIKTOKEN_CACHE_DIR=str(cache)),

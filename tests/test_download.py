@@ -1,6 +1,6 @@
 """scripts/download_corpus.py against a local HTTP server: never the internet.
 
-The server on 127.0.0.1 serves the shared TinyShakespeare, a copy with one byte
+The server on 127.0.0.1 serves the committed TinyShakespeare, a copy with one byte
 changed, a truncated copy and a 404. A download is accepted only when its sha256 is
 right, and a rejected or interrupted one leaves no file, not even a temp file.
 """
@@ -37,8 +37,8 @@ def script() -> ModuleType:
 
 
 @pytest.fixture(scope="module")
-def corpus_bytes(shakespeare_path: Path) -> bytes:
-    return shakespeare_path.read_bytes()
+def corpus_bytes(shakespeare_bytes: bytes) -> bytes:
+    return shakespeare_bytes
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def download(
 
 
 def test_expected_hash_is_the_published_one(script: ModuleType, corpus_bytes: bytes) -> None:
-    """The brief's checksum, and the checksum of the shared copy, independently."""
+    """The brief's checksum, and the checksum of the committed copy, independently."""
     published = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
     assert script.EXPECTED_SHA256 == published == hashlib.sha256(corpus_bytes).hexdigest()
 

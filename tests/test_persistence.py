@@ -919,7 +919,7 @@ def test_save_refuses_an_invalid_state_and_writes_nothing(tmp_path: Path, state:
     assert _dir_listing(tmp_path) == []
 
 
-@pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
+@pytest.mark.skipif(os.name == "nt", reason="platform limit: POSIX permission bits")
 @pytest.mark.parametrize("mask", [0o022, 0o077, 0o002, 0o027])
 @pytest.mark.parametrize("overwrite", [False, True])
 def test_saved_file_gets_ordinary_permissions_not_mkstemps(

@@ -15,10 +15,13 @@ The convention, for whoever edits the README:
   ``uv run python`` this interpreter; ``scripts/`` is linked in. Any other command
   fails the test, unless it is a line of ``.ci/run`` (``uv sync --locked``, ``uv run
   pytest``, ...), which CI runs instead.
+* The data: ``gpt2/`` in the working directory holds GPT-2's files, and
+  ``data/tinyshakespeare.txt`` is what the README's download command fetches; both come
+  from the committed test data (``tests/data/``).
 * The environment: ``BPETITE_CORPUS_URL`` points the download script at a local
-  server holding the shared TinyShakespeare; ``TIKTOKEN_CACHE_DIR`` holds GPT-2's files
-  (from the shared data) the way tiktoken caches them; the proxy variables point at a
-  closed port, so nothing can reach the internet; ``TMPDIR`` is private.
+  server holding TinyShakespeare; ``TIKTOKEN_CACHE_DIR`` holds GPT-2's files the way
+  tiktoken caches them; the proxy variables point at a closed port, so nothing can
+  reach the internet; ``TMPDIR`` is private and must be empty at the end.
 * ```pycon blocks run as doctests in the same directory, in document order with the
   console blocks (so they can use files that earlier commands made).
 """
@@ -38,10 +41,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import PLATFORM_LIMIT, REPO_ROOT
+from tests.datafiles import build_tiktoken_cache
 from tests.docs_runner import (
     Command,
-    build_tiktoken_cache,
     check_output,
     console_commands,
     doc_blocks,
@@ -58,11 +61,11 @@ def ci_commands() -> set[str]:
 
 
 @pytest.fixture
-def corpus_server(shakespeare_path: Path, tmp_path: Path) -> Iterator[str]:
-    """A local HTTP server holding the shared corpus: the download script's stand-in."""
+def corpus_server(shakespeare_bytes: bytes, tmp_path: Path) -> Iterator[str]:
+    """A local HTTP server holding TinyShakespeare: the download script's stand-in."""
     served = tmp_path / "served"
     served.mkdir()
-    shutil.copyfile(shakespeare_path, served / "input.txt")
+    (served / "input.txt").write_bytes(shakespeare_bytes)
 
     class QuietHandler(SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
@@ -109,7 +112,7 @@ def test_every_readme_command_runs_as_shown(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     if shutil.which("bash") is None:
-        pytest.skip("the README's commands are shell commands; bash is needed")
+        pytest.skip(PLATFORM_LIMIT + "the README's commands are shell commands; bash is needed")
     work = tmp_path / "work"
     work.mkdir()
     (work / "scripts").symlink_to(REPO_ROOT / "scripts", target_is_directory=True)
@@ -118,14 +121,12 @@ def test_every_readme_command_runs_as_shown(
     temp.mkdir()
     closed = "http://127.0.0.1:9"
     env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"BPETITE_CORPUS", "NO_COLOR", "FORCE_COLOR"}
+        key: value for key, value in os.environ.items() if key not in {"NO_COLOR", "FORCE_COLOR"}
     }
     env.update(
         README_TEST_PYTHON=sys.executable,
         BPETITE_CORPUS_URL=corpus_server,
-        TIKTOKEN_CACHE_DIR=str(build_tiktoken_cache(gpt2_dir, tmp_path / "tiktoken-cache")),
+        TIKTOKEN_CACHE_DIR=str(build_tiktoken_cache(tmp_path / "tiktoken-cache")),
         TMPDIR=str(temp),
         HTTPS_PROXY=closed,
         HTTP_PROXY=closed,
@@ -161,3 +162,4 @@ def test_every_readme_command_runs_as_shown(
     assert "uv run pytest" in delegated
     assert any("download_corpus.py" in command for command in ran)
     assert doctests >= 1
+    assert list(temp.iterdir()) == [], "a documented command left files in the temp dir"

@@ -338,7 +338,7 @@ def test_docs_scaling_runs_as_shown(tmp_path: Path) -> None:
     assert {"count", "--counts", "--workers", "cmp"} <= words
 
 
-@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="platform limit: needs /proc")
 def test_ctrl_c_while_workers_count_stops_them_and_writes_nothing(
     tmp_path: Path, shakespeare_text: str
 ) -> None:
