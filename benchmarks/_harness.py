@@ -120,7 +120,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--corpus",
         type=Path,
         metavar="PATH",
-        help=f"TinyShakespeare (default: ${CORPUS_ENV_VAR}, ../shared/data/, then data/)",
+        help=f"TinyShakespeare (default: ${CORPUS_ENV_VAR}, else the committed "
+        "tests/data/tinyshakespeare.txt.gz, unpacked into --output)",
     )
     parser.add_argument(
         "--profile",
@@ -139,15 +140,15 @@ def main(argv: Sequence[str]) -> int:
 
         print(json.dumps(run_job(json.loads(args.child))))
         return 0
-    corpus_path = find_corpus(args.corpus)
+    output: Path = args.output
+    corpus_path = find_corpus(args.corpus, output)
     if corpus_path is None:
         print(
-            "benchmarks: error: TinyShakespeare not found; pass --corpus PATH, set "
-            f"{CORPUS_ENV_VAR}, or fetch it with `uv run python scripts/download_corpus.py`",
+            "benchmarks: error: TinyShakespeare not found; pass --corpus PATH or set "
+            f"{CORPUS_ENV_VAR} to an existing file",
             file=sys.stderr,
         )
         return 1
-    output: Path = args.output
     output.mkdir(parents=True, exist_ok=True)
     if args.profile:
         from benchmarks._profile import profile
@@ -166,18 +167,19 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def find_corpus(explicit: Path | None) -> Path | None:
-    """The corpus the way the tests find it: the flag, the variable, ../shared, data/."""
+def find_corpus(explicit: Path | None, output: Path) -> Path | None:
+    """The flag, else the variable, else the committed TinyShakespeare unpacked into `output`.
+
+    The default is the tests' own copy, so every machine measures the same text; a flag
+    or variable naming a missing file gives None (an error), never a silent fallback.
+    """
+    if explicit is None and os.environ.get(CORPUS_ENV_VAR):
+        explicit = Path(os.environ[CORPUS_ENV_VAR])
     if explicit is not None:
         return explicit if explicit.is_file() else None
-    candidates = []
-    if os.environ.get(CORPUS_ENV_VAR):
-        candidates.append(Path(os.environ[CORPUS_ENV_VAR]))
-    candidates += [
-        REPO_ROOT.parent / "shared" / "data" / "tinyshakespeare.txt",
-        REPO_ROOT / "data" / "tinyshakespeare.txt",
-    ]
-    return next((path for path in candidates if path.is_file()), None)
+    from tests.datafiles import SHAKESPEARE, unpack
+
+    return unpack([SHAKESPEARE], output) / SHAKESPEARE
 
 
 def child_command(spec: dict[str, Any]) -> list[str]:
