@@ -2,7 +2,7 @@
 
 Each result is checked against something the CLI did not produce: the spec's naive
 trainer and encoder from ``tests.reference``, the bytes of the input, tiktoken built
-straight from the shared GPT-2 files. Failures must exit with the exact code, leave
+straight from the committed GPT-2 files. Failures must exit with the exact code, leave
 stdout empty and print one ``bpetite: error:`` line without a traceback.
 """
 
@@ -49,8 +49,6 @@ SUMMARY_KEYS = frozenset(
 )
 
 
-#: The files tiktoken's "gpt2" and "r50k_base" encodings fetch, and which shared file
-#: holds each. tiktoken caches a download under the sha1 of its URL.
 @dataclass(frozen=True, slots=True)
 class Result:
     code: int

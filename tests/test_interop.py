@@ -1,7 +1,7 @@
 """Export to and import from Hugging Face tokenizers and tiktoken, checked with the real libraries.
 
 Every parity claim is checked against ``tokenizers`` and ``tiktoken`` themselves (no
-mocks), and GPT-2's tiktoken encoding is built offline from the shared GPT-2 files.
+mocks), and GPT-2's tiktoken encoding is built offline from the committed GPT-2 files.
 The three regex engines (``regex`` for bpetite, Rust's for tiktoken and tokenizers)
 each carry their own Unicode tables; :func:`portable` drops the few characters they
 classify differently from generated text, and one test pins that limitation down.
