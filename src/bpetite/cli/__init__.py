@@ -2,8 +2,8 @@
 
 Results go to stdout and nothing else does; progress, tables and errors go to stderr.
 Exit codes: 0 success, 1 a failure the user can act on (missing file, invalid UTF-8,
-corrupt artifact, Ctrl-C, ...), 2 a usage error (argparse's convention). A user's
-mistake never prints a traceback.
+corrupt artifact, a counting worker killed, Ctrl-C, ...), 2 a usage error (argparse's
+convention), 143 stopped by SIGTERM. A user's mistake never prints a traceback.
 
 Each subcommand lives in its own module ``bpetite.cli._<name>`` exposing
 ``register(subparsers)``, which adds its parser and sets ``handler`` to a function
@@ -14,9 +14,12 @@ Each subcommand lives in its own module ``bpetite.cli._<name>`` exposing
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
 
 import bpetite
 
@@ -35,6 +38,10 @@ _COMMANDS: tuple[str, ...] = (
 )
 
 Handler = Callable[[argparse.Namespace], int]
+
+#: The exit code after SIGTERM: 128 + 15, what a shell reports for a process the signal
+#: ended, so a supervisor can tell "stopped" from "failed" (1) after the cleanup ran.
+EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
 class CliError(Exception):
@@ -62,11 +69,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_.code if isinstance(exit_.code, int) else 1
     handler: Handler = args.handler
     try:
-        return handler(args)
+        with _sigterm_raises():
+            return handler(args)
     except CliError as error:
         return _fail(str(error))
     except KeyboardInterrupt:
         return _fail("interrupted; nothing was written")
+    except _Terminated:
+        _fail("terminated by SIGTERM; nothing was written")
+        return EXIT_TERMINATED
     except BrokenPipeError:
         # The reader went away (`bpetite encode ... | head`): not worth a message.
         return 1
@@ -76,11 +87,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(error.args[0] if error.args else "KeyError")
     except (ValueError, TypeError) as error:  # UnicodeError included: str() has the details
         return _fail(str(error) or type(error).__name__)
+    except bpetite.WorkerError as error:  # a counting worker was killed (OOM, signal)
+        return _fail(error)
 
 
 def run() -> None:
     """The console-script entry point."""
     sys.exit(main())
+
+
+class _Terminated(BaseException):
+    """SIGTERM as an exception, so it unwinds like Ctrl-C: temp files go, workers stop."""
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """While a command runs, SIGTERM raises :class:`_Terminated` instead of ending at once.
+
+    Only the first one: a second SIGTERM while the cleanup runs is ignored rather than
+    cutting it short. The previous handler comes back afterwards (tests call ``main``
+    in-process). Off the main thread signals cannot be handled, so nothing changes.
+    """
+
+    def terminate(signum: int, frame: FrameType | None) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise _Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminate)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def _fail(message: object) -> int:
