@@ -9,8 +9,14 @@ gives the same result; only the progress reports depend on timing.
 Parallelism. The files are cut into *pieces* (whole files, or byte ranges of a large
 file), and every worker process claims the next piece from a shared index until none
 are left, so a worker that gets small pieces simply takes more of them. Each worker
-returns one counter of ``str`` chunks; the parent adds them up and encodes each
-distinct chunk to bytes once.
+sends one counter of ``str`` chunks through a pipe of its own; the parent adds them up
+and encodes each distinct chunk to bytes once.
+
+Failure. Nothing waits on a worker that is gone: the parent watches each pipe and each
+process, so a worker that dies (SIGKILL, the OOM killer) fails the count at once with
+:class:`WorkerError`, and the others are killed. SIGINT and SIGTERM belong to the
+parent, which stops every worker whatever ends the count; a worker whose parent was
+killed outright stops by itself at its next block.
 
 Splitting one file. A file is split only just after a ``\\n`` whose neighbours on both
 sides are printable, non-space ASCII bytes (``X\\nY``). Such a point is a chunk
@@ -26,15 +32,18 @@ its own, with the same error offsets.
 from __future__ import annotations
 
 import os
+import pickle
 import re
 import signal
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Final
 
+from bpetite._errors import WorkerError
 from bpetite._progress import Progress, ProgressCallback, ignore_progress
 from bpetite._streaming import (
     DEFAULT_BLOCK_SIZE,
@@ -45,7 +54,8 @@ from bpetite._streaming import (
 )
 
 if TYPE_CHECKING:
-    from multiprocessing.pool import AsyncResult
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
     from multiprocessing.sharedctypes import Synchronized
 
 #: Files are never split into pieces smaller than this: a piece should take much
@@ -62,6 +72,9 @@ SPLIT_SEARCH_BYTES: Final = 1 << 20
 POLL_SECONDS: Final = 0.1
 
 _SAFE_SPLIT: Final = re.compile(rb"[\x21-\x7e]\n(?=[\x21-\x7e])")
+
+#: What stops a run: the parent handles these, workers ignore them.
+_SHUTDOWN_SIGNALS: Final = frozenset({signal.SIGINT, signal.SIGTERM})
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +189,9 @@ def count_files(
     worker, never below MIN_PIECE_BYTES). Directories expand as in
     :func:`expand_inputs`. Invalid UTF-8 raises :class:`InvalidUtf8Error` naming the
     file and the offset of its first bad byte; every file is checked (quickly) before
-    counting starts, so the error comes before any progress report.
+    counting starts, so the error comes before any progress report. A worker process
+    that dies raises :class:`WorkerError` naming its pid and the signal or exit status;
+    no worker outlives the call, however it ends.
     """
     files = expand_inputs(paths)
     return count_expanded(
@@ -269,36 +284,132 @@ def _count_in_workers(
     total: int,
     report: ProgressCallback,
 ) -> Counter[str]:
-    """Run `processes` workers that claim pieces from a shared index; add up their counts."""
+    """Run `processes` workers that claim pieces from a shared index; add up their counts.
+
+    Each worker sends its counts (or its error) through a pipe of its own, and the
+    parent waits on those pipes and on the processes themselves, so a worker that dies
+    without sending (SIGKILL, the OOM killer) is noticed at once rather than awaited
+    forever. Whatever ends the wait (a result, an error, Ctrl-C, SIGTERM raised as an
+    exception) the ``finally`` kills the workers that are left and reaps them all.
+    """
     # The platform's default start method (fork on Linux before Python 3.14, spawn on
     # macOS), so a caller's set_start_method() is respected. Fork needs no import in
     # the child and no ``if __name__ == "__main__"`` guard in the caller's script.
     import multiprocessing  # only here: `import bpetite` stays light
+    from multiprocessing.connection import wait
 
     context = multiprocessing.get_context()
-    next_piece = context.Value("q", 0)
-    bytes_done = context.Value("q", 0)
-    # Pool.__exit__ terminates the workers: on an error (the first invalid file) or
-    # Ctrl-C the others stop at once instead of counting to the end.
-    with context.Pool(processes, _init_worker, (next_piece, bytes_done)) as pool:
+    # One progress slot per worker, written only by that worker: the parent reads
+    # them without a lock, so a worker killed at any instant cannot block the parent.
+    job = WorkerJob(
+        pieces, block_size, context.Value("q", 0), context.Array("q", processes, lock=False)
+    )
+    started: list[BaseProcess] = []
+    pending: dict[Connection, BaseProcess] = {}
+    counts: Counter[str] = Counter()
+    try:
+        with _shutdown_signals_blocked():
+            for slot in range(processes):
+                receiver, sender = context.Pipe(duplex=False)
+                process = context.Process(
+                    target=_work, args=(job, slot, sender), name=f"bpetite-count-{slot}"
+                )
+                process.start()
+                started.append(process)
+                # Only the worker may hold the sending end, so that its death reads
+                # as end-of-file here; workers forked later never see it.
+                sender.close()
+                pending[receiver] = process
         # Reported only now: a live progress display starts a thread, and forking a
         # process that runs threads is what Python warns about.
         report(Progress("count", "start", 0, total))
-        results: list[AsyncResult[Counter[str]]] = [
-            pool.apply_async(_work, (pieces, block_size)) for _ in range(processes)
-        ]
-        counts: Counter[str] = Counter()
         reported = 0
-        while results:
-            results[0].wait(POLL_SECONDS)
-            for result in [result for result in results if result.ready()]:
-                results.remove(result)
-                _add(counts, result.get())  # re-raises a worker's exception here
-            done = bytes_done.value
+        while pending:
+            ready = set(wait([*pending, *(p.sentinel for p in pending.values())], POLL_SECONDS))
+            for receiver, worker in list(pending.items()):
+                if receiver in ready or worker.sentinel in ready:
+                    result = _receive(receiver, worker)
+                    del pending[receiver]
+                    receiver.close()
+                    if isinstance(result, BaseException):
+                        raise result
+                    _add(counts, result)
+            done = sum(job.done)
             if done != reported:
                 reported = done
                 report(Progress("count", "update", done, total))
+        for worker in started:
+            worker.join()  # each has sent its counts and is only exiting
+    finally:
+        _stop(started)
+        for receiver in pending:
+            receiver.close()
     return counts
+
+
+@contextmanager
+def _shutdown_signals_blocked() -> Iterator[None]:
+    """Hold back SIGINT and SIGTERM while workers start; they inherit the blocked mask.
+
+    A forked worker starts with the parent's handlers (the CLI turns SIGTERM into an
+    exception), so a signal arriving before it has ignored them would print a
+    traceback from the worker. Held back, the parent gets its signal a moment later,
+    once every started worker is in the list its ``finally`` stops.
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal masks, no fork
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _SHUTDOWN_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _receive(receiver: Connection, process: BaseProcess) -> Counter[str] | BaseException:
+    """What a finished worker sent: its counts or its error; WorkerError if it sent nothing.
+
+    Called when the pipe is readable or the process has ended. A process that ended
+    has written all it ever will and holds the only sending end, so the pipe then
+    holds a whole message or ends: ``recv`` cannot block.
+    """
+    try:
+        result: Counter[str] | BaseException = receiver.recv()
+    except (EOFError, OSError):  # nothing, or half a message: the worker died sending
+        process.join(POLL_SECONDS * 10)  # it has closed the pipe, so it is exiting
+        raise WorkerError(_describe_death(process)) from None
+    return result
+
+
+def _describe_death(process: BaseProcess) -> str:
+    """Why a worker stopped without sending its counts, in the words a user can act on."""
+    who = f"a counting worker (pid {process.pid})"
+    code = process.exitcode
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        if -code == getattr(signal, "SIGKILL", None):
+            return f"{who} was killed by {name}; the machine may be out of memory"
+        return f"{who} was killed by {name}"
+    if code:
+        return f"{who} exited with status {code} before sending its counts"
+    return f"{who} stopped before sending its counts"
+
+
+def _stop(processes: Sequence[BaseProcess]) -> None:
+    """Kill every worker still running and reap them all; no worker outlives the call.
+
+    SIGKILL, because workers ignore SIGTERM (the parent alone decides when they stop)
+    and hold nothing that needs cleaning up: they write no files.
+    """
+    for process in processes:
+        if process.exitcode is None:
+            process.kill()
+    for process in processes:
+        process.join()
+        process.close()
 
 
 def _add(counts: Counter[str], more: Counter[str]) -> None:
@@ -310,31 +421,67 @@ def _add(counts: Counter[str], more: Counter[str]) -> None:
         counts[chunk] = get(chunk, 0) + n
 
 
-_worker_state: tuple[Synchronized[int], Synchronized[int]] | None = None
+@dataclass(frozen=True, slots=True)
+class WorkerJob:
+    """What every worker shares: the pieces, the index of the next unclaimed one, progress.
+
+    `done[slot]` is the number of bytes the worker in `slot` has counted so far.
+    """
+
+    pieces: Sequence[Piece]
+    block_size: int
+    next_piece: Synchronized[int]
+    done: MutableSequence[int]
 
 
-def _init_worker(next_piece: Synchronized[int], bytes_done: Synchronized[int]) -> None:
-    # Ctrl-C reaches the whole process group; the parent handles it and terminates us.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    global _worker_state
-    _worker_state = (next_piece, bytes_done)
+def _work(job: WorkerJob, slot: int, sender: Connection) -> None:
+    """A worker's whole life: count, send the counts or the error, exit."""
+    # The parent alone decides when workers stop (a Ctrl-C reaches the whole process
+    # group, ``timeout`` signals it), so a signal never prints a worker's traceback.
+    for signum in _SHUTDOWN_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
+    result: Counter[str] | BaseException
+    try:
+        result = count_claimed(job, slot, parent=os.getppid())
+    except Exception as error:
+        result = _portable(error)
+    try:
+        sender.send(result)
+    except OSError:  # the parent is gone; there is no one left to tell
+        pass
+    finally:
+        sender.close()
 
 
-def _work(pieces: Sequence[Piece], block_size: int) -> Counter[str]:
-    """In a worker: count pieces, claiming the next unclaimed one each time, until none remain."""
-    if _worker_state is None:
-        raise RuntimeError("_work runs only in a worker started by _count_in_workers")
-    next_piece, bytes_done = _worker_state
+def count_claimed(job: WorkerJob, slot: int, *, parent: int) -> Counter[str]:
+    """Count pieces, claiming the next unclaimed one each time, until none remain.
+
+    Stops with WorkerError at the next block once the process's parent is no longer
+    `parent`: a parent killed outright cannot stop its workers, so they stop themselves.
+    """
+    done = job.done
 
     def on_bytes(size: int) -> None:
-        with bytes_done.get_lock():
-            bytes_done.value += size
+        if os.getppid() != parent:
+            raise WorkerError("the parent process is gone; stopping this counting worker")
+        done[slot] += size
 
     counts: Counter[str] = Counter()
     while True:
-        with next_piece.get_lock():
-            index = next_piece.value
-            next_piece.value = index + 1
-        if index >= len(pieces):
+        with job.next_piece.get_lock():
+            index = job.next_piece.value
+            job.next_piece.value = index + 1
+        if index >= len(job.pieces):
             return counts
-        count_piece(pieces[index], block_size, counts, on_bytes)
+        count_piece(job.pieces[index], job.block_size, counts, on_bytes)
+
+
+def _portable(error: Exception) -> BaseException:
+    """`error` if the parent can rebuild it from a pickle, else a WorkerError that names it."""
+    try:
+        pickle.loads(pickle.dumps(error))
+    except Exception:
+        return WorkerError(f"a counting worker failed: {type(error).__name__}: {error}")
+    return error
