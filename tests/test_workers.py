@@ -18,6 +18,7 @@ import signal
 import string
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -108,6 +109,23 @@ def children_of(parent: int) -> list[int]:
     return found
 
 
+def worker_pids(parent: int) -> list[int]:
+    """The counting workers under `parent`, whatever the start method.
+
+    Forked workers are its children; under forkserver they are the children of the
+    fork server (itself a child), and spawn or forkserver add a resource tracker.
+    Workers are the descendants that have no children and are not the tracker.
+    """
+    found = []
+    for child in children_of(parent):
+        grandchildren = children_of(child)
+        if grandchildren:
+            found += grandchildren
+        elif b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes():
+            found.append(child)
+    return found
+
+
 def live_processes_in_group(group: int) -> list[int]:
     """Processes of the process group `group` that are not yet dead (zombies excluded)."""
     found = []
@@ -123,6 +141,21 @@ def is_running(pid: int) -> bool:
     return stat is not None and stat[0] != "Z"
 
 
+def assert_all_gone(workers: list[int], group: int | None = None) -> None:
+    """No worker is running now; the rest of `group` (a fork server, a tracker) ends soon.
+
+    Workers are reaped before the call or the command returns, so they must be gone at
+    once. multiprocessing's helper processes, where the start method uses them, exit
+    when they see their parent's pipe close: they are waited for, under the watchdog.
+    """
+    assert workers
+    assert [pid for pid in workers if is_running(pid)] == []
+    if group is not None:
+        with watchdog():
+            while live_processes_in_group(group):
+                time.sleep(0.01)
+
+
 # --------------------------------------------------------------------------- the library
 
 
@@ -134,14 +167,15 @@ def test_a_killed_worker_fails_the_count_at_once(big_corpus: Path) -> None:
     no worker may outlive the call.
     """
     killed: list[int] = []
+    workers: list[int] = []
     events: list[Progress] = []
 
     def kill_a_worker(event: Progress) -> None:
         events.append(event)
         if event.stage == "update" and event.done > 0 and not killed:
-            workers = multiprocessing.active_children()
+            workers.extend(child.pid or 0 for child in multiprocessing.active_children())
             assert len(workers) == 2
-            killed.append(workers[0].pid or 0)
+            killed.append(workers[0])
             os.kill(killed[0], signal.SIGKILL)
 
     with watchdog(), pytest.raises(WorkerError) as caught:
@@ -154,21 +188,22 @@ def test_a_killed_worker_fails_the_count_at_once(big_corpus: Path) -> None:
     assert events[-1].stage == "update"
     assert events[-1].done < events[-1].total  # it did not wait for the others to finish
     assert multiprocessing.active_children() == []
-    assert children_of(os.getpid()) == []
+    assert_all_gone(workers)
 
 
 @needs_proc
 def test_train_files_reports_a_killed_worker(big_corpus: Path) -> None:
-    killed: list[int] = []
+    workers: list[int] = []
 
     def kill_a_worker(event: Progress) -> None:
-        if event.task == "count" and event.stage == "update" and event.done > 0 and not killed:
-            killed.append(multiprocessing.active_children()[-1].pid or 0)
-            os.kill(killed[0], signal.SIGKILL)
+        if event.task == "count" and event.stage == "update" and event.done > 0 and not workers:
+            workers.extend(child.pid or 0 for child in multiprocessing.active_children())
+            os.kill(workers[-1], signal.SIGKILL)
 
     with watchdog(), pytest.raises(WorkerError, match=r"\(pid \d+\) was killed by SIGKILL"):
         train_files([big_corpus], 300, workers=2, block_size=1 << 16, progress=kill_a_worker)
-    assert children_of(os.getpid()) == []
+    assert multiprocessing.active_children() == []
+    assert_all_gone(workers)
 
 
 @needs_proc
@@ -181,17 +216,18 @@ def test_train_files_reports_a_killed_worker(big_corpus: Path) -> None:
 def test_a_worker_killed_by_another_signal_is_named(
     big_corpus: Path, signum: int, described: str
 ) -> None:
-    killed: list[int] = []
+    workers: list[int] = []
 
     def kill_a_worker(event: Progress) -> None:
-        if event.stage == "update" and event.done > 0 and not killed:
-            killed.append(multiprocessing.active_children()[0].pid or 0)
-            os.kill(killed[0], signum)
+        if event.stage == "update" and event.done > 0 and not workers:
+            workers.extend(child.pid or 0 for child in multiprocessing.active_children())
+            os.kill(workers[0], signum)
 
     with watchdog(), pytest.raises(WorkerError) as caught:
         count_files([big_corpus], workers=2, block_size=1 << 16, progress=kill_a_worker)
-    assert str(caught.value) == f"a counting worker (pid {killed[0]}) {described}"
-    assert children_of(os.getpid()) == []
+    assert str(caught.value) == f"a counting worker (pid {workers[0]}) {described}"
+    assert multiprocessing.active_children() == []
+    assert_all_gone(workers)
 
 
 @needs_fork
@@ -274,14 +310,13 @@ def test_a_worker_whose_parent_is_gone_stops_at_the_next_block(tmp_path: Path) -
     assert done[0] == path.stat().st_size
 
 
-@needs_proc
 @pytest.mark.parametrize("workers", [2, 3])
 def test_counts_with_workers_equal_one_process(big_corpus: Path, workers: int) -> None:
     """Several small pieces per worker, claimed in any order: the same counts."""
     files = [big_corpus / "0.txt", big_corpus / "1.txt"]
     expected = count_files(files, workers=1)
     assert count_files(files, workers=workers, piece_bytes=300_000) == expected
-    assert children_of(os.getpid()) == []
+    assert multiprocessing.active_children() == []
 
 
 # --------------------------------------------------------------------------- the CLI
@@ -342,7 +377,7 @@ def test_cli_a_killed_worker_is_one_line_and_exit_1(
     process = popen_bpetite(*command(name, big_corpus, output))
     with reaped(process):
         seen = wait_for_counting(process)
-        workers = children_of(process.pid)
+        workers = worker_pids(process.pid)
         assert len(workers) == 2, workers
         os.kill(workers[0], signal.SIGKILL)
         stdout, rest = process.communicate(timeout=HANG_SECONDS)
@@ -355,7 +390,7 @@ def test_cli_a_killed_worker_is_one_line_and_exit_1(
             "the machine may be out of memory"
         )
         assert list(output.parent.iterdir()) == []
-        assert live_processes_in_group(process.pid) == []
+        assert_all_gone(workers, process.pid)
 
 
 @needs_proc
@@ -377,7 +412,7 @@ def test_cli_a_signal_while_workers_count_stops_them_all(
     process = popen_bpetite(*command(name, big_corpus, output))
     with reaped(process):
         seen = wait_for_counting(process)
-        workers = children_of(process.pid)
+        workers = worker_pids(process.pid)
         assert len(workers) == 2, workers
         process.send_signal(signum)
         stdout, rest = process.communicate(timeout=HANG_SECONDS)
@@ -388,8 +423,7 @@ def test_cli_a_signal_while_workers_count_stops_them_all(
         assert "Error" not in err  # BrokenPipeError and friends
         assert err.splitlines()[-1] == f"bpetite: error: {message}"
         assert list(output.parent.iterdir()) == []
-        assert live_processes_in_group(process.pid) == []
-        assert not any(is_running(pid) for pid in workers)
+        assert_all_gone(workers, process.pid)
 
 
 @needs_proc
@@ -400,6 +434,7 @@ def test_cli_sigterm_to_the_whole_group_is_one_line(big_corpus: Path, tmp_path: 
     process = popen_bpetite(*command("count", big_corpus, output))
     with reaped(process):
         seen = wait_for_counting(process)
+        workers = worker_pids(process.pid)
         os.killpg(process.pid, signal.SIGTERM)
         stdout, rest = process.communicate(timeout=HANG_SECONDS)
         err = (seen + rest).decode()
@@ -408,7 +443,7 @@ def test_cli_sigterm_to_the_whole_group_is_one_line(big_corpus: Path, tmp_path: 
         assert "Traceback" not in err
         assert err.splitlines()[-1] == "bpetite: error: terminated by SIGTERM; nothing was written"
         assert list(output.parent.iterdir()) == []
-        assert live_processes_in_group(process.pid) == []
+        assert_all_gone(workers, process.pid)
 
 
 @needs_proc
