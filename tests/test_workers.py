@@ -492,3 +492,28 @@ def test_sigterm_while_saving_leaves_no_temp_file(
         "bpetite: error: terminated by SIGTERM; nothing was written"
     )
     assert list(output.parent.iterdir()) == []
+
+
+def test_an_ignored_sigterm_stays_ignored(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``nohup``-style: whoever started bpetite chose to ignore SIGTERM; main() keeps that."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("hello world\n" * 10, encoding="utf-8")
+    seen: list[object] = []
+    real_fsync = os.fsync
+
+    def fsync_and_look(fd: int) -> None:
+        seen.append(signal.getsignal(signal.SIGTERM))
+        real_fsync(fd)
+
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        monkeypatch.setattr(os, "fsync", fsync_and_look)
+        code = main(["count", "--input", str(corpus), "--output", str(tmp_path / "c.json")])
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert code == 0, capsys.readouterr()
+    assert seen
+    assert all(handler is signal.SIG_IGN for handler in seen)

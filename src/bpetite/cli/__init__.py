@@ -106,22 +106,27 @@ def _sigterm_raises() -> Iterator[None]:
 
     Only the first one: a second SIGTERM while the cleanup runs is ignored rather than
     cutting it short. The previous handler comes back afterwards (tests call ``main``
-    in-process). Off the main thread signals cannot be handled, so nothing changes.
+    in-process). Nothing changes off the main thread, where signals cannot be handled,
+    or when whoever started us chose to ignore SIGTERM.
     """
 
     def terminate(signum: int, frame: FrameType | None) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise _Terminated
 
-    try:
-        previous = signal.signal(signal.SIGTERM, terminate)
-    except ValueError:  # not the main thread
-        yield
-        return
+    previous = signal.getsignal(signal.SIGTERM)
+    installed = False
+    if previous is not signal.SIG_IGN:
+        try:
+            signal.signal(signal.SIGTERM, terminate)
+            installed = True
+        except ValueError:  # not the main thread
+            pass
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def _fail(message: object) -> int:
