@@ -34,23 +34,44 @@ def naive_apply_merge(word: Sequence[int], pair: tuple[int, int], new_id: int) -
     return tuple(result)
 
 
-def naive_train_chunks(chunk_counts: dict[bytes, int], vocab_size: int) -> list[tuple[int, int]]:
-    """Recount all pairs after every merge; ties go to the smallest (left, right)."""
+def naive_train_chunks(
+    chunk_counts: dict[bytes, int],
+    vocab_size: int,
+    *,
+    max_token_bytes: int | None = None,
+    min_frequency: int | None = None,
+) -> list[tuple[int, int]]:
+    """Recount all pairs after every merge; ties go to the smallest (left, right).
+
+    A pair is a candidate only if its merged token has at most `max_token_bytes` bytes;
+    training stops when no candidate is left or the best occurs fewer than
+    `min_frequency` times.
+    """
     if vocab_size < 256:
         raise ValueError("vocab_size must be at least 256")
     words: dict[tuple[int, ...], int] = Counter()
     for chunk, count in chunk_counts.items():
         words[tuple(chunk)] += count
+    token_bytes = {i: bytes([i]) for i in range(256)}
     merges: list[tuple[int, int]] = []
     for new_id in range(256, vocab_size):
         pair_counts: Counter[tuple[int, int]] = Counter()
         for word, weight in words.items():
             for pair in pairwise(word):
                 pair_counts[pair] += weight
-        if not pair_counts:
+        candidates = {
+            pair: count
+            for pair, count in pair_counts.items()
+            if max_token_bytes is None
+            or len(token_bytes[pair[0]] + token_bytes[pair[1]]) <= max_token_bytes
+        }
+        if not candidates:
             break
-        best = min(pair_counts.items(), key=lambda item: (-item[1], item[0]))[0]
+        best, count = min(candidates.items(), key=lambda item: (-item[1], item[0]))
+        if min_frequency is not None and count < min_frequency:
+            break
         merges.append(best)
+        token_bytes[new_id] = token_bytes[best[0]] + token_bytes[best[1]]
         merged: dict[tuple[int, ...], int] = Counter()
         for word, weight in words.items():
             merged[naive_apply_merge(word, best, new_id)] += weight
