@@ -21,13 +21,15 @@ Both are near-linear in the corpus. A short chunk is rescanned on each visit, bu
 visited only for pairs created inside it, at most three times its length, so its cost
 is bounded by ``LONG_CHUNK`` times its length. A long chunk costs O(1) per occurrence.
 
-Performance notes (TinyShakespeare, vocab 32000, and 390k distinct chunks of 188 MB of
-Python source, vocab 32000; 2-core machine): the string layout alone takes ~0.18 s and
-8-12 s, but was quadratic on long chunks (occurrence lists kept a word once per
-occurrence and each visit rescanned it: 5.3 s for 200k equal bytes, x3.9 per
-doubling). Positions for *every* chunk, with pairs packed into ints, took 0.21 s and
-10.7-12.7 s, and twice the memory (four lists of boxed ints per byte): the Python work
-per occurrence costs more than ``str.replace`` per short chunk.
+Performance notes (TinyShakespeare at vocab 32000, 21272 merges; 390k distinct chunks
+of 188 MB of Python source at 32000; a shared 2-core machine, so +-30%): the string
+layout alone takes ~0.18 s and 8-14 s, but was quadratic on long chunks (occurrence
+lists kept a word once per occurrence, and each entry rescanned it: 5.3 s for 200k
+equal bytes, x3.9 per doubling). Tried and dropped: positions for *every* chunk, with
+pairs packed into ints (0.21 s and 10.7-12.7 s, twice the memory: four lists of boxed
+ints per byte; Python work per occurrence costs more than ``str.replace`` on a short
+chunk); inlining the word loop into ``merge`` (-3%); pausing the garbage collector
+during training (no gain beyond noise).
 """
 
 from collections import Counter, defaultdict
