@@ -12,8 +12,8 @@ doubling the input must not come near quadrupling the time. Before timing, every
 is checked against the naive trainer of ``tests/reference.py`` at a small size, and
 every timed run must give the same merges as the first run of its input.
 
-The rustbpe comparison trains TinyShakespeare (``--corpus``, found like the harness finds
-it) with the GPT-2 pattern in both, interleaved, ``--repeats`` times, and reports
+The rustbpe comparison trains TinyShakespeare (the tests' committed copy, or ``--corpus``)
+with the GPT-2 pattern in both, interleaved, ``--repeats`` times, and reports
 medians with min-max; rustbpe also trains on bpetite's counted chunks, fed whole, which
 times mostly its merge loop. rustbpe returns token bytes by id, not pairs, so the check
 is that the token bytes at every rank are identical. rustbpe counts with all cores
@@ -188,6 +188,15 @@ def compare_rustbpe(corpus: str, vocab_size: int, repeats: int) -> tuple[list[st
     return lines, failures
 
 
+def _corpus(path: Path | None) -> str:
+    """The file `path` names, else the TinyShakespeare committed with the tests."""
+    if path is not None:
+        return path.read_bytes().decode("utf-8")
+    from tests.datafiles import shakespeare_text
+
+    return shakespeare_text()
+
+
 def _rank(item: tuple[Sequence[int], int]) -> int:
     return item[1]
 
@@ -202,7 +211,9 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes, one repeat")
     parser.add_argument("--repeats", type=int, default=3, help="runs per measurement")
     parser.add_argument("--vocab-size", type=int, default=512, help="the sweep's vocabulary")
-    parser.add_argument("--corpus", type=Path, help="TinyShakespeare for the rustbpe run")
+    parser.add_argument(
+        "--corpus", type=Path, help="text for the rustbpe run (default: TinyShakespeare)"
+    )
     parser.add_argument("--rust-vocab-size", type=int, default=32000)
     parser.add_argument("--no-rustbpe", action="store_true", help="skip the rustbpe run")
     args = parser.parse_args(argv)
@@ -214,22 +225,15 @@ def main(argv: Sequence[str]) -> int:
     failures += more
     print("\n".join(lines))
     if not args.no_rustbpe:
-        from benchmarks._harness import find_corpus
-
-        corpus_path = find_corpus(args.corpus)
         try:
             import rustbpe  # noqa: F401
         except ImportError:
             failures.append("rustbpe is not installed: `uv sync --group bench`, or --no-rustbpe")
         else:
-            if corpus_path is None:
-                failures.append("TinyShakespeare not found: pass --corpus PATH or --no-rustbpe")
-            else:
-                corpus = corpus_path.read_bytes().decode("utf-8")
-                lines, more = compare_rustbpe(corpus, args.rust_vocab_size, repeats)
-                failures += more
-                print()
-                print("\n".join(lines))
+            lines, more = compare_rustbpe(_corpus(args.corpus), args.rust_vocab_size, repeats)
+            failures += more
+            print()
+            print("\n".join(lines))
     for failure in failures:
         print(f"FAILED: {failure}", file=sys.stderr)
     return 1 if failures else 0

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import Progress, Tokenizer, _trainer
+from bpetite import ParameterError, Progress, Tokenizer, _trainer
 from bpetite._pretokenizer import count_chunks
 from bpetite._trainer import PROGRESS_EVERY, Pair, train_merges
 from tests.reference import naive_train, naive_train_chunks, naive_vocab
@@ -380,7 +380,7 @@ def test_options_must_be_integers(name: str, value: object) -> None:
     ],
 )
 def test_options_below_their_least_are_rejected(name: str, value: int, least: int) -> None:
-    with pytest.raises(ValueError, match=f"{name} must be at least {least} .*got {value}"):
+    with pytest.raises(ParameterError, match=f"{name} must be at least {least} .*got {value}"):
         train_merges({b"ab": 1}, 300, **{name: value})  # type: ignore[arg-type]
 
 

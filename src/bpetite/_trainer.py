@@ -75,7 +75,7 @@ def check_limit(name: str, value: object, least: int, why: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an integer or None, got {value!r}")
     if value < least:
-        raise ValueError(f"{name} must be at least {least} ({why}), got {value}")
+        raise ParameterError(f"{name} must be at least {least} ({why}), got {value}")
     return value
 
 
@@ -97,7 +97,7 @@ def train_merges(
     """
     target = check_vocab_size(vocab_size) - BASE_VOCAB_SIZE
     if vocab_size > MAX_TOKEN_ID + 1:
-        raise ValueError(
+        raise ParameterError(
             f"vocab_size must be at most {MAX_TOKEN_ID + 1:,} (token ids are stored as "
             f"characters while training), got {vocab_size:,}"
         )
@@ -167,9 +167,10 @@ class _Corpus:
     ``[sep, a, b, c, sep, d, e, ..., sep]``: ``tokens`` (``""`` for a separator or a
     position merged away), ``after`` and ``before`` (the neighbouring positions),
     ``position_weights``, and ``where_at`` mapping a pair to the positions of its left
-    token. Positions are arrays of machine integers: a list of boxed ints took twice
-    the memory and a third more time on a one-megabyte chunk. Entries in both indexes go stale; a merge skips those that no longer hold
-    the pair, and each entry is visited at most once, when its pair is merged.
+    token. Positions are arrays of machine integers: lists of boxed ints took twice the
+    memory and a third more time on a one-megabyte chunk. Entries in both indexes go
+    stale; a merge skips those that no longer hold the pair, and each entry is visited
+    at most once, when its pair is merged.
     """
 
     def __init__(self, chunk_counts: Mapping[bytes, int]) -> None:
