@@ -29,6 +29,7 @@ from tests.reference import (
     naive_encode_chunk,
     naive_pretokenize,
     naive_train,
+    naive_train_chunks,
     naive_vocab,
 )
 from tests.strategies import texts, tricky_text
@@ -215,3 +216,15 @@ def test_a_byte_order_renames_the_byte_ids_and_nothing_else(order: list[int], te
 def test_a_byte_order_must_be_a_permutation(order: object) -> None:
     with pytest.raises((ParameterError, TypeError)):
         Tokenizer([], byte_order=order)  # type: ignore[arg-type]
+
+
+def test_training_options_reach_the_merge_loop() -> None:
+    """Checked against the naive trainer given the same options (tests/reference.py)."""
+    chunks = dict(Counter(naive_pretokenize(CORPUS)))
+    short = naive_train_chunks(chunks, 300, max_token_bytes=3)
+    assert Tokenizer.train(CORPUS, 300, max_token_bytes=3).merges == tuple(short)
+    assert Tokenizer.train_from_counts(chunks, 300, max_token_bytes=3).merges == tuple(short)
+    frequent = naive_train_chunks(chunks, 300, min_frequency=30)
+    assert Tokenizer.train(CORPUS, 300, min_frequency=30).merges == tuple(frequent)
+    assert len(frequent) < len(naive_train_chunks(chunks, 300))
+    assert max(len(naive_vocab(short)[i]) for i in range(256, 256 + len(short))) == 3

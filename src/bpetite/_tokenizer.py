@@ -103,12 +103,16 @@ class Tokenizer:
         pattern: str | SplitPattern = "gpt2",
         special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
         progress: ProgressCallback | None = None,
+        max_token_bytes: int | None = None,
+        min_frequency: int | None = None,
     ) -> Self:
         """Learn up to ``vocab_size - 256`` merges from `corpus` (fewer if it runs out of pairs).
 
         Special-token texts inside the corpus are ordinary text: the specials are
         reserved after training, at the ids past the mergeable vocabulary. `progress`
-        receives :class:`~bpetite.Progress` events for the merge loop.
+        receives :class:`~bpetite.Progress` events for the merge loop. No token longer
+        than `max_token_bytes` bytes is made, and training stops when the best pair
+        occurs fewer than `min_frequency` times (both off by default).
         """
         if not isinstance(corpus, str):
             raise TypeError(f"corpus must be a str, got {type(corpus).__name__}")
@@ -121,6 +125,8 @@ class Tokenizer:
             pattern=split,
             special_tokens=special_tokens,
             progress=progress,
+            max_token_bytes=max_token_bytes,
+            min_frequency=min_frequency,
         )
 
     @classmethod
@@ -132,6 +138,8 @@ class Tokenizer:
         pattern: str | SplitPattern = "gpt2",
         special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
         progress: ProgressCallback | None = None,
+        max_token_bytes: int | None = None,
+        min_frequency: int | None = None,
     ) -> Self:
         """Learn merges from chunk counts: how often each pre-tokenized chunk occurs.
 
@@ -146,7 +154,13 @@ class Tokenizer:
         """
         check_vocab_size(vocab_size)
         split = resolve_pattern(pattern)
-        merges = train_merges(_checked_counts(counts), vocab_size, progress)
+        merges = train_merges(
+            _checked_counts(counts),
+            vocab_size,
+            progress,
+            max_token_bytes=max_token_bytes,
+            min_frequency=min_frequency,
+        )
         return cls(merges, pattern=split, special_tokens=special_tokens)
 
     @classmethod
