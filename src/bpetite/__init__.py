@@ -23,6 +23,7 @@ from bpetite._errors import (
     UnknownTokenError,
     WorkerError,
 )
+from bpetite._json import loads_json, parse_json_ids
 from bpetite._patterns import PRESETS, SplitPattern
 from bpetite._pretokenizer import count_chunks
 from bpetite._progress import Progress, ProgressCallback
@@ -55,6 +56,8 @@ __all__ = [
     "WorkerError",
     "__version__",
     "count_chunks",
+    "loads_json",
+    "parse_json_ids",
     "train_counts",
     "train_files",
 ]

@@ -22,11 +22,18 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Final, NoReturn
+from typing import Final, NoReturn
 
 from bpetite._atomic import write_atomically
 from bpetite._constants import PRETOKENIZER_PATTERN
+from bpetite._errors import CountsFileError, MissingKeyError, ParameterError
+from bpetite._json import loads_json
 from bpetite._pretokenizer import PRETOKENIZER
+
+
+class _MissingCountsKey(CountsFileError, MissingKeyError):
+    """A counts file without one of its four keys: a CountsFileError and a KeyError."""
+
 
 FORMAT_NAME: Final = "bpetite-chunk-counts"
 FORMAT_VERSION: Final = 1
@@ -40,7 +47,7 @@ _MAX_SHOWN_CHARS: Final = 60
 def dumps_counts(counts: Mapping[bytes, int]) -> bytes:
     """Return the canonical bytes of a counts file for `counts` (chunk bytes -> count).
 
-    Raises ValueError for a chunk that is not valid UTF-8 or not exactly one
+    Raises ParameterError (a ValueError) for a chunk that is not valid UTF-8 or not exactly one
     pre-tokenizer chunk, or a count that is not a positive integer: such a file could
     never have come from counting text, and the reader would reject it.
     """
@@ -50,12 +57,14 @@ def dumps_counts(counts: Mapping[bytes, int]) -> bytes:
         try:
             text = chunk.decode("utf-8")
         except (UnicodeDecodeError, AttributeError):
-            raise ValueError(f"chunk {chunk!r} is not UTF-8 bytes") from None
+            raise ParameterError(f"chunk {chunk!r} is not UTF-8 bytes") from None
         problem = _chunk_problem(text)
         if problem:
-            raise ValueError(f"chunk {chunk!r} {problem}")
+            raise ParameterError(f"chunk {chunk!r} {problem}")
         if type(n) is not int or n < 1:
-            raise ValueError(f"the count of chunk {chunk!r} must be a positive integer, got {n!r}")
+            raise ParameterError(
+                f"the count of chunk {chunk!r} must be a positive integer, got {n!r}"
+            )
         lines.append(json.dumps([text, n], ensure_ascii=True, separators=(",", ":")))
     header = json.dumps(
         {
@@ -106,30 +115,21 @@ def load_and_merge(paths: Iterable[str | os.PathLike[str]]) -> Counter[bytes]:
 def parse_counts(data: bytes, source: str = "<counts>") -> Counter[bytes]:
     """Validate a counts document and return its counts; every defect names its place.
 
-    Missing keys raise KeyError; anything else wrong (not UTF-8, not JSON, duplicate
-    keys, wrong format, version or pattern, wrong types, booleans used as numbers,
-    counts below 1, a string that is not exactly one chunk, a chunk listed twice)
-    raises ValueError.
+    Missing keys raise a CountsFileError that is also a KeyError; anything else wrong
+    (not UTF-8, not JSON, duplicate keys, wrong format, version or pattern, wrong
+    types, booleans used as numbers, counts below 1, a string that is not exactly one
+    chunk, a chunk listed twice) raises CountsFileError (a ValueError).
     """
 
     def fail(message: str) -> NoReturn:
-        raise ValueError(f"{source}: {message}")
+        raise CountsFileError(f"{source}: {message}")
 
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        fail(f"not valid UTF-8 at byte offset {error.start}")
-    try:
-        document = json.loads(
-            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant
-        )
-    except ValueError as error:
-        fail(f"not valid JSON: {error}")
+    document = loads_json(data, source=source, error=CountsFileError)
     if not isinstance(document, dict):
         fail(f"must be a JSON object, got {type(document).__name__}")
     for key in _KEYS:
         if key not in document:
-            raise KeyError(f"{source}: missing key '{key}'")
+            raise _MissingCountsKey(f"{source}: missing key '{key}'")
     extra = sorted(set(document) - set(_KEYS))
     if extra:
         fail(f"unexpected key '{extra[0]}'; a version {FORMAT_VERSION} file has {list(_KEYS)}")
@@ -185,19 +185,6 @@ def _chunk_problem(text: str) -> str | None:
     if match is None or match.end() != len(text):
         return f"is not a single pre-tokenizer chunk: {_show(text)}"
     return None
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"duplicate key '{key}'")
-        result[key] = value
-    return result
-
-
-def _no_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def _show(value: object) -> str:

@@ -14,7 +14,6 @@ import operator
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
-from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from bpetite._atomic import write_atomically
@@ -24,6 +23,13 @@ from bpetite._constants import (
     PRETOKENIZER_PATTERN,
     SCHEMA_VERSION,
 )
+from bpetite._errors import ArtifactError, MissingKeyError
+from bpetite._json import loads_json, read_limited
+
+#: The largest artifact :func:`load` reads unless told otherwise: an artifact of
+#: o200k_base's size (200k tokens) is about 10 MiB, and parsing needs about 30 bytes of
+#: memory per byte of file, so the default bounds a hostile file to about 2 GB.
+MAX_ARTIFACT_BYTES: Final = 64 * 1024 * 1024
 
 _REQUIRED_KEYS: Final = frozenset(
     {
@@ -98,9 +104,14 @@ def save(
 # --------------------------------------------------------------------------- reading
 
 
-def load(path: str | os.PathLike[str]) -> State:
-    """Read and validate the artifact at `path`; OSErrors from reading propagate."""
-    return parse_artifact(Path(path).read_bytes(), source=os.fspath(path))
+def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_ARTIFACT_BYTES) -> State:
+    """Read and validate the artifact at `path`; OSErrors from reading propagate.
+
+    A file larger than `max_bytes` is refused from its size, before it is read: parsing
+    takes about 30 times the file's size in memory.
+    """
+    data = read_limited(path, max_bytes=max_bytes, error=ArtifactError, what="artifact")
+    return parse_artifact(data, source=os.fspath(path))
 
 
 def parse_artifact(data: bytes, source: str = "<artifact>") -> State:
@@ -131,7 +142,7 @@ def _parse_artifact(data: bytes, source: str) -> State:
 
 
 def _fail(source: str, message: str) -> NoReturn:
-    raise ValueError(f"{source}: {message}")
+    raise ArtifactError(f"{source}: {message}")
 
 
 def _show(value: object) -> str:
@@ -145,23 +156,6 @@ def _show(value: object) -> str:
 def _is_int(value: object) -> bool:
     """JSON integers only: bool is an int subclass in Python and 1.0 == 1, so both are out."""
     return type(value) is int
-
-
-def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """json.loads keeps the last of two equal keys; a second value must not sneak in."""
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise ValueError(f"duplicate object key {json.dumps(key)}")
-            seen.add(key)
-    return result
-
-
-def _reject_constant(name: str) -> NoReturn:
-    """NaN and the infinities are not JSON (RFC 8259), though Python accepts them."""
-    raise ValueError(f"non-standard JSON constant {name} is not allowed")
 
 
 @contextlib.contextmanager
@@ -187,19 +181,8 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _decode_document(data: bytes, source: str) -> dict[str, Any]:
-    """Steps 1-3: UTF-8, strict JSON, and a top-level object."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{source}: not valid UTF-8: {exc}") from exc
-    try:
-        document = json.loads(
-            text, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant
-        )
-    except RecursionError:
-        _fail(source, "not valid JSON: nested too deeply to parse")
-    except ValueError as exc:  # JSONDecodeError, our hooks, and over-long integers
-        raise ValueError(f"{source}: not valid JSON: {exc}") from exc
+    """Steps 1-3: UTF-8, strict JSON (see :mod:`bpetite._json`), and a top-level object."""
+    document = loads_json(data, source=source, error=ArtifactError)
     if not isinstance(document, dict):
         _fail(source, f"top-level JSON value must be an object, got {type(document).__name__}")
     return document
@@ -208,7 +191,7 @@ def _decode_document(data: bytes, source: str) -> dict[str, Any]:
 def _check_schema_version(artifact: dict[str, Any], source: str) -> None:
     """Steps 4-6, before the other keys: a future schema may have different keys."""
     if "schema_version" not in artifact:
-        raise KeyError(f"{source}: missing required key 'schema_version'")
+        raise MissingKeyError(f"{source}: missing required key 'schema_version'")
     version = artifact["schema_version"]
     if not _is_int(version):
         _fail(source, f"schema_version must be an integer, got {_show(version)}")
@@ -224,7 +207,7 @@ def _check_top_level_keys(artifact: dict[str, Any], source: str) -> None:
     """Steps 7-8: exactly the six keys, so nothing unvalidated can ride along."""
     missing = _REQUIRED_KEYS - artifact.keys()
     if missing:
-        raise KeyError(f"{source}: missing required key(s) {', '.join(sorted(missing))}")
+        raise MissingKeyError(f"{source}: missing required key(s) {', '.join(sorted(missing))}")
     extra = artifact.keys() - _REQUIRED_KEYS
     if extra:
         shown = ", ".join(json.dumps(key) for key in sorted(extra))

@@ -164,9 +164,15 @@ class Tokenizer:
         return cls(merges, pattern=split, special_tokens=special_tokens)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Self:
-        """Read and fully validate an artifact; a corrupt one raises ArtifactError."""
-        _, merges, _ = _persistence.load(os.fspath(path))
+    def load(
+        cls, path: str | os.PathLike[str], *, max_bytes: int = _persistence.MAX_ARTIFACT_BYTES
+    ) -> Self:
+        """Read and fully validate an artifact; a corrupt one raises ArtifactError.
+
+        A file over `max_bytes` (64 MiB by default, six times an o200k-sized artifact)
+        is refused before it is read; raise the limit for a trusted larger file.
+        """
+        _, merges, _ = _persistence.load(os.fspath(path), max_bytes=max_bytes)
         return cls(merges)
 
     def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:

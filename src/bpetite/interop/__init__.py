@@ -4,7 +4,7 @@ Optional and separate from the :class:`~bpetite.Tokenizer` API: ``import bpetite
 not load this package, and it never imports ``tokenizers`` or ``tiktoken`` (the file
 formats are written and read here with ``json`` and ``base64``).
 
->>> from bpetite import Tokenizer
+>>> from bpetite import InteropError, Tokenizer
 >>> from bpetite.interop import export_tiktoken
 >>> export_tiktoken(Tokenizer.train("ab ab ab", vocab_size=258)).ranks.splitlines()[-1]
 'IGFi 257'
@@ -13,10 +13,11 @@ Every conversion is exact or refused with :class:`InteropError`; docs/interop.md
 explains how the formats map and why the checks are enough.
 """
 
+from bpetite import InteropError
 from bpetite.interop._alphabet import BytePermutation, gpt2_byte_permutation
 from bpetite.interop._detect import import_vocabulary
 from bpetite.interop._hf import export_hf, write_hf
-from bpetite.interop._model import IdLayout, ImportFormat, ImportResult, InteropError
+from bpetite.interop._model import IdLayout, ImportFormat, ImportResult
 from bpetite.interop._tiktoken import TiktokenExport, export_tiktoken, write_tiktoken
 
 __all__ = [

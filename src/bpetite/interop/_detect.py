@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from bpetite import InteropError
 from bpetite.interop._hf import import_tokenizer_json
-from bpetite.interop._model import ImportResult, InteropError
+from bpetite.interop._model import ImportResult
 from bpetite.interop._tiktoken import import_tiktoken
 from bpetite.interop._vocab_merges import check_vocab, import_tables, load_json, parse_merges_text
 

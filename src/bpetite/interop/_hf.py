@@ -15,13 +15,12 @@ import json
 import os
 from typing import Any, Final
 
+from bpetite import PRESETS, InteropError, Tokenizer
 from bpetite._atomic import write_atomically
-from bpetite._constants import END_OF_TEXT_TOKEN, PRETOKENIZER_PATTERN
-from bpetite._tokenizer import Tokenizer
 from bpetite.interop._alphabet import to_alphabet
 from bpetite.interop._model import (
+    END_OF_TEXT_TOKEN,
     ImportResult,
-    InteropError,
     check_distinct_bytes,
     first_token_not_encoding_to_itself,
 )
@@ -36,6 +35,7 @@ TIKTOKEN_GPT2_PATTERN: Final = (
     r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 )
 #: Spellings of bpetite's pattern that split every text identically (tests check this).
+PRETOKENIZER_PATTERN: Final = PRESETS["gpt2"]
 EQUIVALENT_PATTERNS: Final = frozenset({PRETOKENIZER_PATTERN, GPT2_PATTERN, TIKTOKEN_GPT2_PATTERN})
 
 _BYTE_LEVEL_MAPPING_ONLY: Final = {

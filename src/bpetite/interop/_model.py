@@ -16,8 +16,12 @@ from typing import Final, Literal
 
 import regex
 
-from bpetite._constants import BASE_VOCAB_SIZE
-from bpetite._tokenizer import Tokenizer
+from bpetite import InteropError, Tokenizer
+
+#: Byte-level BPE: ids 0..255 are the single bytes.
+BASE_VOCAB_SIZE: Final = 256
+#: The special token every format here may carry, and bpetite's default one.
+END_OF_TEXT_TOKEN: Final = "<|endoftext|>"
 
 ImportFormat = Literal["vocab+merges", "tokenizer.json", "tiktoken"]
 IdLayout = Literal["identical", "bytes permuted", "renumbered"]
@@ -29,10 +33,6 @@ IdLayout = Literal["identical", "bytes permuted", "renumbered"]
 _FITS_IN_A_CHUNK: Final = regex.compile(
     r"(?: ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+|'(?:[sdmt]|ll?|ve?|re?))"
 )
-
-
-class InteropError(ValueError):
-    """A file or vocabulary that cannot be converted exactly; the message says why."""
 
 
 def show_token(token: bytes) -> str:

@@ -18,12 +18,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from bpetite import InteropError, Tokenizer
 from bpetite._atomic import write_atomically
-from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, PRETOKENIZER_PATTERN
-from bpetite._tokenizer import Tokenizer
 from bpetite.interop._model import (
+    BASE_VOCAB_SIZE,
+    END_OF_TEXT_TOKEN,
     ImportResult,
-    InteropError,
     build_import,
     check_distinct_bytes,
     first_token_not_encoding_to_itself,
@@ -108,7 +108,7 @@ def export_tiktoken(tokenizer: Tokenizer) -> TiktokenExport:
     )
     return TiktokenExport(
         ranks="".join(lines),
-        pattern=PRETOKENIZER_PATTERN,
+        pattern=tokenizer.pattern,
         special_tokens=dict(tokenizer.special_tokens),
         n_vocab=mergeable + 1,
     )

@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
+from bpetite import InteropError, loads_json
 from bpetite.interop._alphabet import BYTE_TO_CHAR, from_alphabet
-from bpetite.interop._model import ImportFormat, ImportResult, InteropError, build_import
+from bpetite.interop._model import (
+    BASE_VOCAB_SIZE,
+    END_OF_TEXT_TOKEN,
+    ImportFormat,
+    ImportResult,
+    build_import,
+)
 
 
 def spell(token: bytes) -> str:
@@ -25,32 +30,8 @@ def spell(token: bytes) -> str:
 
 
 def load_json(data: bytes, source: str) -> object:
-    """Strict JSON: UTF-8, no duplicate keys (json would silently keep the last), no NaN."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise InteropError(f"{source} is not UTF-8: {error}") from None
-    try:
-        return json.loads(
-            text, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant
-        )
-    except RecursionError:
-        raise InteropError(f"{source} is not valid JSON: nested too deeply") from None
-    except ValueError as error:
-        raise InteropError(f"{source} is not valid JSON: {error}") from None
-
-
-def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        keys = [key for key, _ in pairs]
-        duplicate = next(key for index, key in enumerate(keys) if key in keys[:index])
-        raise ValueError(f"duplicate key {json.dumps(duplicate, ensure_ascii=False)}")
-    return result
-
-
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"non-standard JSON constant {name}")
+    """Strict JSON (bpetite's one reader): UTF-8, no duplicate keys, no NaN, bounded depth."""
+    return loads_json(data, source=source, error=InteropError)
 
 
 def check_vocab(value: object, source: str) -> dict[str, int]:
