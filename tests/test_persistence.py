@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from bpetite import ArtifactError, MissingKeyError
 from bpetite._constants import END_OF_TEXT_TOKEN, PRETOKENIZER_PATTERN
-from bpetite._persistence import dumps_artifact, load, parse_artifact, save
+from bpetite._patterns import PRESETS
+from bpetite._persistence import Artifact, dumps_artifact, load, parse_artifact, save
 from bpetite._tokenizer import Tokenizer
 from tests.reference import naive_train, naive_vocab
 
@@ -118,7 +119,7 @@ def test_worked_example_round_trips_through_save_and_load(tmp_path: Path) -> Non
     vocab, merges, special = _trained_state("ab ab ab", 258)
     path = tmp_path / "tok.json"
     save(str(path), vocab, merges, special)
-    loaded_vocab, loaded_merges, loaded_special = load(str(path))
+    loaded_vocab, loaded_merges, loaded_special = load(str(path)).state
     assert loaded_merges == [(97, 98), (32, 256)]
     assert loaded_special == {EOT: 258}
     assert loaded_vocab == vocab
@@ -166,7 +167,7 @@ def test_repeated_training_with_the_real_pipeline_gives_identical_artifacts(
 def test_load_then_save_gives_back_the_input_bytes(tmp_path: Path) -> None:
     original, copy = tmp_path / "a.json", tmp_path / "b.json"
     save(original, *_trained_state(_GATE_CORPUS, 300))
-    save(copy, *load(original))
+    save(copy, *load(original).state)
     assert copy.read_bytes() == original.read_bytes()
 
 
@@ -179,8 +180,8 @@ def _random_state(rng: random.Random, merge_count: int) -> State:
 def test_any_valid_state_round_trips_exactly(seed: int, merge_count: int) -> None:
     vocab, merges, special = _random_state(random.Random(seed), merge_count)
     data = dumps_artifact(vocab, merges, special)
-    assert parse_artifact(data) == (vocab, merges, special)
-    assert dumps_artifact(*parse_artifact(data)) == data
+    assert parse_artifact(data).state == (vocab, merges, special)
+    assert dumps_artifact(*parse_artifact(data).state) == data
 
 
 # --------------------------------------------------------------------------- checklist
@@ -275,7 +276,7 @@ def test_step_5_rejects_a_schema_version_that_is_not_an_integer(version: object)
     _assert_rejected(data, ValueError, f"schema_version must be an integer, got {version!r}")
 
 
-@pytest.mark.parametrize("version", [0, 2, -1, 10**30])
+@pytest.mark.parametrize("version", [0, 3, -1, 10**30])
 def test_load_rejects_wrong_schema_version(version: int) -> None:
     data = _with_document(lambda doc: doc.update(schema_version=version))
     _assert_rejected(data, ValueError, f"schema_version {version} is not supported")
@@ -283,7 +284,7 @@ def test_load_rejects_wrong_schema_version(version: int) -> None:
 
 def test_schema_version_is_judged_before_the_other_keys() -> None:
     """A future schema may have other keys; its version is the error the user needs."""
-    _assert_rejected(b'{"schema_version":2}', ValueError, "schema_version 2 is not supported")
+    _assert_rejected(b'{"schema_version":3}', ValueError, "schema_version 3 is not supported")
 
 
 @pytest.mark.parametrize(
@@ -558,8 +559,8 @@ def test_the_first_failing_step_is_the_one_reported() -> None:
 
 def test_load_names_the_file_in_its_errors(tmp_path: Path) -> None:
     path = tmp_path / "broken.json"
-    path.write_bytes(_with_document(lambda doc: doc.update(schema_version=2)))
-    with pytest.raises(ValueError, match="schema_version 2") as excinfo:
+    path.write_bytes(_with_document(lambda doc: doc.update(schema_version=3)))
+    with pytest.raises(ValueError, match="schema_version 3") as excinfo:
         load(path)
     assert str(path) in str(excinfo.value)
 
@@ -600,7 +601,7 @@ def test_a_32000_token_artifact_roundtrips(tmp_path: Path) -> None:
     state = naive_vocab(merges), merges, {EOT: 32000}
     path = tmp_path / "big.json"
     save(path, *state)
-    assert load(path) == state
+    assert load(path).state == state
 
 
 # --------------------------------------------------------------------------- mutation fuzz
@@ -711,10 +712,24 @@ def _consistent_edit(draw: st.DrawFn, document: dict[str, Any]) -> Mutant:
         rank = draw(st.integers(0, len(merges) - 1))
         ids = st.integers(0, 255 + rank)
         merges[rank] = (draw(ids), draw(ids))
-    vocab = naive_vocab(merges)
+    vocab = {i: token for i, token in naive_vocab(merges).items() if i < 256 + len(merges)}
+    for text, token_id in document["special_tokens"].items():
+        vocab[token_id] = text.encode("utf-8")
     document["merges"] = [list(merge) for merge in merges]
     document["vocab"] = {str(token_id): list(token) for token_id, token in vocab.items()}
     return _canonical(document), True
+
+
+def _switch_pattern(draw: st.DrawFn, document: dict[str, Any]) -> Mutant:
+    """Another preset's name or regex, or a schema change: consistent only by accident."""
+    name = draw(st.sampled_from([*PRESETS, "custom"]))
+    if draw(st.booleans()):
+        document["pattern_name"] = name
+    else:
+        document["pretokenizer_pattern"] = PRESETS.get(name, "[a-z]+|[^a-z]")
+    if draw(st.booleans()):
+        document["schema_version"] = 3 - document["schema_version"]
+    return _canonical(document), None
 
 
 def _duplicate_key(draw: st.DrawFn, document: dict[str, Any]) -> Mutant:
@@ -724,6 +739,8 @@ def _duplicate_key(draw: st.DrawFn, document: dict[str, Any]) -> Mutant:
         '"vocab":{': document["vocab"],
         '"special_tokens":{': document["special_tokens"],
     }[anchor]
+    if not target:
+        return _canonical(document), None
     key = draw(st.sampled_from(sorted(target)))
     value = draw(st.just(target[key]) | _JSON_VALUES)
     text = _canonical(document).decode("utf-8")
@@ -765,6 +782,7 @@ _MUTATIONS = [
     _swap_merges,
     _respell_vocab_key,
     _consistent_edit,
+    _switch_pattern,
     _duplicate_key,
     _truncate,
     _corrupt_encoding,
@@ -773,11 +791,29 @@ _MUTATIONS = [
 ]
 
 
+#: Special tokens for the fuzzed artifacts: the spec's, none, several, and ids with gaps.
+_SPECIALS: list[Callable[[int], dict[str, int]]] = [
+    lambda size: {EOT: size},
+    lambda size: {},
+    lambda size: {EOT: size, "<|user|>": size + 1, "<|u|>": size + 2},
+    lambda size: {"<|a|>": size + 3, EOT: size + 1},
+]
+
+
 @st.composite
 def _valid_artifacts(draw: st.DrawFn) -> dict[str, Any]:
+    """Schema v1 (GPT-2's pattern, only <|endoftext|>) or v2 (any other configuration)."""
     corpus = draw(st.text(alphabet="ab c\n\u00e9", max_size=40))
-    state = _trained_state(corpus, draw(st.integers(256, 266)))
-    document: dict[str, Any] = json.loads(dumps_artifact(*state))
+    _, merges, _ = _trained_state(corpus, draw(st.integers(256, 266)))
+    size = 256 + len(merges)
+    specials = draw(st.sampled_from(_SPECIALS))(size)
+    vocab = {i: token for i, token in naive_vocab(merges).items() if i < size}
+    vocab.update((token_id, text.encode()) for text, token_id in specials.items())
+    training = draw(st.sampled_from([None, {"min_frequency": 2}]))
+    data = dumps_artifact(
+        vocab, merges, specials, pattern=draw(st.sampled_from(list(PRESETS))), training=training
+    )
+    document: dict[str, Any] = json.loads(data)
     return document
 
 
@@ -788,7 +824,7 @@ def _mutants(draw: st.DrawFn) -> Mutant:
     return mutate(draw, document)
 
 
-def _parse_or_none(data: bytes) -> State | None:
+def _parse_or_none(data: bytes) -> Artifact | None:
     """None for a rejected artifact; any exception other than the documented two escapes."""
     try:
         return parse_artifact(data)
@@ -796,19 +832,24 @@ def _parse_or_none(data: bytes) -> State | None:
         return None
 
 
+def _dumps(artifact: Artifact) -> bytes:
+    return dumps_artifact(
+        *artifact.state, pattern=artifact.pattern, training=artifact.training or None
+    )
+
+
 @given(_mutants())
 def test_mutated_artifacts_are_rejected_or_reproduced_exactly(mutant: Mutant) -> None:
     """Whatever loads must be exactly what was written: nothing is dropped, coerced or
     defaulted on the way in."""
     data, must_load = mutant
-    state = _parse_or_none(data)
+    artifact = _parse_or_none(data)
     if must_load is not None:
-        assert (state is not None) == must_load
-    if state is not None:
-        vocab, merges, special = state
-        assert all(type(merge) is tuple and len(merge) == 2 for merge in merges)
-        assert all(type(token_id) is int for token_id in vocab)
-        assert dumps_artifact(vocab, merges, special) == data
+        assert (artifact is not None) == must_load
+    if artifact is not None:
+        assert all(type(merge) is tuple and len(merge) == 2 for merge in artifact.merges)
+        assert all(type(token_id) is int for token_id in artifact.vocab)
+        assert _dumps(artifact) == data
 
 
 @given(
@@ -831,9 +872,9 @@ def test_byte_noise_is_rejected_or_reproduces_the_canonical_form(
             data[at:at] = bytes([byte])
         elif at < len(data):
             del data[at]
-    state = _parse_or_none(bytes(data))
-    if state is not None:
-        assert dumps_artifact(*state) == _canonical(json.loads(bytes(data)))
+    artifact = _parse_or_none(bytes(data))
+    if artifact is not None:
+        assert _dumps(artifact) == _canonical(json.loads(bytes(data)))
 
 
 # --------------------------------------------------------------------------- save
@@ -887,7 +928,7 @@ def test_save_accepts_str_paths_and_relative_names(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     save("tok.json", *state)
-    assert load("tok.json") == state
+    assert load("tok.json").state == state
 
 
 def test_save_raises_file_not_found_when_parent_directory_missing(

@@ -1,10 +1,15 @@
-"""Artifact schema v1: canonical bytes out, strictly validated state back in.
+"""Artifact schemas v1 and v2: canonical bytes out, strictly validated state back in.
 
-The artifact is one JSON object with six keys. Writing it is deterministic (sorted
-keys, compact separators, no trailing newline) so the same state always gives the same
-bytes; reading it walks a fixed checklist so a corrupt or hand-edited file fails loudly
-instead of producing a tokenizer that silently encodes differently. Nothing in a file
-is ever evaluated: it is parsed as JSON data and compared against the schema.
+Schema v1 is the specification's: one JSON object with six keys, for a tokenizer with
+GPT-2's pattern and exactly ``<|endoftext|>`` after the merges. Schema v2 adds what
+other tokenizers need: the pattern's preset name (or ``custom``) beside its regex, any
+special tokens with their ids, and optional keys for an id layout and training
+metadata; docs/schema.md describes both. Writing is deterministic (sorted keys,
+compact separators, no trailing newline) and picks v1 whenever v1 can describe the
+tokenizer, so the spec's artifacts stay byte for byte what they were. Reading walks a
+fixed checklist so a corrupt or hand-edited file fails loudly instead of producing a
+tokenizer that silently encodes differently. Nothing in a file is evaluated, except a
+custom split pattern, which is a regex and is only compiled when the caller trusts it.
 """
 
 import contextlib
@@ -12,7 +17,8 @@ import gc
 import json
 import operator
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, Final, NoReturn
 
@@ -23,14 +29,24 @@ from bpetite._constants import (
     PRETOKENIZER_PATTERN,
     SCHEMA_VERSION,
 )
-from bpetite._errors import ArtifactError, MissingKeyError
+from bpetite._errors import ArtifactError, MissingKeyError, PatternError
 from bpetite._json import loads_json, read_limited
+from bpetite._patterns import (
+    MAX_CUSTOM_PATTERN_CHARS,
+    PRESETS,
+    SplitPattern,
+    custom_pattern,
+    preset_pattern,
+    resolve_pattern,
+)
 
 #: The largest artifact :func:`load` reads unless told otherwise: an artifact of
 #: o200k_base's size (200k tokens) is about 10 MiB, and parsing needs about 30 bytes of
 #: memory per byte of file, so the default bounds a hostile file to about 2 GB.
 MAX_ARTIFACT_BYTES: Final = 64 * 1024 * 1024
 
+#: The version a tokenizer v1 cannot describe is written with.
+SCHEMA_V2: Final = 2
 _REQUIRED_KEYS: Final = frozenset(
     {
         "mergeable_vocab_size",
@@ -41,6 +57,16 @@ _REQUIRED_KEYS: Final = frozenset(
         "vocab",
     }
 )
+_REQUIRED_KEYS_V2: Final = _REQUIRED_KEYS | {"pattern_name"}
+#: Optional v2 keys. A new optional key can join v2 without a v3: a reader that does not
+#: know it refuses the file (unknown keys are never ignored) instead of misreading it.
+_OPTIONAL_KEYS_V2: Final = frozenset({"id_layout", "training"})
+#: ``id_layout`` fields: how ids depart from the default layout.
+_ID_LAYOUT_FIELDS: Final = frozenset({"special_ids"})
+#: ``training`` fields: how the merges were learned (provenance; encoding ignores them).
+TRAINING_FIELDS: Final = frozenset({"max_token_bytes", "min_frequency"})
+#: Ids are at most this (tiktoken and Hugging Face store ids as 32-bit integers).
+MAX_TOKEN_ID: Final = 2**31 - 1
 _SPECIAL_BYTES: Final = END_OF_TEXT_TOKEN.encode("utf-8")
 _INT_ONLY: Final = frozenset({int})
 _LIST_ONLY: Final = frozenset({list})
@@ -51,6 +77,37 @@ _MAX_SHOWN_CHARS: Final = 80
 State = tuple[dict[int, bytes], list[tuple[int, int]], dict[str, int]]
 
 
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """What an artifact holds: the state, its split pattern and optional training metadata.
+
+    `vocab` includes the special tokens' ids; `special_tokens` is ordered by id.
+    """
+
+    vocab: dict[int, bytes]
+    merges: list[tuple[int, int]]
+    special_tokens: dict[str, int]
+    pattern: SplitPattern
+    training: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def state(self) -> State:
+        """(vocab, merges, special_tokens): everything schema v1 records."""
+        return self.vocab, self.merges, self.special_tokens
+
+    @property
+    def schema_version(self) -> int:
+        """1 when schema v1 can describe this artifact (the spec's configuration), else 2."""
+        size = BASE_VOCAB_SIZE + len(self.merges)
+        if (
+            self.pattern.name == "gpt2"
+            and self.special_tokens == {END_OF_TEXT_TOKEN: size}
+            and not self.training
+        ):
+            return SCHEMA_VERSION
+        return SCHEMA_V2
+
+
 # --------------------------------------------------------------------------- writing
 
 
@@ -58,25 +115,40 @@ def dumps_artifact(
     vocab: Mapping[int, bytes],
     merges: Sequence[tuple[int, int]],
     special_tokens: Mapping[str, int],
+    *,
+    pattern: str | SplitPattern = "gpt2",
+    training: Mapping[str, int] | None = None,
 ) -> bytes:
     """Return the canonical artifact bytes for a tokenizer state.
 
-    `vocab` includes the special token's id. `mergeable_vocab_size` is recomputed from
-    `merges` so it cannot drift from the list it describes, and `sort_keys` makes the
-    bytes independent of the caller's dict order. The result is run through
-    :func:`parse_artifact` before it is returned, so no caller can ever write an
-    artifact that :func:`load` would reject (ValueError/KeyError naming the defect).
+    `vocab` includes the special tokens' ids. Schema v1 when it can describe the state
+    (GPT-2's pattern, exactly ``<|endoftext|>`` right after the merges, no training
+    metadata), else v2. `mergeable_vocab_size` is recomputed from `merges` so it cannot
+    drift from the list it describes, and `sort_keys` makes the bytes independent of
+    the caller's dict order. The result is run through :func:`parse_artifact` before it
+    is returned, so no caller can ever write an artifact that :func:`load` would reject
+    (ArtifactError naming the defect).
     """
-    artifact = {
-        "mergeable_vocab_size": BASE_VOCAB_SIZE + len(merges),
+    split = resolve_pattern(pattern)
+    size = BASE_VOCAB_SIZE + len(merges)
+    artifact: dict[str, Any] = {
+        "mergeable_vocab_size": size,
         "merges": [list(merge) for merge in merges],
-        "pretokenizer_pattern": PRETOKENIZER_PATTERN,
+        "pretokenizer_pattern": split.source,
         "schema_version": SCHEMA_VERSION,
         "special_tokens": dict(special_tokens),
         "vocab": {str(token_id): list(token) for token_id, token in vocab.items()},
     }
+    described = Artifact({}, list(merges), dict(special_tokens), split, dict(training or {}))
+    if described.schema_version == SCHEMA_V2:
+        artifact["schema_version"] = SCHEMA_V2
+        artifact["pattern_name"] = split.name
+        if not _contiguous(special_tokens.values(), size):
+            artifact["id_layout"] = {"special_ids": "sparse"}
+        if training:
+            artifact["training"] = dict(training)
     data = json.dumps(artifact, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    parse_artifact(data, source="tokenizer state to save")
+    parse_artifact(data, source="tokenizer state to save", trust_custom_pattern=True)
     return data
 
 
@@ -86,6 +158,8 @@ def save(
     merges: Sequence[tuple[int, int]],
     special_tokens: Mapping[str, int],
     *,
+    pattern: str | SplitPattern = "gpt2",
+    training: Mapping[str, int] | None = None,
     overwrite: bool = False,
 ) -> None:
     """Write the artifact to `path` atomically and durably.
@@ -97,48 +171,73 @@ def save(
     directory is missing, NotADirectoryError / IsADirectoryError for a parent that is
     not a directory or a destination that is one.
     """
-    data = dumps_artifact(vocab, merges, special_tokens)
+    data = dumps_artifact(vocab, merges, special_tokens, pattern=pattern, training=training)
     write_atomically(path, data, overwrite=overwrite)
 
 
 # --------------------------------------------------------------------------- reading
 
 
-def load(path: str | os.PathLike[str], *, max_bytes: int = MAX_ARTIFACT_BYTES) -> State:
+def load(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int = MAX_ARTIFACT_BYTES,
+    trust_custom_pattern: bool = False,
+) -> Artifact:
     """Read and validate the artifact at `path`; OSErrors from reading propagate.
 
     A file larger than `max_bytes` is refused from its size, before it is read: parsing
-    takes about 30 times the file's size in memory.
+    takes about 30 times the file's size in memory. See :func:`parse_artifact` for
+    `trust_custom_pattern`.
     """
     data = read_limited(path, max_bytes=max_bytes, error=ArtifactError, what="artifact")
-    return parse_artifact(data, source=os.fspath(path))
+    return parse_artifact(data, os.fspath(path), trust_custom_pattern=trust_custom_pattern)
 
 
-def parse_artifact(data: bytes, source: str = "<artifact>") -> State:
-    """Validate raw artifact bytes step by step and return (vocab, merges, special_tokens).
+def parse_artifact(
+    data: bytes, source: str = "<artifact>", *, trust_custom_pattern: bool = False
+) -> Artifact:
+    """Validate raw artifact bytes step by step and return what they hold.
 
     The checks run in a fixed order so a given defect always produces the same error.
-    Missing keys raise KeyError, every other defect ValueError; messages start with
-    `source` and name the failing field and value. `vocab` includes the special id.
+    Missing keys raise MissingKeyError (a KeyError), every other defect ArtifactError
+    (a ValueError); messages start with `source` and name the failing field and value.
+    A custom split pattern is a regex that will run on every text encoded, so it is
+    refused unless `trust_custom_pattern` is true.
     """
     with _gc_paused():
-        return _parse_artifact(data, source)
+        return _parse_artifact(data, source, trust_custom_pattern)
 
 
-def _parse_artifact(data: bytes, source: str) -> State:
+def _parse_artifact(data: bytes, source: str, trust_custom_pattern: bool) -> Artifact:
     artifact = _decode_document(data, source)  # steps 1-3
-    _check_schema_version(artifact, source)  # steps 4-6
-    _check_top_level_keys(artifact, source)  # steps 7-8
-    _check_pattern(artifact["pretokenizer_pattern"], source)  # steps 9-10
+    version = _check_schema_version(artifact, source)  # steps 4-6
+    _check_top_level_keys(artifact, version, source)  # steps 7-8
+    pattern = _parse_pattern(artifact, version, trust_custom_pattern, source)  # steps 9-10
     merges = _parse_merges(artifact["merges"], source)  # step 11
     size = _parse_mergeable_vocab_size(artifact["mergeable_vocab_size"], merges, source)
     vocab = _parse_vocab(artifact["vocab"], source)  # step 14
     _check_mergeable_ids_present(vocab, size, source)  # step 15
     _check_base_bytes(vocab, source)  # step 16
     _check_merged_bytes(vocab, merges, source)  # step 17
-    special_tokens = _parse_special_tokens(artifact["special_tokens"], vocab, size, source)
-    _check_no_extra_ids(vocab, size, source)  # step 19
-    return vocab, merges, special_tokens
+    if version == SCHEMA_VERSION:
+        special_tokens = _parse_special_tokens(artifact["special_tokens"], vocab, size, source)
+        training: dict[str, int] = {}
+    else:
+        sparse = _parse_id_layout(artifact.get("id_layout"), source)
+        special_tokens = _parse_special_tokens_v2(
+            artifact["special_tokens"], vocab, size, sparse, source
+        )
+        training = _parse_training(artifact.get("training"), source)
+    _check_no_extra_ids(vocab, size, special_tokens, source)  # step 19
+    parsed = Artifact(vocab, merges, special_tokens, pattern, training)
+    if parsed.schema_version != version:
+        _fail(
+            source,
+            "schema_version is 2, but schema v1 describes this tokenizer (GPT-2's pattern "
+            "and only <|endoftext|>); such an artifact is written as version 1",
+        )
+    return parsed
 
 
 def _fail(source: str, message: str) -> NoReturn:
@@ -188,42 +287,96 @@ def _decode_document(data: bytes, source: str) -> dict[str, Any]:
     return document
 
 
-def _check_schema_version(artifact: dict[str, Any], source: str) -> None:
-    """Steps 4-6, before the other keys: a future schema may have different keys."""
+def _check_schema_version(artifact: dict[str, Any], source: str) -> int:
+    """Steps 4-6, before the other keys: each version has its own keys."""
     if "schema_version" not in artifact:
         raise MissingKeyError(f"{source}: missing required key 'schema_version'")
     version = artifact["schema_version"]
     if not _is_int(version):
         _fail(source, f"schema_version must be an integer, got {_show(version)}")
-    if version != SCHEMA_VERSION:
+    if version not in (SCHEMA_VERSION, SCHEMA_V2):
         _fail(
             source,
-            f"schema_version {_show(version)} is not supported; this bpetite reads only "
-            f"version {SCHEMA_VERSION}",
+            f"schema_version {_show(version)} is not supported; this bpetite reads "
+            f"versions {SCHEMA_VERSION} and {SCHEMA_V2}",
         )
+    return int(version)
 
 
-def _check_top_level_keys(artifact: dict[str, Any], source: str) -> None:
-    """Steps 7-8: exactly the six keys, so nothing unvalidated can ride along."""
-    missing = _REQUIRED_KEYS - artifact.keys()
+def _check_top_level_keys(artifact: dict[str, Any], version: int, source: str) -> None:
+    """Steps 7-8: exactly the version's keys, so nothing unvalidated can ride along."""
+    required = _REQUIRED_KEYS if version == SCHEMA_VERSION else _REQUIRED_KEYS_V2
+    allowed = required if version == SCHEMA_VERSION else required | _OPTIONAL_KEYS_V2
+    missing = required - artifact.keys()
     if missing:
         raise MissingKeyError(f"{source}: missing required key(s) {', '.join(sorted(missing))}")
-    extra = artifact.keys() - _REQUIRED_KEYS
+    extra = artifact.keys() - allowed
     if extra:
         shown = ", ".join(json.dumps(key) for key in sorted(extra))
-        _fail(source, f"unexpected top-level key(s) {shown}; schema v1 allows only the six keys")
-
-
-def _check_pattern(pattern: object, source: str) -> None:
-    """Steps 9-10: an artifact is tied to the pre-tokenizer it was trained with."""
-    if not isinstance(pattern, str):
-        _fail(source, f"pretokenizer_pattern must be a string, got {_show(pattern)}")
-    if pattern != PRETOKENIZER_PATTERN:
+        if version == SCHEMA_VERSION:
+            _fail(
+                source, f"unexpected top-level key(s) {shown}; schema v1 allows only the six keys"
+            )
         _fail(
             source,
-            f"pretokenizer_pattern {_show(pattern)} does not match this bpetite's "
-            "pre-tokenizer; the artifact was made by an incompatible version",
+            f"unexpected top-level key(s) {shown}; schema v2 allows {', '.join(sorted(allowed))}",
         )
+
+
+def _parse_pattern(
+    artifact: dict[str, Any], version: int, trusted: bool, source: str
+) -> SplitPattern:
+    """Steps 9-10: an artifact is tied to the split pattern it was trained with.
+
+    v1 holds GPT-2's pattern only. v2 names a preset, whose regex must be the preset's
+    to the character, or ``custom``: a regex that is not a preset's, no longer than
+    MAX_CUSTOM_PATTERN_CHARS, compiled only when the caller trusts the artifact.
+    """
+    pattern = artifact["pretokenizer_pattern"]
+    if not isinstance(pattern, str):
+        _fail(source, f"pretokenizer_pattern must be a string, got {_show(pattern)}")
+    if version == SCHEMA_VERSION:
+        if pattern != PRETOKENIZER_PATTERN:
+            _fail(
+                source,
+                f"pretokenizer_pattern {_show(pattern)} does not match this bpetite's "
+                "pre-tokenizer; the artifact was made by an incompatible version",
+            )
+        return preset_pattern("gpt2")
+    name = artifact["pattern_name"]
+    if not isinstance(name, str) or (name != "custom" and name not in PRESETS):
+        _fail(
+            source,
+            f"pattern_name must be one of {', '.join([*PRESETS, 'custom'])}, got {_show(name)}",
+        )
+    if name != "custom":
+        if pattern != PRESETS[name]:
+            _fail(
+                source,
+                f"pretokenizer_pattern {_show(pattern)} is not the {name} preset's regex; "
+                "a changed preset would split text differently",
+            )
+        return preset_pattern(name)
+    preset = next((known for known, regex in PRESETS.items() if regex == pattern), None)
+    if preset is not None:
+        _fail(source, f'pattern_name is "custom", but the regex is the {preset} preset\'s')
+    if len(pattern) > MAX_CUSTOM_PATTERN_CHARS:
+        _fail(
+            source,
+            f"the custom pretokenizer_pattern is {len(pattern):,} characters long; at most "
+            f"{MAX_CUSTOM_PATTERN_CHARS:,} are accepted",
+        )
+    if not trusted:
+        _fail(
+            source,
+            f"the artifact uses a custom split pattern {_show(pattern)}, a regex that runs on "
+            "every text encoded; load it with trust_custom_pattern=True (Tokenizer.load) "
+            "only if you trust where the file came from",
+        )
+    try:
+        return custom_pattern(pattern)
+    except PatternError as error:
+        _fail(source, f"the custom pretokenizer_pattern cannot be used: {error}")
 
 
 def _parse_merges(merges: object, source: str) -> list[tuple[int, int]]:
@@ -418,12 +571,115 @@ def _parse_special_tokens(
     return {END_OF_TEXT_TOKEN: special_id}
 
 
-def _check_no_extra_ids(vocab: dict[int, bytes], size: int, source: str) -> None:
-    """Step 19: nothing past the special token, so the id space has no stray entries."""
-    if len(vocab) > size + 1:
-        extra = min(token_id for token_id in vocab if token_id > size)
+def _contiguous(ids: Iterable[int], size: int) -> bool:
+    """Whether `ids` are exactly size, size + 1, ...: the default place of special tokens."""
+    ordered = sorted(ids)
+    return ordered == list(range(size, size + len(ordered)))
+
+
+def _parse_id_layout(layout: object, source: str) -> bool:
+    """Optional ``id_layout``: whether special ids may leave gaps (``"special_ids": "sparse"``)."""
+    if layout is None:
+        return False
+    if not isinstance(layout, dict) or not layout:
+        _fail(source, f"id_layout must be a non-empty object, got {_show(layout)}")
+    extra = layout.keys() - _ID_LAYOUT_FIELDS
+    if extra:
+        shown = ", ".join(json.dumps(key) for key in sorted(extra))
+        _fail(source, f"unexpected id_layout key(s) {shown}; known: special_ids")
+    if layout.get("special_ids") != "sparse":
         _fail(
             source,
-            f'vocab["{extra}"] is outside the vocabulary: ids run from 0 to the special '
-            f"token id {size}",
+            f'id_layout["special_ids"] must be "sparse", got {_show(layout.get("special_ids"))}',
+        )
+    return True
+
+
+def _parse_special_tokens_v2(
+    special_tokens: object, vocab: dict[int, bytes], size: int, sparse: bool, source: str
+) -> dict[str, int]:
+    """Step 18 (v2): distinct non-empty texts, each with its own id past the merges.
+
+    The ids follow the mergeable vocabulary without gaps unless ``id_layout`` says
+    they are sparse (as in OpenAI's vocabularies), and only then may they have gaps.
+    """
+    if not isinstance(special_tokens, dict):
+        _fail(source, f"special_tokens must be an object, got {_show(special_tokens)}")
+    seen: dict[int, str] = {}
+    for text, token_id in special_tokens.items():
+        field = f"special_tokens[{_show(text)}]"
+        if not text:
+            _fail(source, "a special token must not be the empty string")
+        try:
+            encoded = text.encode("utf-8")
+        except UnicodeEncodeError:
+            _fail(source, f"special token {_show(text)} is not valid Unicode (a lone surrogate)")
+        if not _is_int(token_id):
+            _fail(source, f"{field} must be an integer, got {_show(token_id)}")
+        if not size <= token_id <= MAX_TOKEN_ID:
+            _fail(
+                source,
+                f"{field} is {token_id}, but special ids run from mergeable_vocab_size "
+                f"{size} to {MAX_TOKEN_ID}",
+            )
+        if token_id in seen:
+            _fail(source, f"{field} is {token_id}, the id of {_show(seen[token_id])} too")
+        seen[token_id] = text
+        if token_id not in vocab:
+            _fail(source, f'vocab has no entry "{token_id}" for the special token {_show(text)}')
+        if vocab[token_id] != encoded:
+            _fail(
+                source,
+                f'vocab["{token_id}"] must be the UTF-8 bytes of {_show(text)} '
+                f"{_show(list(encoded))}, got {_show(list(vocab[token_id]))}",
+            )
+    contiguous = _contiguous(seen, size)
+    if sparse and contiguous:
+        _fail(
+            source,
+            'id_layout["special_ids"] is "sparse", but the special ids follow the mergeable '
+            "vocabulary without gaps; such an artifact has no id_layout",
+        )
+    if not sparse and not contiguous:
+        _fail(
+            source,
+            f"special token ids {_show(sorted(seen))} must run from mergeable_vocab_size {size} "
+            'without gaps; an artifact with gaps records "id_layout": {"special_ids": "sparse"}',
+        )
+    return {text: seen_id for seen_id, text in sorted(seen.items())}
+
+
+def _parse_training(training: object, source: str) -> dict[str, int]:
+    """Optional ``training``: positive integers that say how the merges were learned."""
+    if training is None:
+        return {}
+    if not isinstance(training, dict) or not training:
+        _fail(source, f"training must be a non-empty object, got {_show(training)}")
+    extra = training.keys() - TRAINING_FIELDS
+    if extra:
+        shown = ", ".join(json.dumps(key) for key in sorted(extra))
+        _fail(
+            source,
+            f"unexpected training key(s) {shown}; known: {', '.join(sorted(TRAINING_FIELDS))}",
+        )
+    for key, value in training.items():
+        if not _is_int(value) or value < 1:
+            _fail(
+                source,
+                f"training[{json.dumps(key)}] must be a positive integer, got {_show(value)}",
+            )
+    return dict(training)
+
+
+def _check_no_extra_ids(
+    vocab: dict[int, bytes], size: int, special_tokens: dict[str, int], source: str
+) -> None:
+    """Step 19: only the mergeable ids and the specials' ids, so there are no stray entries."""
+    if len(vocab) > size + len(special_tokens):
+        specials = set(special_tokens.values())
+        extra = min(token_id for token_id in vocab if token_id >= size and token_id not in specials)
+        _fail(
+            source,
+            f'vocab["{extra}"] is outside the vocabulary: ids run from 0 to '
+            f"{size - 1}, then the special tokens' ids",
         )

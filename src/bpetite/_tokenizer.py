@@ -165,22 +165,41 @@ class Tokenizer:
 
     @classmethod
     def load(
-        cls, path: str | os.PathLike[str], *, max_bytes: int = _persistence.MAX_ARTIFACT_BYTES
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        max_bytes: int = _persistence.MAX_ARTIFACT_BYTES,
+        trust_custom_pattern: bool = False,
     ) -> Self:
-        """Read and fully validate an artifact; a corrupt one raises ArtifactError.
+        """Read and fully validate an artifact (schema v1 or v2); a bad one raises ArtifactError.
 
         A file over `max_bytes` (64 MiB by default, six times an o200k-sized artifact)
-        is refused before it is read; raise the limit for a trusted larger file.
+        is refused before it is read; raise the limit for a trusted larger file. A
+        custom split pattern is a regex that runs on every text encoded, so an
+        artifact holding one is refused unless `trust_custom_pattern` is true.
         """
-        _, merges, _ = _persistence.load(os.fspath(path), max_bytes=max_bytes)
-        return cls(merges)
+        artifact = _persistence.load(
+            os.fspath(path), max_bytes=max_bytes, trust_custom_pattern=trust_custom_pattern
+        )
+        return cls(
+            artifact.merges, pattern=artifact.pattern, special_tokens=artifact.special_tokens
+        )
 
     def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
-        """Write the versioned JSON artifact atomically; an existing file needs `overwrite`."""
+        """Write the versioned JSON artifact atomically; an existing file needs `overwrite`.
+
+        The spec's configuration (GPT-2's pattern, only ``<|endoftext|>``) is written as
+        schema v1, byte for byte; any other pattern or special tokens as schema v2.
+        """
         if not isinstance(overwrite, bool):
             raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
         _persistence.save(
-            os.fspath(path), self._vocab, self._merges, dict(self._special_ids), overwrite=overwrite
+            os.fspath(path),
+            self._vocab,
+            self._merges,
+            dict(self._special_ids),
+            pattern=self._pattern,
+            overwrite=overwrite,
         )
 
     # ------------------------------------------------------------------ the model

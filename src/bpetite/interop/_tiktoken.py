@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import heapq
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -176,45 +177,66 @@ def import_tiktoken(data: bytes, source: str) -> ImportResult:
             )
         byte_ids.append(rank)
     merged = sorted((rank, token) for token, rank in ranks.items() if len(token) > 1)
+    token_of_rank = {rank: token for token, rank in ranks.items()}
+    pair_ranks: dict[tuple[int, int], int] = {}
     merges = []
     for rank, token in merged:
-        parts = _merge_by_rank(token, ranks, rank)
+        parts = merge_pairs([byte_ids[byte] for byte in token], pair_ranks)
         if len(parts) != 2:
+            shown = [show_token(token_of_rank[part]) for part in parts]
             raise InteropError(
                 f"{source}: token {show_token(token)} (rank {rank}) cannot be made by merging "
                 f"two lower-ranked tokens: tiktoken's merging stops at {len(parts)} pieces "
-                f"{[show_token(part) for part in parts]}, so only a whole chunk could reach "
-                "it, and bpetite cannot represent such a token"
+                f"{shown}, so only a whole chunk could reach it, and bpetite cannot represent "
+                "such a token"
             )
-        merges.append((parts[0], parts[1], rank))
-    # No further check is needed: if every lower token merges back to itself by pairs,
-    # pair merging of this token's bytes ends where tiktoken's does (docs/interop.md),
-    # at the two halves just recovered, so by induction every token does.
+        pair_ranks[parts[0], parts[1]] = rank
+        merges.append((token_of_rank[parts[0]], token_of_rank[parts[1]], rank))
+    # Merging by pairs stands in for tiktoken's merging by bytes: while every lower token
+    # merges back to itself by pairs, both stop at the same pieces (docs/interop.md), and
+    # each token recovered here does, so by induction over the ranks every token does.
     return build_import("tiktoken", byte_ids, merges, None, show_token, pattern_known=False)
 
 
-def _merge_by_rank(token: bytes, ranks: Mapping[bytes, int], limit: int) -> list[bytes]:
-    """tiktoken's merge loop on `token`'s bytes, with only ranks below `limit`.
+def merge_pairs(ids: list[int], pair_ranks: Mapping[tuple[int, int], int]) -> list[int]:
+    """Pair-merge `ids`: join the lowest-ranked adjacent pair, leftmost first, until none is left.
 
-    Repeatedly join the adjacent pair whose concatenation has the lowest rank (the
-    leftmost on a tie) until no adjacent concatenation is a token below `limit`. Like
-    tiktoken's own loop it keeps one rank per adjacent pair and recomputes only the two
-    next to a merge, so ``min`` and ``index`` (C loops) do the scanning.
+    `pair_ranks` maps a pair to the rank (and id) of the token it makes. A heap of
+    candidate pairs over a linked list of pieces makes each merge O(log n), so a long
+    token costs O(n log n), not the O(n^2) of rescanning every pair after each merge.
+    A heap entry whose pair has changed since it was pushed is skipped when popped.
+
+    >>> merge_pairs([1, 2, 3], {(1, 2): 4, (4, 3): 5})
+    [5]
     """
-
-    # A rank at or above `limit` counts as no merge: min() only picks it when all are.
-    get = ranks.get
-    parts = [token[i : i + 1] for i in range(len(token))]
-    pair_ranks = [get(parts[i] + parts[i + 1], limit) for i in range(len(parts) - 1)]
-    while pair_ranks:
-        best = min(pair_ranks)
-        if best >= limit:
-            break
-        i = pair_ranks.index(best)
-        parts[i : i + 2] = [parts[i] + parts[i + 1]]
-        del pair_ranks[i]
-        if i > 0:
-            pair_ranks[i - 1] = get(parts[i - 1] + parts[i], limit)
-        if i < len(pair_ranks):
-            pair_ranks[i] = get(parts[i] + parts[i + 1], limit)
-    return parts
+    count = len(ids)
+    values = list(ids)
+    following = list(range(1, count + 1))
+    preceding = list(range(-1, count - 1))
+    alive = [True] * count
+    get = pair_ranks.get
+    heap = []
+    for i in range(count - 1):
+        rank = get((values[i], values[i + 1]))
+        if rank is not None:
+            heap.append((rank, i))
+    heapq.heapify(heap)
+    while heap:
+        rank, i = heapq.heappop(heap)
+        j = following[i] if alive[i] else count
+        if j >= count or get((values[i], values[j])) != rank:
+            continue
+        values[i] = rank
+        alive[j] = False
+        after = following[i] = following[j]
+        if after < count:
+            preceding[after] = i
+            right = get((rank, values[after]))
+            if right is not None:
+                heapq.heappush(heap, (right, i))
+        before = preceding[i]
+        if before >= 0:
+            left = get((values[before], rank))
+            if left is not None:
+                heapq.heappush(heap, (left, before))
+    return [value for value, live in zip(values, alive, strict=True) if live]
