@@ -533,7 +533,7 @@ def test_input_permission_denied(
 
 def _edit(document: dict[str, Any], change: str) -> dict[str, Any]:
     if change == "schema":
-        document["schema_version"] = 2
+        document["schema_version"] = 3
     elif change == "missing-key":
         del document["merges"]
     elif change == "vocab-byte":
@@ -546,7 +546,7 @@ def _edit(document: dict[str, Any], change: str) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("change", "fragment"),
     [
-        ("schema", "schema_version 2 is not supported"),
+        ("schema", "schema_version 3 is not supported"),
         ("missing-key", "missing required key(s) merges"),
         ("vocab-byte", 'vocab["299"] must be the bytes of merges[43]'),
         ("byte-range", 'vocab["65"][0] must be an integer in 0..255'),
