@@ -13,6 +13,7 @@ import base64
 import functools
 import json
 import os
+import random
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,7 +29,7 @@ from hypothesis import strategies as st
 from tiktoken.load import data_gym_to_mergeable_bpe_ranks, load_tiktoken_bpe
 from tiktoken_ext.openai_public import r50k_pat_str
 
-from bpetite import Tokenizer
+from bpetite import PRESETS, Tokenizer
 from bpetite.interop import (
     ImportResult,
     InteropError,
@@ -308,7 +309,8 @@ def test_tiktoken_file_lists_every_mergeable_token_by_id(shakespeare_tokenizer: 
     export = export_tiktoken(shakespeare_tokenizer)
     lines = export.ranks.splitlines()
     assert export.ranks.endswith("\n")
-    assert len(lines) == 2000 == export.n_vocab - 1
+    assert len(lines) == 2000
+    assert export.n_vocab == 2001
     vocab = naive_vocab(shakespeare_tokenizer.merges)
     for token_id, line in enumerate(lines):
         encoded, rank = line.split(" ")
@@ -593,7 +595,7 @@ def _write_json(path: Path, value: object) -> Path:
             lambda d: d["pre_tokenizer"]["pretokenizers"][0]["pattern"].update(
                 Regex=r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
             ),
-            r"splits text with the regex .* not bpetite's",
+            r"splits text with the regex .* not bpetite's gpt2, cl100k or o200k pattern",
         ),
         (lambda d: d["pre_tokenizer"]["pretokenizers"][1].update(use_regex=True), "use_regex"),
         (lambda d: d["pre_tokenizer"].update(type="Whitespace"), "pre-tokenizer"),
@@ -606,7 +608,18 @@ def _write_json(path: Path, value: object) -> Path:
         (lambda d: d.update(decoder={"type": "Metaspace"}), "Metaspace"),
         (lambda d: d["model"].update(dropout=0.1), "model.dropout"),
         (lambda d: d["model"].update(type="WordPiece"), "WordPiece"),
-        (lambda d: d["added_tokens"].append({"id": 999, "content": "<pad>"}), "<pad>"),
+        (
+            lambda d: d["added_tokens"].append({"id": 999, "content": "a"}),
+            'gives "a" the id 999 as an added token but 97',
+        ),
+        (
+            lambda d: d["added_tokens"].append({"id": 999, "content": ""}),
+            "special token must be a non-empty str",
+        ),
+        (
+            lambda d: d["added_tokens"].append({"id": 5, "content": "<pad>"}),
+            "gives id 5 to two tokens",
+        ),
         (lambda d: d["added_tokens"][0].update(lstrip=True), "lstrip"),
         (lambda d: d["model"]["vocab"].update({"<s>": 999}), "neither a byte, nor made by a merge"),
         (lambda d: d["model"]["merges"].append("Ġ t h"), 'must be "left right"'),
@@ -854,3 +867,196 @@ def test_the_chunk_check_refuses_what_spans_two_chunks() -> None:
     for spanning in ("a.", "a ", ".\n", "1a", "(self", "s'", "'x", "'S", " \u00e9!"):
         assert first_token_outside_chunks([b"ab", spanning.encode()]) == spanning.encode()
         assert len(regex.findall(SPEC_PATTERN, spanning)) > 1
+
+
+# --------------------------------------------------------------------------- patterns and specials
+
+#: Words from several scripts, numbers, contractions and whitespace runs: the places where
+#: gpt2, cl100k and o200k split differently.
+_WORDS = [
+    "hello",
+    "Hello",
+    "WORLD",
+    "naïve",
+    "straße",
+    "日本語",
+    "中文字",
+    "мир",
+    "Привет",
+    "ελληνικά",
+    "عربى",
+    "हिन्दी",
+    "123",
+    "4567890",
+    "3.14159",
+    "don't",
+    "I'M",
+    "we'll",
+    "they'RE",
+    "ABCdef",
+    "fooBar",
+    "__init__",
+    "(x)",
+    "[y];",
+    "!!",
+    "...",
+    "émoji😀",
+    "👍🏽",
+    "٣٤٥",
+]
+_GLUE = ("", " ", "  ", "\n", "\r\n", "\t", " \n ", "\n\n")
+CHAT_SPECIALS = ("<|endoftext|>", "<|user_start|>", "<|user|>", "<|assistant|>")
+
+
+def _generated_text(seed: int, words: int) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choice(_WORDS) + rng.choice(_GLUE) for _ in range(words))
+
+
+def _probe_texts() -> list[str]:
+    texts = [_generated_text(seed, 1 + seed % 40) for seed in range(60)]
+    texts += [
+        "<|user|>hi<|assistant|>12345 don't<|endoftext|>",
+        "<|user_start|><|user|><|user_start|>x<|user_",
+        "  trailing spaces   \n\n\n",
+        "1234567890123 abcDEFghi",
+    ]
+    return [portable(text) for text in texts]
+
+
+@functools.cache
+def _chat_tokenizer(pattern: str) -> Tokenizer:
+    corpus = _generated_text(-1, 4000)
+    return Tokenizer.train(corpus, 700, pattern=pattern, special_tokens=CHAT_SPECIALS)
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+def test_hf_export_carries_the_pattern_and_every_special(pattern: str) -> None:
+    tokenizer = _chat_tokenizer(pattern)
+    hf = tokenizers.Tokenizer.from_str(export_hf(tokenizer))
+    for text in _probe_texts():
+        assert hf_ids(hf, text) == tokenizer.encode(text), text
+        assert hf.decode(tokenizer.encode(text), skip_special_tokens=False) == text
+    for special, token_id in tokenizer.special_tokens.items():
+        assert hf.token_to_id(special) == token_id
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+def test_tiktoken_export_carries_the_pattern_and_every_special(
+    pattern: str, tmp_path: Path, tiktoken_cache: Path
+) -> None:
+    """The printed loader code itself is run, so the pattern and specials in it are checked."""
+    tokenizer = _chat_tokenizer(pattern)
+    path = tmp_path / "chat.tiktoken"
+    export = write_tiktoken(tokenizer, path)
+    assert export.pattern == PRESETS[pattern]
+    assert dict(export.special_tokens) == dict(tokenizer.special_tokens)
+    namespace: dict[str, Any] = {}
+    exec(export.python_code(path), namespace)
+    encoding = namespace["encoding"]
+    assert encoding.n_vocab == tokenizer.n_vocab
+    for text in _probe_texts():
+        assert tiktoken_ids(encoding, text) == tokenizer.encode(text), text
+
+
+@functools.cache
+def _chat_exports(pattern: str) -> tuple[Any, Any]:
+    tokenizer = _chat_tokenizer(pattern)
+    export = export_tiktoken(tokenizer)
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in export.ranks.splitlines())
+    }
+    encoding = encoding_from_ranks(ranks, export.pattern, dict(export.special_tokens))
+    return tokenizers.Tokenizer.from_str(export_hf(tokenizer)), encoding
+
+
+@settings(max_examples=EXAMPLES)
+@given(st.sampled_from(["gpt2", "cl100k", "o200k"]), texts, st.sampled_from(CHAT_SPECIALS))
+def test_both_exports_match_bpetite_for_every_preset_on_any_text(
+    pattern: str, text: str, special: str
+) -> None:
+    tokenizer = _chat_tokenizer(pattern)
+    hf, encoding = _chat_exports(pattern)
+    text = portable(text) + special + portable(text[::-1])
+    ids = tokenizer.encode(text)
+    assert hf_ids(hf, text) == ids
+    assert tiktoken_ids(encoding, text) == ids
+
+
+def test_hf_spells_a_possessive_count_the_way_its_engine_reads_it() -> None:
+    """Oniguruma reads cl100k's \\p{N}{1,3}+ as "runs of 1-3 digits, repeated"."""
+    document = json.loads(export_hf(_chat_tokenizer("cl100k")))
+    regex_text = document["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"]
+    assert r"\p{N}{1,3}|" in regex_text
+    assert regex_text.replace(r"\p{N}{1,3}|", r"\p{N}{1,3}+|") == PRESETS["cl100k"]
+    verbatim = tokenizers.pre_tokenizers.Split(tokenizers.Regex(PRESETS["cl100k"]), "isolated")
+    assert [piece for piece, _ in verbatim.pre_tokenize_str("1234567")] == ["1234567"]
+
+
+def test_a_custom_pattern_is_exported_verbatim_or_refused() -> None:
+    custom = Tokenizer.train("abc 123 def", 260, pattern=r"[a-z]+|[0-9]|\s|[^a-z0-9\s]")
+    document = json.loads(export_hf(custom))
+    assert document["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] == custom.pattern
+    assert export_tiktoken(custom).pattern == custom.pattern
+    possessive = Tokenizer.train("abc 123", 258, pattern=r"[a-z]+|[0-9]{1,2}+|\s|[^a-z0-9\s]")
+    with pytest.raises(InteropError, match="possessive counted repetition"):
+        export_hf(possessive)
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+def test_a_tokenizer_json_imports_with_its_pattern_and_specials(
+    pattern: str, tmp_path: Path
+) -> None:
+    tokenizer = _chat_tokenizer(pattern)
+    path = tmp_path / "tokenizer.json"
+    write_hf(tokenizer, path)
+    result = import_vocabulary([path])
+    assert result.id_layout == "identical"
+    imported = result.tokenizer
+    assert imported.pattern_name == pattern
+    assert imported.merges == tokenizer.merges
+    assert dict(imported.special_tokens) == dict(tokenizer.special_tokens)
+    assert artifact_bytes(imported, tmp_path / "a.json") == artifact_bytes(
+        tokenizer, tmp_path / "b.json"
+    )
+
+
+def test_special_ids_with_gaps_export_and_import(tmp_path: Path, tiktoken_cache: Path) -> None:
+    size = 256 + len(_chat_tokenizer("o200k").merges)
+    sparse = Tokenizer(
+        _chat_tokenizer("o200k").merges,
+        pattern="o200k",
+        special_tokens={"<|endoftext|>": size + 1, "<|user|>": size + 17},
+    )
+    text = portable("<|user|>hello 日本語<|endoftext|>")
+    hf = tokenizers.Tokenizer.from_str(export_hf(sparse))
+    assert hf_ids(hf, text) == sparse.encode(text)
+    export = export_tiktoken(sparse)
+    assert export.n_vocab is None
+    assert "explicit_n_vocab" not in export.python_code("x.tiktoken")
+    ranks = {
+        base64.b64decode(line.split()[0]): int(line.split()[1])
+        for line in export.ranks.splitlines()
+    }
+    encoding = encoding_from_ranks(ranks, export.pattern, dict(export.special_tokens))
+    assert tiktoken_ids(encoding, text) == sparse.encode(text)
+    path = tmp_path / "tokenizer.json"
+    write_hf(sparse, path)
+    result = import_vocabulary([path])
+    assert result.id_layout == "renumbered"
+    assert dict(result.tokenizer.special_tokens) == {"<|endoftext|>": size, "<|user|>": size + 1}
+    ids = result.tokenizer.encode(text)
+    assert result.to_source_ids(ids) == sparse.encode(text)
+    assert result.from_source_ids(sparse.encode(text)) == ids
+
+
+def test_a_tiktoken_file_of_long_runs_imports_in_near_linear_time() -> None:
+    """Tokens a, aa, aaaa, ... up to 2**16 bytes. Re-scanning every pair after each merge
+    (the tiktoken merge loop run per token) is quadratic in a token's length and takes
+    minutes here; merging with a heap takes well under a second."""
+    lines = [f"{base64.b64encode(bytes([byte])).decode()} {byte}" for byte in range(256)]
+    lines += [f"{base64.b64encode(b'a' * 2**k).decode()} {255 + k}" for k in range(1, 17)]
+    result = _import_text("runs.tiktoken", "\n".join(lines) + "\n")
+    assert result.tokenizer.merges == ((97, 97), *((256 + k, 256 + k) for k in range(15)))
+    assert result.tokenizer.encode("a" * 2**16) == [256 + 15]

@@ -217,7 +217,7 @@ def test_import_refusals_are_one_line(
         ([notes], "cannot tell the format of"),
         ([hf, notes], "cannot tell the format of"),
         ([hf, model], "cannot import"),
-        ([hf], "not bpetite's (GPT-2's)"),
+        ([hf], "not bpetite's gpt2, cl100k or o200k"),
     ]
     for inputs, message in cases:
         assert_refused(run(capsys, "import", *inputs, "--output", output), message)

@@ -1,8 +1,9 @@
 """Hugging Face ``tokenizer.json``: a BPE model over GPT-2's byte alphabet.
 
-Export writes bpetite's regex as a ``Split`` pre-tokenizer followed by a ``ByteLevel``
-step that only maps bytes to the alphabet, bpetite's vocabulary and merges, a
-``ByteLevel`` decoder and ``<|endoftext|>`` as a special added token with bpetite's id.
+Export writes the tokenizer's split pattern as a ``Split`` pre-tokenizer followed by a
+``ByteLevel`` step that only maps bytes to the alphabet, bpetite's vocabulary and
+merges, a ``ByteLevel`` decoder and every special token as an added token with
+bpetite's id; import reads the pattern (a preset's spelling) and the added tokens back.
 Hugging Face's BPE merges the lowest-ranked pair first, leftmost occurrence first, as
 bpetite does, so the file encodes exactly like bpetite (up to the regex engine's Unicode
 tables, see docs/interop.md). Merges are written as ``"left right"`` strings, which every
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any, Final
 
 from bpetite import PRESETS, InteropError, Tokenizer
@@ -38,6 +40,41 @@ TIKTOKEN_GPT2_PATTERN: Final = (
 PRETOKENIZER_PATTERN: Final = PRESETS["gpt2"]
 EQUIVALENT_PATTERNS: Final = frozenset({PRETOKENIZER_PATTERN, GPT2_PATTERN, TIKTOKEN_GPT2_PATTERN})
 
+#: A possessive counted repetition such as ``\p{N}{1,3}+``. Python's ``regex`` and Rust's
+#: engines read it as possessive; Oniguruma, which ``tokenizers`` uses, reads ``{1,3}+``
+#: as "one or more of {1,3}", which would join any run of digits into one piece.
+_POSSESSIVE_COUNT: Final = re.compile(r"(\{\d+(?:,\d*)?\})\+")
+
+
+def hf_regex(pattern: str, name: str) -> str:
+    r"""`pattern` spelled for Hugging Face's Split pre-tokenizer (Oniguruma).
+
+    A preset's possessive counted repetition ends its alternative (cl100k's
+    ``\p{N}{1,3}+|``), where nothing follows that could make it backtrack, so the plain
+    greedy ``{1,3}`` splits identically. A custom pattern is written verbatim, and one
+    that holds such a repetition is refused: bpetite cannot know it is safe to rewrite.
+    """
+    if name != "custom":
+        return _POSSESSIVE_COUNT.sub(r"\1", pattern)
+    if _POSSESSIVE_COUNT.search(pattern):
+        raise InteropError(
+            "the custom split pattern has a possessive counted repetition such as {1,3}+, "
+            "which Hugging Face's regex engine reads differently; write it without the "
+            "final + (or as an atomic group) and train again"
+        )
+    return pattern
+
+
+def preset_of_regex(regex: str) -> str | None:
+    """The preset a Split regex spells: its own source, its Hugging Face spelling, or GPT-2's."""
+    if regex in EQUIVALENT_PATTERNS:
+        return "gpt2"
+    for name, source in PRESETS.items():
+        if regex in (source, hf_regex(source, name)):
+            return name
+    return None
+
+
 _BYTE_LEVEL_MAPPING_ONLY: Final = {
     "type": "ByteLevel",
     "add_prefix_space": False,
@@ -49,8 +86,10 @@ _BYTE_LEVEL_MAPPING_ONLY: Final = {
 def export_hf(tokenizer: Tokenizer) -> str:
     """Return the text of a ``tokenizer.json`` that encodes and decodes exactly like `tokenizer`.
 
-    Raises InteropError if two tokens share their bytes (a hand-made artifact can do
-    that; the file's vocabulary maps each token's text to one id).
+    The split pattern becomes a Split pre-tokenizer and every special token an added
+    token with bpetite's id. Raises InteropError if two tokens share their bytes (a
+    hand-made artifact can do that; the file's vocabulary maps each token's text to one
+    id) or for a custom pattern Hugging Face would read differently (see :func:`hf_regex`).
     """
     check_distinct_bytes(tokenizer, "tokenizer.json")
     vocab = tokenizer.vocab
@@ -62,14 +101,17 @@ def export_hf(tokenizer: Tokenizer) -> str:
         "padding": None,
         "added_tokens": [
             {
-                "id": tokenizer.special_tokens[END_OF_TEXT_TOKEN],
-                "content": END_OF_TEXT_TOKEN,
+                "id": token_id,
+                "content": content,
                 "single_word": False,
                 "lstrip": False,
                 "rstrip": False,
                 "normalized": False,
                 "special": True,
             }
+            for content, token_id in sorted(
+                tokenizer.special_tokens.items(), key=lambda item: item[1]
+            )
         ],
         "normalizer": None,
         "pre_tokenizer": {
@@ -77,7 +119,7 @@ def export_hf(tokenizer: Tokenizer) -> str:
             "pretokenizers": [
                 {
                     "type": "Split",
-                    "pattern": {"Regex": PRETOKENIZER_PATTERN},
+                    "pattern": {"Regex": hf_regex(tokenizer.pattern, tokenizer.pattern_name)},
                     "behavior": "Isolated",
                     "invert": False,
                 },
@@ -95,11 +137,31 @@ def export_hf(tokenizer: Tokenizer) -> str:
             "fuse_unk": False,
             "byte_fallback": False,
             "ignore_merges": False,
-            "vocab": {text: token_id for token_id, text in enumerate(texts)},
+            "vocab": _model_vocab(texts, tokenizer),
             "merges": [f"{texts[left]} {texts[right]}" for left, right in tokenizer.merges],
         },
     }
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+
+
+def _model_vocab(texts: list[str], tokenizer: Tokenizer) -> dict[str, int]:
+    """The BPE model's vocabulary: each mergeable token's text, and sparse specials too.
+
+    ``tokenizers`` gives an added token that is not in the model's vocabulary the next
+    free id, ignoring the id the file states; special ids with gaps keep theirs only
+    when the model's vocabulary lists them (as OpenAI-style files do).
+    """
+    vocab = {text: token_id for token_id, text in enumerate(texts)}
+    if tokenizer.n_vocab == len(tokenizer.vocab):
+        return vocab
+    for content, token_id in tokenizer.special_tokens.items():
+        if vocab.setdefault(content, token_id) != token_id:
+            raise InteropError(
+                f"the special token {json.dumps(content, ensure_ascii=False)} (id {token_id}) "
+                f"is spelled like the mergeable token {vocab[content]} in tokenizer.json's "
+                "byte alphabet, so its sparse id cannot be recorded there"
+            )
+    return vocab
 
 
 def write_hf(
@@ -110,7 +172,10 @@ def write_hf(
 
 
 def import_tokenizer_json(document: dict[str, Any], source: str) -> ImportResult:
-    """Import a byte-level BPE ``tokenizer.json`` that splits text with GPT-2's pattern.
+    """Import a byte-level BPE ``tokenizer.json`` that splits text with a preset's pattern.
+
+    The pattern (GPT-2's, cl100k's or o200k's) and every added token come back as the
+    tokenizer's pattern and special tokens.
 
     Everything that changes which ids a text gets is checked: the normalizer, the
     pre-tokenizer and its regex, the model's options, added tokens and post-processing
@@ -122,7 +187,7 @@ def import_tokenizer_json(document: dict[str, Any], source: str) -> ImportResult
             raise InteropError(
                 f"{source} sets {field}; bpetite has no {field}, so it would encode differently"
             )
-    _check_pre_tokenizer(document.get("pre_tokenizer"), source)
+    pattern = _check_pre_tokenizer(document.get("pre_tokenizer"), source)
     _check_optional_byte_level(document.get("post_processor"), "post_processor", source)
     _check_optional_byte_level(document.get("decoder"), "decoder", source)
 
@@ -163,15 +228,23 @@ def import_tokenizer_json(document: dict[str, Any], source: str) -> ImportResult
             "special token"
         )
     result = import_tables(
-        vocab, _merges(model.get("merges"), source), added_tokens, "tokenizer.json", source
+        vocab,
+        _merges(model.get("merges"), source),
+        added_tokens,
+        "tokenizer.json",
+        source,
+        pattern=pattern,
     )
     if model.get("ignore_merges") is True:
         _check_whole_word_lookup(result, source)
     return result
 
 
-def _check_pre_tokenizer(pre_tokenizer: object, source: str) -> None:
-    """Accept GPT-2's ByteLevel(use_regex) or Split(an equivalent pattern) + ByteLevel."""
+def _check_pre_tokenizer(pre_tokenizer: object, source: str) -> str:
+    """Accept GPT-2's ByteLevel(use_regex) or Split(a preset's pattern) + ByteLevel.
+
+    Returns the preset's name.
+    """
     if not isinstance(pre_tokenizer, dict):
         raise InteropError(
             f"{source} has no pre-tokenizer; bpetite imports only byte-level BPE that splits "
@@ -179,7 +252,7 @@ def _check_pre_tokenizer(pre_tokenizer: object, source: str) -> None:
         )
     if pre_tokenizer.get("type") == "ByteLevel":
         _check_byte_level(pre_tokenizer, source, use_regex=True)
-        return
+        return "gpt2"
     steps = pre_tokenizer.get("pretokenizers")
     if (
         pre_tokenizer.get("type") == "Sequence"
@@ -190,17 +263,17 @@ def _check_pre_tokenizer(pre_tokenizer: object, source: str) -> None:
         and steps[0].get("type") == "Split"
         and steps[1].get("type") == "ByteLevel"
     ):
-        _check_split(steps[0], source)
+        name = _check_split(steps[0], source)
         _check_byte_level(steps[1], source, use_regex=False)
-        return
+        return name
     shown = json.dumps(pre_tokenizer, ensure_ascii=False)
     raise InteropError(
         f"{source} has the pre-tokenizer {shown[:120]}; bpetite imports only a ByteLevel "
-        "pre-tokenizer with use_regex, or a Split with bpetite's pattern followed by ByteLevel"
+        "pre-tokenizer with use_regex, or a Split with a preset's pattern followed by ByteLevel"
     )
 
 
-def _check_split(split: dict[str, Any], source: str) -> None:
+def _check_split(split: dict[str, Any], source: str) -> str:
     pattern = split.get("pattern")
     regex = pattern.get("Regex") if isinstance(pattern, dict) else None
     if not isinstance(regex, str):
@@ -208,11 +281,13 @@ def _check_split(split: dict[str, Any], source: str) -> None:
             f"{source} splits on {json.dumps(pattern, ensure_ascii=False)}, not on a regex; "
             "bpetite cannot reproduce it"
         )
-    if regex not in EQUIVALENT_PATTERNS:
+    name = preset_of_regex(regex)
+    if name is None:
         raise InteropError(
             f"{source} splits text with the regex {json.dumps(regex, ensure_ascii=False)}, not "
-            f"bpetite's (GPT-2's) {json.dumps(PRETOKENIZER_PATTERN)}; bpetite cannot "
-            "reproduce another pattern"
+            "bpetite's gpt2, cl100k or o200k pattern; another regex may split some text "
+            "differently in Hugging Face's regex engine (Oniguruma) than in bpetite's, and an "
+            "unmatched character is kept there but refused here, so it cannot be imported exactly"
         )
     if split.get("behavior") != "Isolated" or split.get("invert", False) is not False:
         raise InteropError(
@@ -220,6 +295,7 @@ def _check_split(split: dict[str, Any], source: str) -> None:
             f'("behavior": "Isolated", "invert": false), got behavior '
             f"{json.dumps(split.get('behavior'))}, invert {json.dumps(split.get('invert'))}"
         )
+    return name
 
 
 def _check_byte_level(step: dict[str, Any], source: str, *, use_regex: bool) -> None:

@@ -10,13 +10,13 @@ reproduce exactly raises :class:`InteropError` instead of being approximated.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Final, Literal
 
 import regex
 
-from bpetite import InteropError, Tokenizer
+from bpetite import InteropError, ParameterError, PatternError, Tokenizer
 
 #: Byte-level BPE: ids 0..255 are the single bytes.
 BASE_VOCAB_SIZE: Final = 256
@@ -57,6 +57,7 @@ class ImportResult:
     tokenizer: Tokenizer
     format: ImportFormat
     source_ids: tuple[int, ...]
+    _bpetite_ids: dict[int, int] = field(init=False, repr=False, compare=False)
 
     @property
     def id_layout(self) -> IdLayout:
@@ -68,17 +69,25 @@ class ImportResult:
             return "identical"
         return "bytes permuted"
 
+    def __post_init__(self) -> None:
+        # Built once: a GPT-2 import maps 50,257 ids, too many to rebuild per call.
+        reverse = {source: index for index, source in enumerate(self.source_ids)}
+        object.__setattr__(self, "_bpetite_ids", reverse)
+
     def to_source_ids(self, ids: Iterable[int]) -> list[int]:
         """bpetite ids -> the source's ids for the same tokens (KeyError for an unknown id)."""
-        mapping = dict(enumerate(self.source_ids))
-        try:
-            return [mapping[i] for i in ids]
-        except KeyError as error:
-            raise KeyError(f"{error.args[0]!r} is not one of bpetite's ids") from None
+        table = self.source_ids
+        size = len(table)
+        result = []
+        for i in ids:
+            if type(i) is not int or not 0 <= i < size:
+                raise KeyError(f"{i!r} is not one of bpetite's ids")
+            result.append(table[i])
+        return result
 
     def from_source_ids(self, ids: Iterable[int]) -> list[int]:
         """The source's ids -> bpetite's ids (KeyError for an id bpetite does not know)."""
-        mine = {source: index for index, source in enumerate(self.source_ids)}
+        mine = self._bpetite_ids
         try:
             return [mine[i] for i in ids]
         except KeyError as error:
@@ -135,16 +144,20 @@ def build_import(
     source_format: ImportFormat,
     byte_ids: Sequence[int],
     merges: Sequence[tuple[bytes, bytes, int]],
-    special_id: int | None,
+    specials: Mapping[str, int],
     spell: Callable[[bytes], str],
     *,
+    pattern: str = "gpt2",
     pattern_known: bool,
 ) -> ImportResult:
     """Build bpetite's tokenizer from a byte-level BPE vocabulary, or explain why not.
 
     `byte_ids[b]` is the source's id for byte ``b``; `merges` lists, in rank order, the
     left and right halves of each merged token and the source's id for it;
-    `special_id` is the source's ``<|endoftext|>`` id, if it has one. `spell` writes
+    `specials` maps each special token to the source's id for it; a source without any
+    gets ``<|endoftext|>`` at the first id after its largest. bpetite gives the specials
+    the ids after its merges, in the source's id order. `pattern` is the split pattern's
+    preset name. `spell` writes
     a token the way the source file does, for error messages. Unless the source has
     been checked to split text with bpetite's pattern (`pattern_known`), a token no
     text could produce under that pattern is taken as proof it was made for another.
@@ -183,9 +196,10 @@ def build_import(
         )
 
     source_ids = [*byte_ids, *(source_id for _, _, source_id in merges)]
-    if special_id is None:
-        special_id = max(source_ids) + 1
-    source_ids.append(special_id)
+    if not specials:
+        specials = {END_OF_TEXT_TOKEN: max(source_ids) + 1}
+    ordered = sorted(specials.items(), key=lambda item: item[1])
+    source_ids += [source_id for _, source_id in ordered]
     if len(set(source_ids)) != len(source_ids):
         seen: dict[int, int] = {}
         for token_id, source_id in enumerate(source_ids):
@@ -197,4 +211,8 @@ def build_import(
                 )
     if len(byte_ids) != BASE_VOCAB_SIZE:  # pragma: no cover - callers always pass 256
         raise InteropError(f"expected ids for {BASE_VOCAB_SIZE} bytes, got {len(byte_ids)}")
-    return ImportResult(Tokenizer(pairs), source_format, tuple(source_ids))
+    try:
+        tokenizer = Tokenizer(pairs, pattern=pattern, special_tokens=[text for text, _ in ordered])
+    except (ParameterError, PatternError) as error:
+        raise InteropError(f"the source cannot be a bpetite tokenizer: {error}") from None
+    return ImportResult(tokenizer, source_format, tuple(source_ids))

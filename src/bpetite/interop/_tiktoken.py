@@ -23,7 +23,6 @@ from bpetite import InteropError, Tokenizer
 from bpetite._atomic import write_atomically
 from bpetite.interop._model import (
     BASE_VOCAB_SIZE,
-    END_OF_TEXT_TOKEN,
     ImportResult,
     build_import,
     check_distinct_bytes,
@@ -38,12 +37,13 @@ class TiktokenExport:
 
     #: The ``.tiktoken`` file: one ``base64(bytes) id`` line per mergeable token, by id.
     ranks: str
-    #: The pre-tokenizer regex (``pat_str``): bpetite's, verbatim.
+    #: The split pattern (``pat_str``): the tokenizer's regex, verbatim.
     pattern: str
-    #: ``special_tokens``: ``{"<|endoftext|>": bpetite's id}``.
+    #: ``special_tokens``: every special token's text and bpetite's id for it.
     special_tokens: Mapping[str, int]
-    #: ``explicit_n_vocab``: mergeable tokens plus the special token.
-    n_vocab: int
+    #: ``explicit_n_vocab``: mergeable tokens plus special tokens, or None when the
+    #: special ids leave gaps (tiktoken checks that the ids fill 0..n_vocab-1).
+    n_vocab: int | None
 
     @property
     def sha256(self) -> str:
@@ -57,6 +57,7 @@ class TiktokenExport:
         re-exported file at the same path would be read from the stale cache.
         """
         special = ", ".join(f"{name!r}: {id_}" for name, id_ in self.special_tokens.items())
+        n_vocab = "" if self.n_vocab is None else f"    explicit_n_vocab={self.n_vocab},\n"
         return (
             "import tiktoken\n"
             "from tiktoken.load import load_tiktoken_bpe\n"
@@ -69,9 +70,9 @@ class TiktokenExport:
             f"        expected_hash={self.sha256!r},\n"
             "    ),\n"
             f"    special_tokens={{{special}}},\n"
-            f"    explicit_n_vocab={self.n_vocab},\n"
+            f"{n_vocab}"
             ")\n"
-            f"# bpetite always reads {END_OF_TEXT_TOKEN} in text as the special token; tiktoken\n"
+            "# bpetite's encode() reads special-token texts as their ids by default; tiktoken\n"
             '# does so when asked: encoding.encode(text, allowed_special="all")\n'
         )
 
@@ -111,7 +112,7 @@ def export_tiktoken(tokenizer: Tokenizer) -> TiktokenExport:
         ranks="".join(lines),
         pattern=tokenizer.pattern,
         special_tokens=dict(tokenizer.special_tokens),
-        n_vocab=mergeable + 1,
+        n_vocab=tokenizer.n_vocab if tokenizer.n_vocab == len(vocab) else None,
     )
 
 
@@ -195,7 +196,7 @@ def import_tiktoken(data: bytes, source: str) -> ImportResult:
     # Merging by pairs stands in for tiktoken's merging by bytes: while every lower token
     # merges back to itself by pairs, both stop at the same pieces (docs/interop.md), and
     # each token recovered here does, so by induction over the ranks every token does.
-    return build_import("tiktoken", byte_ids, merges, None, show_token, pattern_known=False)
+    return build_import("tiktoken", byte_ids, merges, {}, show_token, pattern_known=False)
 
 
 def merge_pairs(ids: list[int], pair_ranks: Mapping[tuple[int, int], int]) -> list[int]:

@@ -74,23 +74,21 @@ def import_tables(
     added_tokens: Mapping[str, int],
     source_format: ImportFormat,
     source: str,
+    *,
+    pattern: str = "gpt2",
 ) -> ImportResult:
     """Map a byte-level vocabulary and merge list onto bpetite's layout, or refuse.
 
-    `added_tokens` are special tokens listed outside the vocabulary (tokenizer.json's
-    ``added_tokens``). The only special token bpetite has is ``<|endoftext|>``; it may
-    also appear in the vocabulary itself, as in GPT-2's encoder.json.
+    `added_tokens` are the special tokens (tokenizer.json's ``added_tokens``); each may
+    also be listed in the vocabulary with the same id. Without any, an
+    ``<|endoftext|>`` in the vocabulary that no merge makes is the special token, as in
+    GPT-2's encoder.json. `pattern` is the preset the source splits text with.
     """
     for content, token_id in added_tokens.items():
-        if content != END_OF_TEXT_TOKEN:
-            raise InteropError(
-                f"{source} has the added token {json.dumps(content, ensure_ascii=False)} "
-                f"(id {token_id}); bpetite supports only the special token {END_OF_TEXT_TOKEN}"
-            )
         if vocab.get(content, token_id) != token_id:
             raise InteropError(
-                f"{source} gives {END_OF_TEXT_TOKEN} the id {token_id} as an added token but "
-                f"{vocab[content]} in the vocabulary"
+                f"{source} gives {json.dumps(content, ensure_ascii=False)} the id {token_id} "
+                f"as an added token but {vocab[content]} in the vocabulary"
             )
     if len(set(vocab.values())) != len(vocab):
         owners: dict[int, str] = {}
@@ -104,6 +102,8 @@ def import_tables(
                 )
     by_bytes: dict[bytes, int] = {}
     for token, token_id in vocab.items():
+        if token in added_tokens:
+            continue
         data = from_alphabet(token)
         if data is None:
             raise InteropError(
@@ -139,17 +139,17 @@ def import_tables(
             )
         decoded.append((halves[0], halves[1], made_id))
 
-    special_id = added_tokens.get(END_OF_TEXT_TOKEN)
+    specials = dict(added_tokens)
     merged_ids = {made_id for _, _, made_id in decoded}
-    if special_id is None and vocab.get(END_OF_TEXT_TOKEN) not in (None, *merged_ids):
-        special_id = vocab[END_OF_TEXT_TOKEN]
-    known = {*byte_ids, *merged_ids, special_id}
+    if not specials and vocab.get(END_OF_TEXT_TOKEN) not in (None, *merged_ids):
+        specials[END_OF_TEXT_TOKEN] = vocab[END_OF_TEXT_TOKEN]
+    known = {*byte_ids, *merged_ids, *specials.values()}
     stray = [(token, token_id) for token, token_id in vocab.items() if token_id not in known]
     if stray:
         token, token_id = stray[0]
         raise InteropError(
             f"{source}: {len(stray)} vocabulary entr{'y is' if len(stray) == 1 else 'ies are'} "
-            f"neither a byte, nor made by a merge, nor {END_OF_TEXT_TOKEN} (for example "
+            f"neither a byte, nor made by a merge, nor a special token (for example "
             f"{json.dumps(token, ensure_ascii=False)}, id {token_id}); no text can produce "
             "such a token with bpetite's merges, so bpetite cannot represent it"
         )
@@ -157,7 +157,8 @@ def import_tables(
         source_format,
         byte_ids,
         decoded,
-        special_id,
+        specials,
         spell,
+        pattern=pattern,
         pattern_known=source_format == "tokenizer.json",
     )
