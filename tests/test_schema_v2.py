@@ -15,6 +15,8 @@ import pytest
 from bpetite import PRESETS, ArtifactError, MissingKeyError, Tokenizer
 from bpetite._patterns import MAX_CUSTOM_PATTERN_CHARS
 from bpetite._persistence import MAX_TOKEN_ID, dumps_artifact, parse_artifact
+from tests.conftest import REPO_ROOT
+from tests.docs_runner import doc_blocks, run_doctest
 from tests.reference import naive_train
 
 EOT = "<|endoftext|>"
@@ -61,6 +63,7 @@ SIZE = 256 + len(MERGES)
 
 
 def _saved(tokenizer: Tokenizer, tmp_path: Path) -> bytes:
+    tmp_path.mkdir(exist_ok=True)
     path = tmp_path / "tok.json"
     tokenizer.save(path)
     return path.read_bytes()
@@ -354,3 +357,26 @@ def test_the_id_layout_is_checked(layout: object, fragment: str) -> None:
 )
 def test_training_metadata_is_checked(training: object, fragment: str) -> None:
     _rejected(lambda d: d.update(training=training), fragment)
+
+
+# --------------------------------------------------------------------------- docs/schema.md
+
+
+def test_the_examples_in_docs_schema_md_are_what_bpetite_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each JSON example, base entries aside, is the artifact of the tokenizer it describes."""
+    path = REPO_ROOT / "docs" / "schema.md"
+    blocks = doc_blocks(path.read_text(encoding="utf-8"))
+    monkeypatch.chdir(tmp_path)
+    assert sum(run_doctest(block, path) for block in blocks if block.language == "pycon") > 0
+    examples = [json.loads(block.text) for block in blocks if block.language == "json"]
+    tokenizers = [
+        Tokenizer.train("ab ab ab", 258),
+        Tokenizer.load(tmp_path / "chat.json"),
+    ]
+    assert len(examples) == len(tokenizers)
+    for example, tokenizer in zip(examples, tokenizers, strict=True):
+        document = json.loads(_saved(tokenizer, tmp_path / str(id(tokenizer))))
+        document["vocab"] = {k: v for k, v in document["vocab"].items() if int(k) >= 256}
+        assert example == document
