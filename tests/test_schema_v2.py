@@ -336,6 +336,7 @@ def test_the_sparse_layout_is_recorded_exactly_when_ids_have_gaps() -> None:
     ("layout", "fragment"),
     [
         ({}, "id_layout must be a non-empty object"),
+        (None, "id_layout must be a non-empty object"),
         ([], "id_layout must be a non-empty object"),
         ({"special_ids": "dense"}, 'must be "sparse"'),
         ({"special_ids": "sparse", "bytes": 1}, "unexpected id_layout key(s)"),
@@ -349,6 +350,7 @@ def test_the_id_layout_is_checked(layout: object, fragment: str) -> None:
     ("training", "fragment"),
     [
         ({}, "training must be a non-empty object"),
+        (None, "training must be a non-empty object"),
         ({"min_frequency": 0}, "must be a positive integer"),
         ({"min_frequency": True}, "must be a positive integer"),
         ({"max_token_bytes": 2.0}, "must be a positive integer"),

@@ -224,11 +224,11 @@ def _parse_artifact(data: bytes, source: str, trust_custom_pattern: bool) -> Art
         special_tokens = _parse_special_tokens(artifact["special_tokens"], vocab, size, source)
         training: dict[str, int] = {}
     else:
-        sparse = _parse_id_layout(artifact.get("id_layout"), source)
+        sparse = "id_layout" in artifact and _parse_id_layout(artifact["id_layout"], source)
         special_tokens = _parse_special_tokens_v2(
             artifact["special_tokens"], vocab, size, sparse, source
         )
-        training = _parse_training(artifact.get("training"), source)
+        training = _parse_training(artifact["training"], source) if "training" in artifact else {}
     _check_no_extra_ids(vocab, size, special_tokens, source)  # step 19
     parsed = Artifact(vocab, merges, special_tokens, pattern, training)
     if parsed.schema_version != version:
@@ -579,8 +579,6 @@ def _contiguous(ids: Iterable[int], size: int) -> bool:
 
 def _parse_id_layout(layout: object, source: str) -> bool:
     """Optional ``id_layout``: whether special ids may leave gaps (``"special_ids": "sparse"``)."""
-    if layout is None:
-        return False
     if not isinstance(layout, dict) or not layout:
         _fail(source, f"id_layout must be a non-empty object, got {_show(layout)}")
     extra = layout.keys() - _ID_LAYOUT_FIELDS
@@ -651,8 +649,6 @@ def _parse_special_tokens_v2(
 
 def _parse_training(training: object, source: str) -> dict[str, int]:
     """Optional ``training``: positive integers that say how the merges were learned."""
-    if training is None:
-        return {}
     if not isinstance(training, dict) or not training:
         _fail(source, f"training must be a non-empty object, got {_show(training)}")
     extra = training.keys() - TRAINING_FIELDS

@@ -1,0 +1,62 @@
+"""What the artifact tests share: the worked example as a document, and strict rejection checks."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bpetite import ArtifactError, MissingKeyError
+from bpetite._constants import END_OF_TEXT_TOKEN
+from bpetite._persistence import dumps_artifact, parse_artifact
+from tests.reference import naive_train, naive_vocab
+
+EOT = END_OF_TEXT_TOKEN
+EOT_BYTES = list(EOT.encode("utf-8"))
+SOURCE = "art.json"
+
+#: A corpus with enough repetition for a few hundred merges and ties between them.
+GATE_CORPUS = "the cat sat on the mat; the bat ate the rat.\nThe end, the end!  " * 5
+
+State = tuple[dict[int, bytes], list[tuple[int, int]], dict[str, int]]
+
+
+def trained_state(corpus: str, vocab_size: int) -> State:
+    merges = naive_train(corpus, vocab_size)
+    return naive_vocab(merges), merges, {EOT: 256 + len(merges)}
+
+
+def canonical(document: object) -> bytes:
+    """An independent serializer for hand-built documents: the spec's json.dumps call."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def valid_document() -> dict[str, Any]:
+    """The worked example "ab ab ab" at 258 as a fresh, mutable JSON document.
+
+    merges == [[97, 98], [32, 256]]: the second merge uses a merged id, so
+    merge-on-merge checks have something to bite on.
+    """
+    document: dict[str, Any] = json.loads(dumps_artifact(*trained_state("ab ab ab", 258)))
+    return document
+
+
+#: The spec's builtin for each defect, and the family class the loader raises for it.
+FAMILY: dict[type[Exception], type[Exception]] = {
+    ValueError: ArtifactError,
+    KeyError: MissingKeyError,
+}
+
+
+def assert_rejected(data: bytes, exc_type: type[Exception], fragment: str) -> None:
+    """The family class for the spec's `exc_type` exactly (not a UnicodeDecodeError)."""
+    with pytest.raises(exc_type) as excinfo:
+        parse_artifact(data, source=SOURCE)
+    assert type(excinfo.value) is FAMILY[exc_type]
+    message = str(excinfo.value)
+    assert fragment in message
+    assert SOURCE in message
+
+
+def dir_listing(directory: Path) -> list[str]:
+    return sorted(path.name for path in directory.iterdir())
