@@ -201,6 +201,22 @@ def test_import_replaces_with_force_and_prints_a_summary(
     assert result.err.startswith(f"bpetite: imported tiktoken into '{output}'")
 
 
+def test_import_of_a_tokenizer_without_endoftext_writes_its_specials(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A tokenizer.json whose only special token is another one imports as schema v2."""
+    chat = Tokenizer.train("hello world " * 20, 270, pattern="cl100k", special_tokens=("<|u|>",))
+    source = tmp_path / "tokenizer.json"
+    source.write_text(export_hf(chat), encoding="utf-8")
+    output = tmp_path / "imported.json"
+    result = run(capsys, "import", source, "--output", output)
+    assert result.code == 0, result
+    assert json.loads(result.out)["special_token_id"] is None
+    imported = Tokenizer.load(output)
+    assert imported.pattern_name == "cl100k"
+    assert dict(imported.special_tokens) == dict(chat.special_tokens) == {"<|u|>": chat.n_vocab - 1}
+
+
 def test_import_refusals_are_one_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, model: Path
 ) -> None:

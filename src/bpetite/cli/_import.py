@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"cannot read {error.filename}: {error.strerror or error}") from None
     save_model(result.tokenizer, args.output, force=args.force)
     tokenizer = result.tokenizer
-    special_id = tokenizer.special_tokens[END_OF_TEXT_TOKEN]
+    special_id = tokenizer.special_tokens.get(END_OF_TEXT_TOKEN)
     write_json(
         {
             "format": result.format,
