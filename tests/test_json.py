@@ -101,7 +101,7 @@ def test_brackets_inside_strings_are_not_nesting() -> None:
 
 
 def test_unbalanced_brackets_are_reported_as_invalid_json() -> None:
-    for text in ("[" * 10, "]" * 10, "[{]}", '{"a": [1}'):
+    for text in ("[" * 10, "]" * 10, "[{]}", '{"a": [1}', "[é]", "[" * 60 + "é" + "]" * 60):
         with pytest.raises(ArtifactError, match="not valid JSON"):
             loads_json(text, source="s")
 

@@ -28,9 +28,11 @@ MAX_JSON_DEPTH: Final = 64
 
 ErrorClass = type[BpetiteError]
 
-# A JSON string (with escapes), a run of characters that are neither brackets nor
-# quotes, or a stray quote. Deleting all three leaves only the structural brackets.
-_NOT_A_BRACKET: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[^"\[\]{}]+|"', re.DOTALL)
+# Deleting escapes, then strings, then every ASCII character but a bracket leaves the
+# structural brackets of a valid document (outside strings, JSON is ASCII).
+_ESCAPE: Final = re.compile(r"\\.", re.DOTALL)
+_STRING: Final = re.compile(r'"[^"]*"')
+_NOT_A_BRACKET: Final = {code: None for code in range(128) if chr(code) not in "[]{}"}
 # One level of pairs: a single pass never removes a pair that an earlier removal formed.
 _INNERMOST_PAIR: Final = re.compile(r"\[\]|\{\}")
 
@@ -115,7 +117,8 @@ def _nesting_exceeding(text: str, max_depth: int) -> bool:
     unbalanced, which the parser reports more precisely. Deleting a level can only
     lengthen runs, so the run test is repeated each round.
     """
-    brackets = _NOT_A_BRACKET.sub("", text)
+    unescaped = _ESCAPE.sub("", text) if "\\" in text else text
+    brackets = _STRING.sub("", unescaped).translate(_NOT_A_BRACKET)
     too_long_a_run = _opening_run(max_depth + 1)
     for _ in range(max_depth):
         if not brackets:
