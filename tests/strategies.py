@@ -33,3 +33,25 @@ def merge_lists(draw: st.DrawFn, max_merges: int = 24) -> list[tuple[int, int]]:
         ids = st.sampled_from([*alphabet, *range(256, 256 + rank)])
         merges.append((draw(ids), draw(ids)))
     return merges
+
+
+#: A text that stresses split patterns: many scripts, emoji sequences, combining marks,
+#: CRLF, long digit and whitespace runs, and contractions in upper and lower case.
+MULTILINGUAL = (
+    "English: The quick brown fox doesn't jump; WE'LL SEE, I'M SURE. It's 3:45pm.\r\n"
+    "Français : « Ça va ? » — l'été à Noël, où naïve cœur.\r\n"
+    "Deutsch: Größenwahn, Straße, ÜBERMÄSSIG.\n"
+    "Русский: Съешь же ещё этих мягких французских булок.\n"
+    "Ελληνικά: Ξεσκεπάζω την ψυχοφθόρα βδελυγμία.\n"
+    "العربية: نص حكيم له سر قاطع وذو شأن عظيم.\n"
+    "עברית: דג סקרן שט בים מאוכזב ולפתע מצא חברה.\n"
+    "हिन्दी: ऋषियों को सताने वाले दुष्ट राक्षसों के राजा रावण का सर्वनाश।\n"
+    "中文：我能吞下玻璃而不伤身体。日本語：いろはにほへと ちりぬるを。한국어: 다람쥐 헌 쳇바퀴.\n"
+    "ไทย: เป็นมนุษย์สุดประเสริฐเลิศคุณค่า\n"
+    "Emoji: 😀👍🏽👨‍👩‍👧‍👦🏳️‍🌈 🇫🇷🇯🇵 ✔︎ ❤️\n"
+    "Combining: e\u0301 a\u0308 n\u0303 \u1100\u1161\u11a8 Z\u0351\u0315a\u0352l\u0357g\u0358o\n"
+    "Digits: 1234567890123456789 3.14159265358979 ١٢٣٤٥ ०१२३ 2024-11-23\n"
+    "Spaces:          \t\t\t   \n\n\n   end   \r\n\r\n\u00a0\u2003\u3000x\n"
+    "Code: def f(x):\n    return x**2  # comment // path/to/file ./a/b ../c\r\n"
+    "Mixed: HTTPServer's URLs, camelCaseWords, snake_case_words, ALLCAPS'S, l'OBJET\n"
+)

@@ -402,17 +402,15 @@ def test_trained_vocabularies_always_export_to_tiktoken(corpus: str, vocab_size:
 def test_gpt2_import_keeps_gpt2_ids(
     gpt2_import: ImportResult, gpt2_ranks: dict[bytes, int]
 ) -> None:
-    """Merged tokens keep 256 + rank, <|endoftext|> stays 50256, bytes take bpetite's ids."""
+    """Every token keeps GPT-2's id, the bytes included (through the byte order)."""
     tokenizer = gpt2_import.tokenizer
     assert len(tokenizer.merges) == 50000
     assert tokenizer.encode(END) == [50256]
     for token, rank in gpt2_ranks.items():
-        if rank >= 256:
-            assert tokenizer.vocab[rank] == token
-        else:
-            assert gpt2_import.source_ids[token[0]] == rank
-    assert gpt2_import.source_ids[:256] == gpt2_byte_permutation().id_of_byte
-    assert gpt2_import.source_ids[256:] == tuple(range(256, 50257))
+        assert tokenizer.vocab[rank] == token
+    permutation = gpt2_byte_permutation().id_of_byte
+    assert [permutation[byte] for byte in tokenizer.byte_order] == list(range(256))
+    assert gpt2_import.source_ids is None
     assert gpt2_import.id_layout == "bytes permuted"
     assert gpt2_import.format == "vocab+merges"
 
@@ -647,12 +645,13 @@ def test_a_tokenizer_json_without_the_special_token_gets_it_at_the_first_free_id
     document["added_tokens"].clear()
     result = import_vocabulary([_write_json(tmp_path / "tokenizer.json", document)])
     assert result.tokenizer.merges == small_tokenizer.merges
-    assert result.source_ids[-1] == 270 == result.tokenizer.encode(END)[0]
+    assert result.tokenizer.special_tokens == {END: 270}
+    assert result.tokenizer.encode(END) == [270]
 
 
 def test_id_mappings_reject_ids_they_do_not_know(gpt2_import: ImportResult) -> None:
-    """A negative id must not quietly index from the end of the table."""
-    assert gpt2_import.to_source_ids([0, 50256]) == [188, 50256]
+    """The ids are GPT-2's own; a negative id must not quietly index from the end."""
+    assert gpt2_import.to_source_ids([0, 50256]) == [0, 50256]
     with pytest.raises(KeyError, match="-1 is not one of bpetite's ids"):
         gpt2_import.to_source_ids([-1])
     with pytest.raises(KeyError, match="50257 is not one of the source's ids"):

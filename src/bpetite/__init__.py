@@ -24,7 +24,7 @@ from bpetite._errors import (
     WorkerError,
 )
 from bpetite._json import loads_json, parse_json_ids
-from bpetite._patterns import PRESETS, SplitPattern
+from bpetite._patterns import PRESETS, SplitPattern, resolve_pattern
 from bpetite._pretokenizer import count_chunks
 from bpetite._progress import Progress, ProgressCallback
 from bpetite._tokenizer import Tokenizer
@@ -58,6 +58,7 @@ __all__ = [
     "count_chunks",
     "loads_json",
     "parse_json_ids",
+    "resolve_pattern",
     "train_counts",
     "train_files",
 ]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from bpetite import InteropError
+from bpetite import InteropError, SplitPattern
 from bpetite.interop._hf import import_tokenizer_json
 from bpetite.interop._model import ImportResult
 from bpetite.interop._tiktoken import import_tiktoken
@@ -41,20 +41,37 @@ class _Input:
     document: dict[str, Any]
 
 
-def import_vocabulary(paths: Sequence[str | os.PathLike[str]]) -> ImportResult:
+def import_vocabulary(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    pattern: str | SplitPattern | None = None,
+    special_tokens: Mapping[str, int] | None = None,
+) -> ImportResult:
     """Import a byte-level BPE vocabulary from its files, detecting the format.
 
     Accepts OpenAI's ``encoder.json`` + ``vocab.bpe``, Hugging Face's ``vocab.json`` +
     ``merges.txt`` (in either order), a ``tokenizer.json``, or a ``.tiktoken`` file.
     Raises InteropError for an unknown format, a wrong combination of files, or a
     vocabulary bpetite cannot reproduce exactly; OSError if a file cannot be read.
+
+    A ``.tiktoken`` file records neither its split pattern nor its special tokens:
+    OpenAI's official files are recognised by their sha256 and get tiktoken's; for any
+    other, give `pattern` (a preset name or a regex; default GPT-2's) and
+    `special_tokens` (text -> id; default ``<|endoftext|>`` after the last rank).
     """
     inputs = [_read(path) for path in paths]
     kinds = sorted(item.kind for item in inputs)
+    if (pattern is not None or special_tokens is not None) and kinds != [".tiktoken"]:
+        raise InteropError(
+            "a pattern or special tokens can only be given for a .tiktoken file; the other "
+            "formats record their own"
+        )
     if kinds == ["tokenizer.json"]:
         return import_tokenizer_json(inputs[0].document, inputs[0].name)
     if kinds == [".tiktoken"]:
-        return import_tiktoken(inputs[0].data, inputs[0].name)
+        return import_tiktoken(
+            inputs[0].data, inputs[0].name, pattern=pattern, special_tokens=special_tokens
+        )
     if kinds == ["merges", "vocabulary JSON"]:
         vocab_file = next(item for item in inputs if item.kind == "vocabulary JSON")
         merges_file = next(item for item in inputs if item.kind == "merges")

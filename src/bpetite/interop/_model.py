@@ -1,10 +1,12 @@
 """What every format shares: the import result, the exactness checks, error reporting.
 
 Every format here is byte-level BPE, so a vocabulary is 256 single bytes plus tokens
-made by merges in rank order; bpetite's own layout (byte ``b`` is id ``b``, merge ``r``
-makes id ``256 + r``, ``<|endoftext|>`` comes next) is fixed, and a source whose ids
-differ is mapped through :attr:`ImportResult.source_ids`. Anything bpetite cannot
-reproduce exactly raises :class:`InteropError` instead of being approximated.
+made by merges in rank order. Where the source numbers its merged tokens ``256 + r``
+(GPT-2, OpenAI's vocabularies), the tokenizer speaks the source's ids directly, with a
+byte order for its single bytes and the source's special-token ids; anything else is
+renumbered into bpetite's layout and mapped through :attr:`ImportResult.source_ids`.
+Anything bpetite cannot reproduce exactly raises :class:`InteropError` instead of
+being approximated.
 """
 
 from __future__ import annotations
@@ -16,7 +18,15 @@ from typing import Final, Literal
 
 import regex
 
-from bpetite import InteropError, ParameterError, PatternError, Tokenizer
+from bpetite import (
+    InteropError,
+    ParameterError,
+    PatternError,
+    SplitPattern,
+    Tokenizer,
+    UnknownTokenError,
+    resolve_pattern,
+)
 
 #: Byte-level BPE: ids 0..255 are the single bytes.
 BASE_VOCAB_SIZE: Final = 256
@@ -47,51 +57,64 @@ def show_token(token: bytes) -> str:
 class ImportResult:
     """A bpetite tokenizer built from another format, and how its ids relate to the source's.
 
-    bpetite's ids follow its own layout, so they can differ from the source's:
-    ``source_ids[i]`` is the id the source gives bpetite's token ``i``. For GPT-2 only
-    the single bytes differ (see :func:`gpt2_byte_permutation`). A source without
-    ``<|endoftext|>`` (a ``.tiktoken`` file lists none) gets it at the first id after
-    its largest, which for GPT-2 is tiktoken's 50256.
+    Wherever the source's ids allow it, the tokenizer speaks them directly: GPT-2's and
+    OpenAI's vocabularies number the 256 bytes in their own order and every merged
+    token ``256 + r``, which a tokenizer's ``byte_order`` expresses, so ``encode``
+    returns the source's ids and `source_ids` is None. Only a source whose merged
+    tokens are numbered otherwise is renumbered into bpetite's layout; then
+    ``source_ids[i]`` is the source's id of bpetite's token ``i``, and
+    :meth:`to_source_ids` / :meth:`from_source_ids` map between the two. `name` is the
+    recognised official vocabulary (``cl100k_base``...), if any.
     """
 
     tokenizer: Tokenizer
     format: ImportFormat
-    source_ids: tuple[int, ...]
-    _bpetite_ids: dict[int, int] = field(init=False, repr=False, compare=False)
-
-    @property
-    def id_layout(self) -> IdLayout:
-        """``identical``, ``bytes permuted`` (only ids 0..255 differ: GPT-2) or ``renumbered``."""
-        source_ids = self.source_ids
-        if any(source_ids[i] != i for i in range(BASE_VOCAB_SIZE, len(source_ids))):
-            return "renumbered"
-        if source_ids[:BASE_VOCAB_SIZE] == tuple(range(BASE_VOCAB_SIZE)):
-            return "identical"
-        return "bytes permuted"
+    source_ids: tuple[int, ...] | None = None
+    name: str | None = None
+    _to_source: dict[int, int] = field(init=False, repr=False, compare=False)
+    _from_source: dict[int, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Built once: a GPT-2 import maps 50,257 ids, too many to rebuild per call.
-        reverse = {source: index for index, source in enumerate(self.source_ids)}
-        object.__setattr__(self, "_bpetite_ids", reverse)
+        if self.source_ids is None:
+            pairs = {token_id: token_id for token_id in self.tokenizer.vocab}
+        else:
+            pairs = dict(enumerate(self.source_ids))
+        object.__setattr__(self, "_to_source", pairs)
+        object.__setattr__(self, "_from_source", {theirs: ours for ours, theirs in pairs.items()})
+
+    @property
+    def id_layout(self) -> IdLayout:
+        """How the ids relate to bpetite's own layout.
+
+        ``identical``; ``bytes permuted`` (ids 0..255 name the bytes in the source's
+        order, as GPT-2's do, and every id is the source's); or ``renumbered``.
+        """
+        if self.source_ids is not None and any(
+            theirs != ours for ours, theirs in enumerate(self.source_ids)
+        ):
+            return "renumbered"
+        if self.tokenizer.byte_order != tuple(range(BASE_VOCAB_SIZE)):
+            return "bytes permuted"
+        return "identical"
 
     def to_source_ids(self, ids: Iterable[int]) -> list[int]:
         """bpetite ids -> the source's ids for the same tokens (KeyError for an unknown id)."""
-        table = self.source_ids
-        size = len(table)
-        result = []
-        for i in ids:
-            if type(i) is not int or not 0 <= i < size:
-                raise KeyError(f"{i!r} is not one of bpetite's ids")
-            result.append(table[i])
-        return result
+        return _mapped(self._to_source, ids, "bpetite's")
 
     def from_source_ids(self, ids: Iterable[int]) -> list[int]:
         """The source's ids -> bpetite's ids (KeyError for an id bpetite does not know)."""
-        mine = self._bpetite_ids
-        try:
-            return [mine[i] for i in ids]
-        except KeyError as error:
-            raise KeyError(f"{error.args[0]!r} is not one of the source's ids") from None
+        return _mapped(self._from_source, ids, "the source's")
+
+
+def _mapped(table: dict[int, int], ids: Iterable[int], whose: str) -> list[int]:
+    result = []
+    for token_id in ids:
+        # `type` first: True and 1.0 would find id 1 by hash equality.
+        if type(token_id) is not int or token_id not in table:
+            raise UnknownTokenError(f"{token_id!r} is not one of {whose} ids")
+        result.append(table[token_id])
+    return result
 
 
 def check_distinct_bytes(tokenizer: Tokenizer, target: str) -> None:
@@ -147,21 +170,27 @@ def build_import(
     specials: Mapping[str, int],
     spell: Callable[[bytes], str],
     *,
-    pattern: str = "gpt2",
+    pattern: str | SplitPattern = "gpt2",
     pattern_known: bool,
+    name: str | None = None,
 ) -> ImportResult:
     """Build bpetite's tokenizer from a byte-level BPE vocabulary, or explain why not.
 
     `byte_ids[b]` is the source's id for byte ``b``; `merges` lists, in rank order, the
     left and right halves of each merged token and the source's id for it;
     `specials` maps each special token to the source's id for it; a source without any
-    gets ``<|endoftext|>`` at the first id after its largest. bpetite gives the specials
-    the ids after its merges, in the source's id order. `pattern` is the split pattern's
-    preset name. `spell` writes
-    a token the way the source file does, for error messages. Unless the source has
-    been checked to split text with bpetite's pattern (`pattern_known`), a token no
-    text could produce under that pattern is taken as proof it was made for another.
+    gets ``<|endoftext|>`` at the first id after its largest. `pattern` is the split
+    pattern the vocabulary was made for. `spell` writes a token the way the source file
+    does, for error messages. Unless the source has been checked to split text with its
+    pattern (`pattern_known`), a token no text could produce under GPT-2's pattern is
+    taken as proof it was made for another. `name` names a recognised vocabulary.
     """
+    if len(byte_ids) != BASE_VOCAB_SIZE:  # pragma: no cover - callers always pass 256
+        raise InteropError(f"expected ids for {BASE_VOCAB_SIZE} bytes, got {len(byte_ids)}")
+    try:
+        split = resolve_pattern(pattern)
+    except PatternError as error:
+        raise InteropError(f"the source cannot be a bpetite tokenizer: {error}") from None
     token_ids = {bytes((byte,)): byte for byte in range(BASE_VOCAB_SIZE)}
     pairs: list[tuple[int, int]] = []
     for rank, (left, right, _) in enumerate(merges):
@@ -186,33 +215,64 @@ def build_import(
         pairs.append((halves[0], halves[1]))
 
     outside = None
-    if not pattern_known:
+    if not pattern_known and split.name == "gpt2":
         outside = first_token_outside_chunks(left + right for left, right, _ in merges)
     if outside is not None:
         raise InteropError(
             f"token {spell(outside)} spans two chunks of bpetite's pre-tokenizer (GPT-2's "
             "pattern), so no text could produce it: the vocabulary was made for another "
-            "pattern, which these files do not record, and bpetite cannot reproduce it"
+            "pattern, which these files do not record; for a .tiktoken file, give the "
+            "pattern it was made for (bpetite import --pattern or --pattern-regex)"
         )
 
-    source_ids = [*byte_ids, *(source_id for _, _, source_id in merges)]
+    merged_ids = [source_id for _, _, source_id in merges]
     if not specials:
-        specials = {END_OF_TEXT_TOKEN: max(source_ids) + 1}
+        specials = {END_OF_TEXT_TOKEN: max([*byte_ids, *merged_ids]) + 1}
     ordered = sorted(specials.items(), key=lambda item: item[1])
-    source_ids += [source_id for _, source_id in ordered]
-    if len(set(source_ids)) != len(source_ids):
-        seen: dict[int, int] = {}
-        for token_id, source_id in enumerate(source_ids):
-            first = seen.setdefault(source_id, token_id)
-            if first != token_id:
-                raise InteropError(
-                    f"the source gives id {source_id} to two tokens (bpetite's {first} and "
-                    f"{token_id}); bpetite cannot represent a vocabulary with shared ids"
-                )
-    if len(byte_ids) != BASE_VOCAB_SIZE:  # pragma: no cover - callers always pass 256
-        raise InteropError(f"expected ids for {BASE_VOCAB_SIZE} bytes, got {len(byte_ids)}")
+    _check_distinct_ids([*byte_ids, *merged_ids, *(source_id for _, source_id in ordered)])
+
+    if sorted(byte_ids) == list(range(BASE_VOCAB_SIZE)) and merged_ids == list(
+        range(BASE_VOCAB_SIZE, BASE_VOCAB_SIZE + len(merges))
+    ):
+        # The source's ids are bpetite's with the bytes in another order: speak them.
+        order = sorted(range(BASE_VOCAB_SIZE), key=byte_ids.__getitem__)
+        in_source = [*byte_ids]  # bpetite's byte id b -> the source's id of byte b
+        source_pairs = [
+            (
+                in_source[left] if left < BASE_VOCAB_SIZE else left,
+                in_source[right] if right < BASE_VOCAB_SIZE else right,
+            )
+            for left, right in pairs
+        ]
+        tokenizer = _tokenizer(source_pairs, split, dict(ordered), order)
+        return ImportResult(tokenizer, source_format, None, name)
+
+    # Anything else is renumbered into bpetite's layout, the specials after the merges.
+    tokenizer = _tokenizer(pairs, split, [text for text, _ in ordered], None)
+    source_ids = [*byte_ids, *merged_ids, *(source_id for _, source_id in ordered)]
+    return ImportResult(tokenizer, source_format, tuple(source_ids), name)
+
+
+def _tokenizer(
+    pairs: Sequence[tuple[int, int]],
+    pattern: SplitPattern,
+    special_tokens: Sequence[str] | Mapping[str, int],
+    byte_order: Sequence[int] | None,
+) -> Tokenizer:
     try:
-        tokenizer = Tokenizer(pairs, pattern=pattern, special_tokens=[text for text, _ in ordered])
+        return Tokenizer(
+            pairs, pattern=pattern, special_tokens=special_tokens, byte_order=byte_order
+        )
     except (ParameterError, PatternError) as error:
         raise InteropError(f"the source cannot be a bpetite tokenizer: {error}") from None
-    return ImportResult(tokenizer, source_format, tuple(source_ids))
+
+
+def _check_distinct_ids(source_ids: Sequence[int]) -> None:
+    seen: set[int] = set()
+    for source_id in source_ids:
+        if source_id in seen:
+            raise InteropError(
+                f"the source gives id {source_id} to two tokens; bpetite cannot represent "
+                "a vocabulary with shared ids"
+            )
+        seen.add(source_id)

@@ -19,8 +19,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bpetite import InteropError, Tokenizer
+from bpetite import InteropError, SplitPattern, Tokenizer
 from bpetite._atomic import write_atomically
+from bpetite.interop._known import recognise
 from bpetite.interop._model import (
     BASE_VOCAB_SIZE,
     ImportResult,
@@ -156,15 +157,24 @@ def parse_tiktoken(data: bytes, source: str) -> dict[bytes, int]:
     return ranks
 
 
-def import_tiktoken(data: bytes, source: str) -> ImportResult:
+def import_tiktoken(
+    data: bytes,
+    source: str,
+    *,
+    pattern: str | SplitPattern | None = None,
+    special_tokens: Mapping[str, int] | None = None,
+) -> ImportResult:
     """Import a ``.tiktoken`` file, recovering each token's merge from the ranks.
 
-    The file does not say which pattern it was made for; bpetite assumes its own
-    (GPT-2's, as for gpt2, r50k_base and p50k_base). Token ``t``'s pair is where
-    tiktoken's own merging of ``t``'s bytes, using only lower ranks, stops: it must stop
-    at exactly two tokens, which then merge into ``t``. Tokens are renumbered in rank
-    order if the ranks are not 256 single bytes followed by 256, 257, ...
+    The file records neither its split pattern nor its special tokens. OpenAI's
+    official files (``r50k_base``, ``cl100k_base``, ``o200k_base``) are recognised by
+    their sha256 and get tiktoken's; any other file uses `pattern` (default GPT-2's)
+    and `special_tokens` (text -> id; default ``<|endoftext|>`` after the last rank).
+    Token ``t``'s pair is where tiktoken's own merging of ``t``'s bytes, using only
+    lower ranks, stops: it must stop at exactly two tokens, which then merge into
+    ``t``. The result speaks the file's ranks as ids.
     """
+    known = recognise(data) if pattern is None and special_tokens is None else None
     ranks = parse_tiktoken(data, source)
     if b"" in ranks:
         raise InteropError(f"{source} has an empty token (rank {ranks[b'']})")
@@ -196,7 +206,26 @@ def import_tiktoken(data: bytes, source: str) -> ImportResult:
     # Merging by pairs stands in for tiktoken's merging by bytes: while every lower token
     # merges back to itself by pairs, both stop at the same pieces (docs/interop.md), and
     # each token recovered here does, so by induction over the ranks every token does.
-    return build_import("tiktoken", byte_ids, merges, {}, show_token, pattern_known=False)
+    if known is not None:
+        return build_import(
+            "tiktoken",
+            byte_ids,
+            merges,
+            known.special_tokens,
+            show_token,
+            pattern=known.pattern,
+            pattern_known=True,
+            name=known.name,
+        )
+    return build_import(
+        "tiktoken",
+        byte_ids,
+        merges,
+        special_tokens or {},
+        show_token,
+        pattern="gpt2" if pattern is None else pattern,
+        pattern_known=False,
+    )
 
 
 def merge_pairs(ids: list[int], pair_ranks: Mapping[tuple[int, int], int]) -> list[int]:

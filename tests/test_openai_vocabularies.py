@@ -1,0 +1,150 @@
+"""GPT-2's, cl100k_base's and o200k_base's files imported, checked id for id against tiktoken.
+
+The oracle is tiktoken's own encoding, built offline: tiktoken's constructor functions
+in ``tiktoken_ext.openai_public`` (its pattern and special tokens, not bpetite's) with
+their rank files read from the committed copies instead of downloaded.
+"""
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tiktoken
+import tiktoken_ext.openai_public as openai_public
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tiktoken.load import load_tiktoken_bpe
+
+from bpetite import DisallowedSpecialError, Tokenizer, UnknownTokenError
+from bpetite.interop import import_vocabulary
+from tests import datafiles
+from tests.strategies import MULTILINGUAL, texts, tricky_text
+
+#: tiktoken's encoding name -> the committed rank file it reads.
+RANK_FILES = {
+    "r50k_base": "gpt2.tiktoken",
+    "cl100k_base": "cl100k_base.tiktoken",
+    "o200k_base": "o200k_base.tiktoken",
+}
+EXAMPLES = int(os.environ.get("BPETITE_OPENAI_EXAMPLES", "1000"))
+
+
+@pytest.fixture(scope="module")
+def rank_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return datafiles.unpack(RANK_FILES.values(), tmp_path_factory.mktemp("ranks"))
+
+
+@pytest.fixture(scope="module", params=list(RANK_FILES))
+def pair(request: pytest.FixtureRequest, rank_dir: Path) -> Iterator[tuple[Tokenizer, Any]]:
+    name = request.param
+    path = rank_dir / RANK_FILES[name]
+    result = import_vocabulary([path])
+    assert result.name == name
+    yield result.tokenizer, _tiktoken_encoding(name, path)
+
+
+def _tiktoken_encoding(name: str, path: Path) -> Any:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            openai_public, "load_tiktoken_bpe", lambda *_, **__: load_tiktoken_bpe(str(path))
+        )
+        constructor = getattr(openai_public, name)()
+    return tiktoken.Encoding(**constructor)
+
+
+def test_every_token_has_tiktokens_bytes(pair: tuple[Tokenizer, Any]) -> None:
+    tokenizer, encoding = pair
+    for token_id in range(encoding.n_vocab):
+        try:
+            expected = encoding.decode_single_token_bytes(token_id)
+        except KeyError:
+            with pytest.raises(UnknownTokenError):
+                tokenizer.decode_bytes([token_id])
+            continue
+        assert tokenizer.decode_bytes([token_id]) == expected
+    assert tokenizer.n_vocab == encoding.n_vocab
+    assert dict(tokenizer.special_tokens) == encoding._special_tokens
+
+
+def test_tinyshakespeare_and_multilingual_text_encode_as_tiktoken(
+    pair: tuple[Tokenizer, Any],
+) -> None:
+    tokenizer, encoding = pair
+    for text in (datafiles.shakespeare_text(), MULTILINGUAL, MULTILINGUAL.upper() * 3):
+        assert tokenizer.encode(text) == encoding.encode(text, allowed_special="all")
+        assert tokenizer.encode_ordinary(text) == encoding.encode_ordinary(text)
+        assert tokenizer.decode(tokenizer.encode(text)) == text
+
+
+def test_special_tokens_behave_as_tiktokens(pair: tuple[Tokenizer, Any]) -> None:
+    tokenizer, encoding = pair
+    for special in tokenizer.special_tokens:
+        text = f"before{special}after {special}"
+        assert tokenizer.encode(text) == encoding.encode(text, allowed_special="all")
+        with pytest.raises(ValueError):
+            encoding.encode(text)
+        with pytest.raises(DisallowedSpecialError):
+            tokenizer.encode(text, allowed_special=set(), disallowed_special="all")
+
+
+_mixed = st.one_of(texts, tricky_text, st.sampled_from(MULTILINGUAL.splitlines(keepends=True)))
+
+
+@settings(max_examples=EXAMPLES)
+@given(st.lists(_mixed, max_size=4).map("".join))
+def test_hypothesis_text_encodes_as_tiktoken(text: str) -> None:
+    for tokenizer, encoding in _all_pairs():
+        assert tokenizer.encode_ordinary(text) == encoding.encode_ordinary(text)
+
+
+_PAIRS: list[tuple[Tokenizer, Any]] = []
+
+
+def _all_pairs() -> list[tuple[Tokenizer, Any]]:
+    """The three pairs, built once (a hypothesis test cannot take a module fixture)."""
+    if not _PAIRS:
+        with tempfile.TemporaryDirectory() as folder:
+            rank_dir = datafiles.unpack(RANK_FILES.values(), Path(folder))
+            for name, file_name in RANK_FILES.items():
+                path = rank_dir / file_name
+                tokenizer = import_vocabulary([path]).tokenizer
+                _PAIRS.append((tokenizer, _tiktoken_encoding(name, path)))
+    return _PAIRS
+
+
+def test_an_unused_id_is_unknown(rank_dir: Path) -> None:
+    tokenizer = import_vocabulary([rank_dir / "cl100k_base.tiktoken"]).tokenizer
+    with pytest.raises(UnknownTokenError, match="100256"):
+        tokenizer.decode([100256])
+    assert tokenizer.decode([100257]) == "<|endoftext|>"
+
+
+def test_a_file_that_is_not_official_keeps_the_defaults(rank_dir: Path, tmp_path: Path) -> None:
+    """One changed byte and the hash no longer matches: no pattern is assumed but GPT-2's."""
+    data = (rank_dir / "cl100k_base.tiktoken").read_bytes() + b"\n"
+    copy = tmp_path / "copy.tiktoken"
+    copy.write_bytes(data)
+    with pytest.raises(ValueError, match="pattern"):
+        import_vocabulary([copy])
+
+
+def test_another_tiktoken_file_takes_its_pattern_and_specials(
+    rank_dir: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "copy.tiktoken"
+    copy.write_bytes((rank_dir / "cl100k_base.tiktoken").read_bytes() + b"\n")
+    specials = {"<|endoftext|>": 100257, "<|im_start|>": 100264}
+    result = import_vocabulary([copy], pattern="cl100k", special_tokens=specials)
+    assert result.name is None
+    assert result.tokenizer.pattern_name == "cl100k"
+    assert dict(result.tokenizer.special_tokens) == specials
+    official = import_vocabulary([rank_dir / "cl100k_base.tiktoken"]).tokenizer
+    assert result.tokenizer.encode_ordinary(MULTILINGUAL) == official.encode_ordinary(MULTILINGUAL)
+
+
+def test_patterns_are_refused_for_formats_that_record_their_own(gpt2_dir: Path) -> None:
+    with pytest.raises(ValueError, match=r"only be given for a \.tiktoken file"):
+        import_vocabulary([gpt2_dir / "encoder.json", gpt2_dir / "vocab.bpe"], pattern="cl100k")
