@@ -62,7 +62,9 @@ _REQUIRED_KEYS_V2: Final = _REQUIRED_KEYS | {"pattern_name"}
 #: know it refuses the file (unknown keys are never ignored) instead of misreading it.
 _OPTIONAL_KEYS_V2: Final = frozenset({"id_layout", "training"})
 #: ``id_layout`` fields: how ids depart from the default layout.
-_ID_LAYOUT_FIELDS: Final = frozenset({"special_ids"})
+_ID_LAYOUT_FIELDS: Final = frozenset({"byte_order", "special_ids"})
+#: Ids 0..255 in the default layout: id ``i`` is the byte ``i``.
+IDENTITY_BYTE_ORDER: Final = tuple(range(BASE_VOCAB_SIZE))
 #: ``training`` fields: how the merges were learned (provenance; encoding ignores them).
 TRAINING_FIELDS: Final = frozenset({"max_token_bytes", "min_frequency"})
 #: Ids are at most this (tiktoken and Hugging Face store ids as 32-bit integers).
@@ -89,6 +91,8 @@ class Artifact:
     special_tokens: dict[str, int]
     pattern: SplitPattern
     training: dict[str, int] = field(default_factory=dict)
+    #: The byte each id 0..255 stands for (an imported vocabulary's order).
+    byte_order: tuple[int, ...] = IDENTITY_BYTE_ORDER
 
     @property
     def state(self) -> State:
@@ -103,6 +107,7 @@ class Artifact:
             self.pattern.name == "gpt2"
             and self.special_tokens == {END_OF_TEXT_TOKEN: size}
             and not self.training
+            and self.byte_order == IDENTITY_BYTE_ORDER
         ):
             return SCHEMA_VERSION
         return SCHEMA_V2
@@ -118,6 +123,7 @@ def dumps_artifact(
     *,
     pattern: str | SplitPattern = "gpt2",
     training: Mapping[str, int] | None = None,
+    byte_order: Sequence[int] = IDENTITY_BYTE_ORDER,
 ) -> bytes:
     """Return the canonical artifact bytes for a tokenizer state.
 
@@ -139,12 +145,18 @@ def dumps_artifact(
         "special_tokens": dict(special_tokens),
         "vocab": {str(token_id): list(token) for token_id, token in vocab.items()},
     }
-    described = Artifact({}, list(merges), dict(special_tokens), split, dict(training or {}))
+    order = tuple(byte_order)
+    described = Artifact({}, list(merges), dict(special_tokens), split, dict(training or {}), order)
     if described.schema_version == SCHEMA_V2:
         artifact["schema_version"] = SCHEMA_V2
         artifact["pattern_name"] = split.name
+        layout: dict[str, Any] = {}
+        if order != IDENTITY_BYTE_ORDER:
+            layout["byte_order"] = list(order)
         if not _contiguous(special_tokens.values(), size):
-            artifact["id_layout"] = {"special_ids": "sparse"}
+            layout["special_ids"] = "sparse"
+        if layout:
+            artifact["id_layout"] = layout
         if training:
             artifact["training"] = dict(training)
     data = json.dumps(artifact, sort_keys=True, separators=(",", ":")).encode("utf-8")
@@ -160,6 +172,7 @@ def save(
     *,
     pattern: str | SplitPattern = "gpt2",
     training: Mapping[str, int] | None = None,
+    byte_order: Sequence[int] = IDENTITY_BYTE_ORDER,
     overwrite: bool = False,
 ) -> None:
     """Write the artifact to `path` atomically and durably.
@@ -171,7 +184,9 @@ def save(
     directory is missing, NotADirectoryError / IsADirectoryError for a parent that is
     not a directory or a destination that is one.
     """
-    data = dumps_artifact(vocab, merges, special_tokens, pattern=pattern, training=training)
+    data = dumps_artifact(
+        vocab, merges, special_tokens, pattern=pattern, training=training, byte_order=byte_order
+    )
     write_atomically(path, data, overwrite=overwrite)
 
 
@@ -218,19 +233,21 @@ def _parse_artifact(data: bytes, source: str, trust_custom_pattern: bool) -> Art
     size = _parse_mergeable_vocab_size(artifact["mergeable_vocab_size"], merges, source)
     vocab = _parse_vocab(artifact["vocab"], source)  # step 14
     _check_mergeable_ids_present(vocab, size, source)  # step 15
-    _check_base_bytes(vocab, source)  # step 16
+    sparse, byte_order = False, IDENTITY_BYTE_ORDER
+    if version != SCHEMA_VERSION and "id_layout" in artifact:
+        sparse, byte_order = _parse_id_layout(artifact["id_layout"], source)
+    _check_base_bytes(vocab, byte_order, source)  # step 16
     _check_merged_bytes(vocab, merges, source)  # step 17
     if version == SCHEMA_VERSION:
         special_tokens = _parse_special_tokens(artifact["special_tokens"], vocab, size, source)
         training: dict[str, int] = {}
     else:
-        sparse = "id_layout" in artifact and _parse_id_layout(artifact["id_layout"], source)
         special_tokens = _parse_special_tokens_v2(
             artifact["special_tokens"], vocab, size, sparse, source
         )
         training = _parse_training(artifact["training"], source) if "training" in artifact else {}
     _check_no_extra_ids(vocab, size, special_tokens, source)  # step 19
-    parsed = Artifact(vocab, merges, special_tokens, pattern, training)
+    parsed = Artifact(vocab, merges, special_tokens, pattern, training, byte_order)
     if parsed.schema_version != version:
         _fail(
             source,
@@ -495,14 +512,14 @@ def _check_mergeable_ids_present(vocab: dict[int, bytes], size: int, source: str
     _fail(source, f'vocab has no entry "{missing}"; ids 0..{size - 1} must all be present')
 
 
-def _check_base_bytes(vocab: dict[int, bytes], source: str) -> None:
-    """Step 16: base token i is the single byte i, or byte-level decoding breaks."""
-    for token_id in range(BASE_VOCAB_SIZE):
-        if vocab[token_id] != bytes((token_id,)):
+def _check_base_bytes(vocab: dict[int, bytes], byte_order: Sequence[int], source: str) -> None:
+    """Step 16: base token i is the single byte i (or the byte the byte order gives it)."""
+    for token_id, byte in enumerate(byte_order):
+        if vocab[token_id] != bytes((byte,)):
+            why = "a base token is its own byte" if byte == token_id else "per id_layout.byte_order"
             _fail(
                 source,
-                f'vocab["{token_id}"] must be [{token_id}] (a base token is its own byte), '
-                f"got {_show(list(vocab[token_id]))}",
+                f'vocab["{token_id}"] must be [{byte}] ({why}), got {_show(list(vocab[token_id]))}',
             )
 
 
@@ -577,20 +594,47 @@ def _contiguous(ids: Iterable[int], size: int) -> bool:
     return ordered == list(range(size, size + len(ordered)))
 
 
-def _parse_id_layout(layout: object, source: str) -> bool:
-    """Optional ``id_layout``: whether special ids may leave gaps (``"special_ids": "sparse"``)."""
+def _parse_id_layout(layout: object, source: str) -> tuple[bool, tuple[int, ...]]:
+    """Optional ``id_layout``: whether special ids leave gaps, and the ids' byte order.
+
+    ``"special_ids": "sparse"`` allows gaps between special ids (as in OpenAI's
+    vocabularies); ``"byte_order"`` lists the byte of each id 0..255 when an imported
+    vocabulary numbers the bytes in its own order (GPT-2's, OpenAI's). Each appears
+    only when it departs from the default, so one tokenizer has one artifact.
+    """
     if not isinstance(layout, dict) or not layout:
         _fail(source, f"id_layout must be a non-empty object, got {_show(layout)}")
     extra = layout.keys() - _ID_LAYOUT_FIELDS
     if extra:
         shown = ", ".join(json.dumps(key) for key in sorted(extra))
-        _fail(source, f"unexpected id_layout key(s) {shown}; known: special_ids")
-    if layout.get("special_ids") != "sparse":
+        _fail(source, f"unexpected id_layout key(s) {shown}; known: byte_order, special_ids")
+    if "special_ids" in layout and layout["special_ids"] != "sparse":
         _fail(
             source,
-            f'id_layout["special_ids"] must be "sparse", got {_show(layout.get("special_ids"))}',
+            f'id_layout["special_ids"] must be "sparse", got {_show(layout["special_ids"])}',
         )
-    return True
+    byte_order = IDENTITY_BYTE_ORDER
+    if "byte_order" in layout:
+        order = layout["byte_order"]
+        if (
+            not isinstance(order, list)
+            or len(order) != BASE_VOCAB_SIZE
+            or not all(map(_is_int, order))
+            or sorted(order) != list(IDENTITY_BYTE_ORDER)
+        ):
+            _fail(
+                source,
+                'id_layout["byte_order"] must list each byte 0..255 exactly once (the byte '
+                f"of ids 0..255), got {_show(order)}",
+            )
+        byte_order = tuple(order)
+        if byte_order == IDENTITY_BYTE_ORDER:
+            _fail(
+                source,
+                'id_layout["byte_order"] is the default order 0..255; such an artifact '
+                "leaves it out",
+            )
+    return "special_ids" in layout, byte_order
 
 
 def _parse_special_tokens_v2(

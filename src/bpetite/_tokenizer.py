@@ -182,7 +182,10 @@ class Tokenizer:
             os.fspath(path), max_bytes=max_bytes, trust_custom_pattern=trust_custom_pattern
         )
         return cls(
-            artifact.merges, pattern=artifact.pattern, special_tokens=artifact.special_tokens
+            artifact.merges,
+            pattern=artifact.pattern,
+            special_tokens=artifact.special_tokens,
+            byte_order=artifact.byte_order,
         )
 
     def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
@@ -199,6 +202,7 @@ class Tokenizer:
             self._merges,
             dict(self._special_ids),
             pattern=self._pattern,
+            byte_order=self._byte_order,
             overwrite=overwrite,
         )
 
