@@ -1,22 +1,28 @@
 """Streaming pre-tokenization and encoding give exactly what the whole text gives.
 
-The reference is always the simplest computation: the pattern's ``findall`` on the
-whole text, ``bytes.decode`` on the whole data, ``Tokenizer.encode`` on the whole text.
+The reference is always the simplest computation: the preset's regex ``findall`` on
+the whole text, ``bytes.decode`` on the whole data, ``Tokenizer.encode`` on the whole
+text. Every test of chunks and ids runs for every preset.
 """
 
 import io
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import InvalidUtf8Error, Tokenizer
+from bpetite import PRESETS, DisallowedSpecialError, InvalidUtf8Error, PatternError, Tokenizer
 from bpetite import _streaming as streaming
+from bpetite._patterns import SplitPattern, custom_pattern
 from bpetite._streaming import (
     check_block_size,
     check_file_utf8,
+    check_specials,
     decode_blocks,
     encode_pieces,
     iter_chunks,
@@ -26,88 +32,142 @@ from bpetite._streaming import (
 from tests.reference import SPEC_PATTERN
 from tests.strategies import any_text
 
-SPEC = regex.compile(SPEC_PATTERN)
+#: Every preset's pattern compiled straight from its source: the whole-text reference.
+REGEXES = {name: regex.compile(source) for name, source in PRESETS.items()}
+NAMES = list(PRESETS)
 
-# Everything the pattern treats specially: contractions and their prefixes, runs of
-# every kind of whitespace (\x85 and \u3000 are \s, \x1c is not), multi-byte and
-# astral characters, digits, punctuation runs, and the special token's pieces.
+#: Special tokens that overlap: "<|end" is a prefix of two others, "x<|" overlaps
+#: them all, and "<|endoftext|>" is the spec's.
+SPECIALS = ("<|endoftext|>", "<|end", "<|end|>", "x<|", "<|im_start|>user")
+
+# What the patterns treat specially: contractions in both cases and their prefixes
+# (o200k reads three characters past a word for "'re"), runs of every kind of
+# whitespace (\x85 and \u3000 are \s, \x1c is not) and CR/LF mixes (cl100k's
+# \s*[\r\n] and \s++$, o200k's \s*[\r\n]+), digit runs (cl100k and o200k take three),
+# punctuation before "/" and newlines (o200k's [\r\n/]*), letters of several scripts
+# and cases (o200k splits "HTMLParser" by case: Lu, Lt, Lm, Lo and marks differ),
+# and the special tokens and their pieces.
 _PIECES = st.sampled_from(
     [
-        "a", "b", "l", "s", "v", "e", "r", "X", "'", "'s", "'l", "'ll", "'ve", "'re", "'t",
-        " ", "  ", "   ", "\n", "\r\n", "\t", "\x0b", "\x85", "\u3000", "\x1c",
-        "1", "23", "!", "?!", ".", "é", "中", "😀", "👍🏽", "<|endoftext|>", "<|", "|>", "endof",
+        "a", "b", "l", "s", "v", "e", "r", "x", "X", "L", "R", "S", "ǅ", "ᵃ", "\u0301",
+        "é", "ß", "中", "ا", "Ω", "😀", "👍🏽",
+        "'", "'s", "'l", "'ll", "'LL", "'ve", "'re", "'Re", "'t", "'d", "'m",
+        " ", "  ", "   ", "\t", "\x0b", "\x85", "\u3000", "\x1c",
+        "\n", "\r", "\r\n", "\n\n", " \n", "\n ", "\r\n ", " \r\n  ",
+        "1", "23", "456", "7890",
+        "!", "?!", ".", "/", "!/", "./", "\n/", "//",
+        "<|endoftext|>", "<|end", "<|end|>", "x<|", "<|im_start|>user", "<|", "|>", "endof",
     ]
 )  # fmt: skip
 tricky = st.lists(_PIECES, max_size=24).map("".join)
 texts = st.one_of(tricky, any_text)
 
 
-def chunks_of(pieces: list[str]) -> list[str]:
-    return [chunk for batch in iter_chunks(pieces) for chunk in batch]
+def chunks_of(pieces: Iterable[str], pattern: str | SplitPattern = "gpt2") -> list[str]:
+    return [chunk for batch in iter_chunks(pieces, pattern) for chunk in batch]
 
 
 def split_every(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def stream_bytes(data: bytes, block_size: int) -> list[str]:
+def stream_bytes(data: bytes, block_size: int, pattern: str = "gpt2") -> list[str]:
     pieces = decode_blocks(read_blocks(io.BytesIO(data), block_size), "mem")
-    return chunks_of(list(pieces))
+    return chunks_of(list(pieces), pattern)
+
+
+def test_the_references_are_independent_of_the_code() -> None:
+    assert PRESETS["gpt2"] == SPEC_PATTERN
 
 
 # --------------------------------------------------------------------------- chunks
 
 
-@given(tricky)
-def test_every_block_size_gives_the_chunks_of_the_whole_text(text: str) -> None:
+@pytest.mark.parametrize("name", NAMES)
+@given(text=tricky)
+def test_every_block_size_gives_the_chunks_of_the_whole_text(name: str, text: str) -> None:
     """Block sizes 1 .. len+1 over the UTF-8 bytes: boundaries inside characters too."""
     data = text.encode("utf-8")
-    expected = SPEC.findall(text)
+    expected = REGEXES[name].findall(text)
     for block_size in range(1, len(data) + 2):
-        assert stream_bytes(data, block_size) == expected, block_size
+        assert stream_bytes(data, block_size, name) == expected, block_size
 
 
-@given(any_text, st.lists(st.integers(1, 64), min_size=1, max_size=8))
-def test_random_block_sizes_on_longer_texts(text: str, sizes: list[int]) -> None:
+@pytest.mark.parametrize("name", NAMES)
+@given(text=any_text, sizes=st.lists(st.integers(1, 64), min_size=1, max_size=8))
+def test_random_block_sizes_on_longer_texts(name: str, text: str, sizes: list[int]) -> None:
     data = (text * 4).encode("utf-8")
     for block_size in sizes:
-        assert stream_bytes(data, block_size) == SPEC.findall(text * 4)
+        assert stream_bytes(data, block_size, name) == REGEXES[name].findall(text * 4)
 
 
-@given(texts, st.lists(st.integers(0, 200)))
-def test_any_cut_of_the_text_into_pieces(text: str, cuts: list[int]) -> None:
+@pytest.mark.parametrize("name", NAMES)
+@given(text=texts, cuts=st.lists(st.integers(0, 200)))
+def test_any_cut_of_the_text_into_pieces(name: str, text: str, cuts: list[int]) -> None:
     """Not only equal blocks: arbitrary cut points, empty pieces included."""
     points = sorted({min(cut, len(text)) for cut in cuts})
     pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
-    assert chunks_of(pieces) == SPEC.findall(text)
+    assert chunks_of(pieces, name) == REGEXES[name].findall(text)
 
 
 @pytest.mark.parametrize(
-    ("pieces", "expected"),
+    ("name", "pieces", "expected"),
     [
         # The contraction branch reads two characters past the apostrophe: holding back
         # only the last chunk would emit "'" before the second "l" arrives.
-        (["it'l", "l"], ["it", "'ll"]),
-        (["we'v", "e"], ["we", "'ve"]),
+        ("gpt2", ["it'l", "l"], ["it", "'ll"]),
+        ("gpt2", ["we'v", "e"], ["we", "'ve"]),
         # \s+(?!\S) gives back the last space when a letter follows.
-        (["a  ", "b"], ["a", " ", " b"]),
-        ([" \n", "l"], [" ", "\n", "l"]),
-        (["x\r", "\ny"], ["x", "\r", "\n", "y"]),  # the newline is given back too
-        (["1", "2", "3"], ["123"]),
-        (["!", "?", " ", "!"], ["!?", " !"]),
+        ("gpt2", ["a  ", "b"], ["a", " ", " b"]),
+        ("gpt2", [" \n", "l"], [" ", "\n", "l"]),
+        ("gpt2", ["x\r", "\ny"], ["x", "\r", "\n", "y"]),  # the newline is given back too
+        ("gpt2", ["1", "2", "3"], ["123"]),
+        ("gpt2", ["!", "?", " ", "!"], ["!?", " !"]),
+        # cl100k: in "it'l" the apostrophe joins the letters, so one chunk is held.
+        ("cl100k", ["it'l", "l"], ["it", "'ll"]),
+        # \s++$ takes the spaces at a block's end whole; more text splits them.
+        ("cl100k", ["a  ", "b"], ["a", " ", " b"]),
+        ("cl100k", ["a \n ", " b"], ["a", " \n", " ", " b"]),
+        # \s*[\r\n] reads the whole run for its last newline.
+        ("cl100k", ["\n  ", "\n", "x"], ["\n  \n", "x"]),
+        ("cl100k", ["x\r", "\ny"], ["x", "\r\n", "y"]),
+        ("cl100k", ["12", "34"], ["123", "4"]),
+        ("cl100k", ["!", "\r", "\n", "x"], ["!\r\n", "x"]),
+        # o200k: a word reads "'re" past its end; "we'r" is "we", "'r" until "e" comes.
+        ("o200k", ["we'r", "e"], ["we're"]),
+        ("o200k", ["WE'L", "L go"], ["WE'LL", " go"]),
+        # \s*[\r\n]+ backtracks a run at the end to its last newline: "\n", "  ".
+        ("o200k", ["\n  ", "\n", "x"], ["\n  \n", "x"]),
+        ("o200k", ["a!\n", "/b"], ["a", "!\n/", "b"]),
+        ("o200k", ["12", "34"], ["123", "4"]),
+        ("o200k", ["Hello", "World"], ["Hello", "World"]),
+        ("o200k", ["HTML", "Parser"], ["HTMLParser"]),
     ],
 )
-def test_hand_picked_block_boundaries(pieces: list[str], expected: list[str]) -> None:
-    """Cases where holding back fewer than two chunks, or none, gives the wrong chunks."""
-    assert SPEC.findall("".join(pieces)) == expected
-    assert chunks_of(pieces) == expected
-    assert chunks_of(["".join(pieces)]) == expected
+def test_hand_picked_block_boundaries(name: str, pieces: list[str], expected: list[str]) -> None:
+    """Cases where holding back too few chunks, or none, gives the wrong chunks."""
+    assert REGEXES[name].findall("".join(pieces)) == expected
+    assert chunks_of(pieces, name) == expected
+    assert chunks_of(["".join(pieces)], name) == expected
+    assert chunks_of(list("".join(pieces)), name) == expected
 
 
-def test_holding_back_one_chunk_would_be_wrong(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The rule is tight: with one chunk held back, "it'l" + "l" splits the contraction."""
-    monkeypatch.setattr(streaming, "HELD_BACK_CHUNKS", 1)
-    assert chunks_of(["it'l", "l"]) != SPEC.findall("it'll")
+@pytest.mark.parametrize(
+    ("name", "pieces"),
+    [
+        ("gpt2", ["it'l", "l"]),
+        ("o200k", ["we'r", "e"]),
+        ("o200k", ["x\n  ", "\n"]),
+    ],
+)
+def test_holding_back_one_chunk_fewer_would_be_wrong(
+    monkeypatch: pytest.MonkeyPatch, name: str, pieces: list[str]
+) -> None:
+    """The counts are tight: one chunk fewer splits a contraction or a newline run."""
+    fewer = dict(streaming.HELD_BACK_CHUNKS)
+    fewer[name] -= 1
+    monkeypatch.setattr(streaming, "HELD_BACK_CHUNKS", fewer)
+    assert chunks_of(pieces, name) != REGEXES[name].findall("".join(pieces))
 
 
 def test_a_long_run_is_not_rescanned_once_per_block(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -119,27 +179,64 @@ def test_a_long_run_is_not_rescanned_once_per_block(monkeypatch: pytest.MonkeyPa
         def findall(self, text: str) -> list[str]:
             nonlocal scanned
             scanned += len(text)
-            return SPEC.findall(text)
+            return cast(list[str], REGEXES["gpt2"].findall(text))
 
-    monkeypatch.setattr(streaming, "PRETOKENIZER", Counting())
+    counting = SplitPattern("gpt2", PRESETS["gpt2"], cast(regex.Pattern[str], Counting()))
     text = "x" * 300_000 + " y  z"
-    assert chunks_of(split_every(text, 1000)) == SPEC.findall(text)
+    assert chunks_of(split_every(text, 1000), counting) == REGEXES["gpt2"].findall(text)
     assert scanned < 4 * len(text)
 
 
-@given(tricky)
-def test_prefix_up_to_a_non_whitespace_chunk_tokenizes_the_same(text: str) -> None:
-    """What encode_pieces relies on; cutting after a whitespace chunk is not safe."""
-    chunks = SPEC.findall(text)
+@pytest.mark.parametrize("name", NAMES)
+@given(text=tricky)
+def test_prefix_up_to_a_non_whitespace_chunk_tokenizes_the_same(name: str, text: str) -> None:
+    """What encode_pieces relies on, for every preset; cutting after whitespace is not safe."""
+    chunks = REGEXES[name].findall(text)
     for end in range(1, len(chunks) + 1):
         if not regex.match(r"\s", chunks[end - 1][-1]):
-            assert SPEC.findall("".join(chunks[:end])) == chunks[:end]
+            assert REGEXES[name].findall("".join(chunks[:end])) == chunks[:end]
 
 
-def test_prefix_after_whitespace_can_tokenize_differently() -> None:
-    chunks = SPEC.findall(" \nl")
-    assert chunks == [" ", "\n", "l"]
-    assert SPEC.findall("".join(chunks[:2])) == [" \n"]
+@pytest.mark.parametrize(
+    ("name", "text", "chunks"),
+    [
+        ("gpt2", " \nl", [" ", "\n", "l"]),  # \s+(?!\S) gave "\n" back because of "l"
+        ("cl100k", "\n  a", ["\n", " ", " a"]),  # \s*[\r\n] read the run to "a"
+    ],
+)
+def test_prefix_after_whitespace_can_tokenize_differently(
+    name: str, text: str, chunks: list[str]
+) -> None:
+    assert REGEXES[name].findall(text) == chunks
+    assert REGEXES[name].findall("".join(chunks[:2])) == ["".join(chunks[:2])]
+
+
+# --------------------------------------------------------------------------- custom patterns
+
+#: A pattern with an unbounded lookahead: whether "ab" is one chunk depends on a "!"
+#: anywhere later, so no number of held-back chunks is safe for it.
+LOOKAHEAD = r"[a-z]+(?=[^!]*!)|[\s\S]"
+
+
+def test_a_custom_pattern_can_look_past_any_number_of_chunks() -> None:
+    pattern = regex.compile(LOOKAHEAD)
+    text = "ab " + "c " * 10 + "!"
+    assert pattern.findall(text)[0] == "ab"
+    assert pattern.findall(text[:-1])[:2] == ["a", "b"]  # without the "!", 20+ chunks later
+
+
+@given(text=st.text("ab !\n", max_size=30), cuts=st.lists(st.integers(0, 30)))
+def test_a_custom_pattern_streams_exactly_by_splitting_whole(text: str, cuts: list[int]) -> None:
+    pattern = custom_pattern(LOOKAHEAD)
+    points = sorted({min(cut, len(text)) for cut in cuts})
+    pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+    assert chunks_of(pieces, pattern) == regex.findall(LOOKAHEAD, text)
+    assert chunks_of(split_every(text, 1), LOOKAHEAD) == regex.findall(LOOKAHEAD, text)
+
+
+def test_a_custom_pattern_that_drops_text_fails_in_streaming_too() -> None:
+    with pytest.raises(PatternError, match="unmatched"):
+        chunks_of(["ab", " c"], r"[a-z]+")
 
 
 # --------------------------------------------------------------------------- decoding
@@ -229,43 +326,134 @@ def test_block_size_must_be_a_positive_int(bad: object) -> None:
 
 # --------------------------------------------------------------------------- encoding
 
-
-@pytest.fixture(scope="module")
-def tokenizer() -> Tokenizer:
-    corpus = (
-        "it's the end of the line, isn't it? we'll see 12 34 567!! é中😀 "
-        "<|endoftext|> text   spaces\r\n\ttabs endoftext <|end trailing \nspace \n"
-    ) * 20
-    return Tokenizer.train(corpus, 330)
+CORPUS = (
+    "it's the end of the line, isn't it? WE'LL see 12 34 567!! é中😀 HTMLParser ǅx ᵃb "
+    "<|endoftext|> text   spaces\r\n\ttabs endoftext <|end trailing \nspace \n path/to/x.\n/y "
+    "x<|end|> <|im_start|>user\n"
+) * 20
 
 
-@given(texts)
+@pytest.fixture(scope="module", params=NAMES)
+def tokenizer(request: pytest.FixtureRequest) -> Tokenizer:
+    return Tokenizer.train(CORPUS, 330, pattern=request.param, special_tokens=SPECIALS)
+
+
+def streamed(tokenizer: Tokenizer, pieces: Iterable[str], **policy: Any) -> list[int]:
+    batches = encode_pieces(tokenizer, pieces, **policy)
+    return [i for batch in batches for i in batch]
+
+
+@given(text=texts)
 def test_streamed_encode_equals_encode_for_every_piece_size(
     tokenizer: Tokenizer, text: str
 ) -> None:
     expected = tokenizer.encode(text)
     for size in range(1, len(text) + 2):
-        got = [i for batch in encode_pieces(tokenizer, split_every(text, size)) for i in batch]
-        assert got == expected, size
+        assert streamed(tokenizer, split_every(text, size)) == expected, size
+
+
+@given(text=tricky, cuts=st.lists(st.integers(0, 120)))
+def test_streamed_encode_for_any_cut(tokenizer: Tokenizer, text: str, cuts: list[int]) -> None:
+    points = sorted({min(cut, len(text)) for cut in cuts})
+    pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+    assert streamed(tokenizer, pieces) == tokenizer.encode(text)
 
 
 @pytest.mark.parametrize(
     "pieces",
     [
-        ["a <|endof", "text|> b"],  # the literal split across blocks
+        ["a <|endof", "text|> b"],  # a special split across blocks
         ["<", "|", "endoftext", "|", ">"],
         ["x<|endoftext|", ">", "<|endoftext|><|endoftext", "|>y"],
-        ["<|endoftext|> <|endoftex", "t"],  # a partial literal that never completes
+        ["<|endoftext|> <|endoftex", "t"],  # a partial special that never completes
+        # "<|end" is complete, but "<|end|>" and "<|endoftext|>" would win if they came.
+        ["a<|end", "|>b"],
+        ["a<|end", "oftext|>b"],
+        ["a<|end", "of"],
+        ["a<|end", " b"],
+        # "x<|" starts left of "<|end|>", so it wins; a lone "x" does not.
+        ["ax", "<|end|>"],
+        ["a", "x", "<", "|", "end|>"],
+        ["<|im_start|>use", "r\n", "<|im_start|>use", "!"],
         ["  ", "\n", "l", "'", "ll"],
-        # Cutting after the whitespace chunk "\n" would encode "a \n" as " \n".
+        # Cutting after the whitespace chunk "\n" would encode "a \n" as " \n" (gpt2).
         ["a \nl b", " c"],
+        ["we'r", "e ", "HTML", "Parser", "\n  ", "\n", "!\n", "/x"],
     ],
 )
 def test_streamed_encode_hand_picked_boundaries(tokenizer: Tokenizer, pieces: list[str]) -> None:
     text = "".join(pieces)
-    got = [i for batch in encode_pieces(tokenizer, pieces) for i in batch]
-    assert got == tokenizer.encode(text)
-    assert tokenizer.encode(" \n") != tokenizer.encode(" ") + tokenizer.encode("\n")
+    assert streamed(tokenizer, pieces) == tokenizer.encode(text)
+    assert streamed(tokenizer, list(text)) == tokenizer.encode(text)
+
+
+def test_the_specials_overlap_as_the_cases_need(tokenizer: Tokenizer) -> None:
+    """Leftmost, then longest: the cases above really exercise both rules."""
+    ids = tokenizer.special_tokens
+    assert tokenizer.encode("a<|end|>")[-1] == ids["<|end|>"]
+    assert tokenizer.encode("a<|end b")[1] == ids["<|end"]
+    assert tokenizer.encode("ax<|end|>")[-2:] != [ids["<|end|>"]]
+    assert ids["x<|"] in tokenizer.encode("ax<|end|>")
+
+
+_POLICIES = st.sampled_from(
+    [
+        {},
+        {"allowed_special": set(), "disallowed_special": ()},
+        {"allowed_special": set(), "disallowed_special": "all"},
+        {"allowed_special": {"<|end"}, "disallowed_special": "all"},
+        {"allowed_special": {"<|end|>", "x<|"}, "disallowed_special": ()},
+        {"allowed_special": {"<|endoftext|>"}, "disallowed_special": {"<|end"}},
+    ]
+)
+
+
+def outcome(run: Callable[[], object]) -> object:
+    """What `run` returns, or the message of the DisallowedSpecialError it raises instead."""
+    try:
+        return run()
+    except DisallowedSpecialError as error:
+        return str(error)
+
+
+@given(text=tricky, policy=_POLICIES)
+def test_streamed_encode_follows_the_special_policy(
+    tokenizer: Tokenizer, text: str, policy: dict[str, Any]
+) -> None:
+    """Same ids, or the same error at the same position, for every piece size."""
+    expected = outcome(partial(tokenizer.encode, text, **policy))
+    for size in (1, 2, 3, 5, 13, len(text) + 1):
+        got = outcome(partial(streamed, tokenizer, split_every(text, size), **policy))
+        assert got == expected, size
+
+
+@given(text=tricky)
+def test_check_specials_raises_exactly_where_encode_would(tokenizer: Tokenizer, text: str) -> None:
+    safe: dict[str, Any] = {"allowed_special": set(), "disallowed_special": "all"}
+    expected = outcome(partial(tokenizer.encode, text, **safe))
+    for size in range(1, len(text) + 2):
+        pieces = split_every(text, size)
+        got = outcome(partial(list, check_specials(tokenizer, pieces, **safe)))
+        if isinstance(expected, str):
+            assert got == expected, size
+        else:
+            assert got == pieces, size
+
+
+def test_check_specials_yields_the_pieces_unchanged(tokenizer: Tokenizer) -> None:
+    pieces = ["a<|e", "nd", "|>b"]
+    assert list(check_specials(tokenizer, pieces)) == pieces
+    with pytest.raises(DisallowedSpecialError, match=r"'<\|end\|>' at position 1"):
+        list(check_specials(tokenizer, pieces, allowed_special=set(), disallowed_special="all"))
+
+
+def test_a_policy_naming_an_unknown_special_fails_before_reading(tokenizer: Tokenizer) -> None:
+    def never() -> Iterable[str]:
+        raise AssertionError("read")
+        yield ""
+
+    with pytest.raises(ValueError, match="not a special token"):
+        encode_pieces(tokenizer, never(), allowed_special={"<|nope|>"})
 
 
 def test_streamed_encode_of_a_file_in_blocks(
@@ -276,5 +464,11 @@ def test_streamed_encode_of_a_file_in_blocks(
     path.write_bytes(text.encode("utf-8"))
     for block_size in (1, 13, 4096):
         pieces = stream_file_text(str(path), block_size=block_size)
-        got = [i for batch in encode_pieces(tokenizer, pieces) for i in batch]
-        assert got == tokenizer.encode(text), block_size
+        assert streamed(tokenizer, pieces) == tokenizer.encode(text), block_size
+
+
+@given(text=st.text("ab !\n<|endoftext|>", max_size=30))
+def test_streamed_encode_with_a_custom_pattern_encodes_whole(text: str) -> None:
+    tokenizer = Tokenizer.train("ab ab! ab", 260, pattern=LOOKAHEAD)
+    for size in (1, 2, 7):
+        assert streamed(tokenizer, split_every(text, size)) == tokenizer.encode(text)

@@ -19,14 +19,14 @@ parent, which stops every worker whatever ends the count; a worker whose parent 
 killed outright stops by itself at its next block.
 
 Splitting one file. A file is split only just after a ``\\n`` whose neighbours on both
-sides are printable, non-space ASCII bytes (``X\\nY``). Such a point is a chunk
-boundary of the whole text, and each side tokenizes on its own exactly as inside the
-whole: the ``\\n`` is a whitespace run of one, so it is a chunk by itself whatever
-follows (``\\s+(?!\\S)`` cannot take it because ``Y`` is not space, ``\\s+`` can, and
-no other branch takes a newline); nothing before it reads past it, because the byte
-before it ends a non-space run; and a match depends only on the text from its start.
-ASCII bytes are never part of a multi-byte character, so each range also decodes on
-its own, with the same error offsets.
+sides are printable, non-space ASCII bytes, the one after it not ``/`` (``X\\nY``).
+For every preset such a point is a chunk boundary of the whole text, and each side
+tokenizes on its own exactly as inside the whole (docs/scaling.md has the argument per
+preset: the ``\\n`` ends the chunk that holds it, which reads nothing past ``Y``, and
+``Y`` is not one of the ``[\\r\\n/]`` that o200k lets follow a newline). A file
+counted with a custom pattern is never split. ASCII bytes are never part of a
+multi-byte character, so each range also decodes on its own, with the same error
+offsets.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Final
 
 from bpetite._errors import WorkerError
+from bpetite._patterns import PRESETS, SplitPattern, resolve_pattern
 from bpetite._progress import Progress, ProgressCallback, ignore_progress
 from bpetite._streaming import (
     DEFAULT_BLOCK_SIZE,
@@ -71,7 +72,7 @@ SPLIT_SEARCH_BYTES: Final = 1 << 20
 #: How often the parent wakes up to report progress while workers count.
 POLL_SECONDS: Final = 0.1
 
-_SAFE_SPLIT: Final = re.compile(rb"[\x21-\x7e]\n(?=[\x21-\x7e])")
+_SAFE_SPLIT: Final = re.compile(rb"[\x21-\x7e]\n(?=[\x21-\x2e\x30-\x7e])")
 
 #: What stops a run: the parent handles these, workers ignore them.
 _SHUTDOWN_SIGNALS: Final = frozenset({signal.SIGINT, signal.SIGTERM})
@@ -130,11 +131,14 @@ def _files_under(directory: Path) -> list[Path]:
     return found
 
 
-def plan_pieces(files: Sequence[Path], piece_bytes: int) -> list[Piece]:
+def plan_pieces(
+    files: Sequence[Path], piece_bytes: int, *, split_files: bool = True
+) -> list[Piece]:
     """Cut `files` into pieces of at least `piece_bytes` (the last of a file may be smaller).
 
     A large file is split at the first safe point at least `piece_bytes` past the
-    previous split; a file without safe points stays whole.
+    previous split; a file without safe points, or any file if not `split_files`,
+    stays whole.
     """
     if isinstance(piece_bytes, bool) or not isinstance(piece_bytes, int) or piece_bytes < 1:
         raise ValueError(f"piece_bytes must be a positive integer, got {piece_bytes!r}")
@@ -145,7 +149,7 @@ def plan_pieces(files: Sequence[Path], piece_bytes: int) -> list[Piece]:
             size = os.fstat(stream.fileno()).st_size
             starts = [0]
             wanted = piece_bytes
-            while wanted < size:
+            while split_files and wanted < size:
                 point = _find_safe_point(stream, wanted)
                 if point is None:  # none in this window: the piece grows to the next one
                     wanted += SPLIT_SEARCH_BYTES
@@ -162,7 +166,7 @@ def _find_safe_point(stream: BinaryIO, offset: int) -> int | None:
     """The first split point at or after `offset`, within SPLIT_SEARCH_BYTES of it, if any.
 
     A split point is the offset just after the ``\\n`` of ``X\\nY`` (X, Y printable
-    non-space ASCII); ``Y`` must exist, so a point is always inside the file.
+    non-space ASCII, Y not ``/``); ``Y`` must exist, so a point is always inside the file.
     """
     window_start = max(offset - 2, 0)
     stream.seek(window_start)
@@ -177,6 +181,7 @@ def _find_safe_point(stream: BinaryIO, offset: int) -> int | None:
 def count_files(
     paths: Iterable[str | os.PathLike[str]],
     *,
+    pattern: str | SplitPattern = "gpt2",
     workers: int | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
     progress: ProgressCallback | None = None,
@@ -184,9 +189,10 @@ def count_files(
 ) -> Counter[bytes]:
     """Return how often each chunk occurs in the files `paths` name, summed over the files.
 
-    Equal to ``count_chunks(text of each file)``, whatever `workers` (default: the
-    number of CPUs), `block_size` or `piece_bytes` (default: about four pieces per
-    worker, never below MIN_PIECE_BYTES). Directories expand as in
+    Equal to ``count_chunks(text of each file, pattern=pattern)``, whatever `workers`
+    (default: the number of CPUs), `block_size` or `piece_bytes` (default: about four
+    pieces per worker, never below MIN_PIECE_BYTES; a custom pattern never splits a
+    file, see :mod:`bpetite._streaming`). Directories expand as in
     :func:`expand_inputs`. Invalid UTF-8 raises :class:`InvalidUtf8Error` naming the
     file and the offset of its first bad byte; every file is checked (quickly) before
     counting starts, so the error comes before any progress report. A worker process
@@ -195,26 +201,34 @@ def count_files(
     """
     files = expand_inputs(paths)
     return count_expanded(
-        files, workers=workers, block_size=block_size, progress=progress, piece_bytes=piece_bytes
+        files,
+        pattern=pattern,
+        workers=workers,
+        block_size=block_size,
+        progress=progress,
+        piece_bytes=piece_bytes,
     )
 
 
 def count_expanded(
     files: Sequence[Path],
     *,
+    pattern: str | SplitPattern = "gpt2",
     workers: int | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
     progress: ProgressCallback | None = None,
     piece_bytes: int | None = None,
 ) -> Counter[bytes]:
     """:func:`count_files` for a list of regular files already expanded."""
+    split = resolve_pattern(pattern)
     workers = check_workers(default_workers() if workers is None else workers)
     check_block_size(block_size)
     report = progress or ignore_progress
     if piece_bytes is None:
         total = sum(path.stat().st_size for path in files)
         piece_bytes = max(MIN_PIECE_BYTES, -(-total // (workers * PIECES_PER_WORKER)))
-    pieces = plan_pieces(files, piece_bytes)
+    # Safe split points are proven for the presets only; a custom pattern counts whole files.
+    pieces = plan_pieces(files, piece_bytes, split_files=split.is_preset)
     total = sum(piece.size for piece in pieces)
     # Fail fast: a bad byte anywhere is reported before any counting or progress starts.
     for path in files:
@@ -223,9 +237,9 @@ def count_expanded(
     pieces.sort(key=lambda piece: piece.size, reverse=True)
     processes = min(workers, len(pieces))
     if processes <= 1:
-        str_counts = _count_here(pieces, block_size, total, report)
+        str_counts = _count_here(pieces, block_size, total, report, split)
     else:
-        str_counts = _count_in_workers(pieces, processes, block_size, total, report)
+        str_counts = _count_in_workers(pieces, processes, block_size, total, report, split)
     counts = Counter({chunk.encode("utf-8"): n for chunk, n in str_counts.items()})
     report(Progress("count", "done", total, total))
     return counts
@@ -252,16 +266,21 @@ def count_piece(
     block_size: int,
     counts: Counter[str],
     on_bytes: Callable[[int], None] | None = None,
+    pattern: str | SplitPattern = "gpt2",
 ) -> None:
     """Add the chunks of one piece to `counts`."""
     text = stream_file_text(
         piece.path, block_size=block_size, start=piece.start, end=piece.end, on_bytes=on_bytes
     )
-    count_pieces(text, counts)
+    count_pieces(text, counts, pattern=pattern)
 
 
 def _count_here(
-    pieces: Sequence[Piece], block_size: int, total: int, report: ProgressCallback
+    pieces: Sequence[Piece],
+    block_size: int,
+    total: int,
+    report: ProgressCallback,
+    pattern: SplitPattern,
 ) -> Counter[str]:
     report(Progress("count", "start", 0, total))
     counts: Counter[str] = Counter()
@@ -273,7 +292,7 @@ def _count_here(
         report(Progress("count", "update", done, total))
 
     for piece in pieces:
-        count_piece(piece, block_size, counts, on_bytes)
+        count_piece(piece, block_size, counts, on_bytes, pattern)
     return counts
 
 
@@ -283,6 +302,7 @@ def _count_in_workers(
     block_size: int,
     total: int,
     report: ProgressCallback,
+    pattern: SplitPattern,
 ) -> Counter[str]:
     """Run `processes` workers that claim pieces from a shared index; add up their counts.
 
@@ -302,7 +322,11 @@ def _count_in_workers(
     # One progress slot per worker, written only by that worker: the parent reads
     # them without a lock, so a worker killed at any instant cannot block the parent.
     job = WorkerJob(
-        pieces, block_size, context.Value("q", 0), context.Array("q", processes, lock=False)
+        pieces,
+        block_size,
+        context.Value("q", 0),
+        context.Array("q", processes, lock=False),
+        pattern.source,
     )
     started: list[BaseProcess] = []
     pending: dict[Connection, BaseProcess] = {}
@@ -432,6 +456,8 @@ class WorkerJob:
     block_size: int
     next_piece: Synchronized[int]
     done: MutableSequence[int]
+    #: The split pattern's source (a str pickles); a worker resolves it again.
+    pattern_source: str = PRESETS["gpt2"]
 
 
 def _work(job: WorkerJob, slot: int, sender: Connection) -> None:
@@ -462,6 +488,7 @@ def count_claimed(job: WorkerJob, slot: int, *, parent: int) -> Counter[str]:
     `parent`: a parent killed outright cannot stop its workers, so they stop themselves.
     """
     done = job.done
+    pattern = resolve_pattern(job.pattern_source)  # a preset's source resolves to the preset
 
     def on_bytes(size: int) -> None:
         if os.getppid() != parent:
@@ -475,7 +502,7 @@ def count_claimed(job: WorkerJob, slot: int, *, parent: int) -> Counter[str]:
             job.next_piece.value = index + 1
         if index >= len(job.pieces):
             return counts
-        count_piece(job.pieces[index], job.block_size, counts, on_bytes)
+        count_piece(job.pieces[index], job.block_size, counts, on_bytes, pattern)
 
 
 def _portable(error: Exception) -> BaseException:

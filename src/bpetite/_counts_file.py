@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import Final, NoReturn
 
 from bpetite._atomic import write_atomically
-from bpetite._constants import PRETOKENIZER_PATTERN
 from bpetite._errors import CountsFileError, MissingKeyError, ParameterError
 from bpetite._json import loads_json
-from bpetite._pretokenizer import PRETOKENIZER
+from bpetite._patterns import PRESETS, SplitPattern, resolve_pattern
 
 
 class _MissingCountsKey(CountsFileError, MissingKeyError):
@@ -44,13 +43,16 @@ _MAX_SHOWN_CHARS: Final = 60
 # --------------------------------------------------------------------------- writing
 
 
-def dumps_counts(counts: Mapping[bytes, int]) -> bytes:
+def dumps_counts(counts: Mapping[bytes, int], *, pattern: str | SplitPattern = "gpt2") -> bytes:
     """Return the canonical bytes of a counts file for `counts` (chunk bytes -> count).
+
+    The file records `pattern`'s source: chunks cut by another pattern are other chunks.
 
     Raises ParameterError (a ValueError) for a chunk that is not valid UTF-8 or not exactly one
     pre-tokenizer chunk, or a count that is not a positive integer: such a file could
     never have come from counting text, and the reader would reject it.
     """
+    split = resolve_pattern(pattern)
     lines = []
     for chunk in sorted(counts):
         n = counts[chunk]
@@ -58,7 +60,7 @@ def dumps_counts(counts: Mapping[bytes, int]) -> bytes:
             text = chunk.decode("utf-8")
         except (UnicodeDecodeError, AttributeError):
             raise ParameterError(f"chunk {chunk!r} is not UTF-8 bytes") from None
-        problem = _chunk_problem(text)
+        problem = _chunk_problem(text, split)
         if problem:
             raise ParameterError(f"chunk {chunk!r} {problem}")
         if type(n) is not int or n < 1:
@@ -70,7 +72,7 @@ def dumps_counts(counts: Mapping[bytes, int]) -> bytes:
         {
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,
-            "pretokenizer_pattern": PRETOKENIZER_PATTERN,
+            "pretokenizer_pattern": split.source,
         },
         ensure_ascii=True,
         separators=(",", ":"),
@@ -80,29 +82,38 @@ def dumps_counts(counts: Mapping[bytes, int]) -> bytes:
 
 
 def save_counts(
-    path: str | os.PathLike[str], counts: Mapping[bytes, int], *, overwrite: bool = False
+    path: str | os.PathLike[str],
+    counts: Mapping[bytes, int],
+    *,
+    overwrite: bool = False,
+    pattern: str | SplitPattern = "gpt2",
 ) -> None:
     """Write a counts file atomically: readers see the old file or the whole new one.
 
     Raises FileExistsError if `path` exists and `overwrite` is false, FileNotFoundError
     if its directory is missing.
     """
-    write_atomically(path, dumps_counts(counts), overwrite=overwrite)
+    write_atomically(path, dumps_counts(counts, pattern=pattern), overwrite=overwrite)
 
 
 # --------------------------------------------------------------------------- reading
 
 
-def load_counts(path: str | os.PathLike[str]) -> Counter[bytes]:
+def load_counts(
+    path: str | os.PathLike[str], *, pattern: str | SplitPattern = "gpt2"
+) -> Counter[bytes]:
     """Read and fully validate the counts file at `path`; OSErrors from reading propagate."""
-    return parse_counts(Path(path).read_bytes(), source=os.fspath(path))
+    return parse_counts(Path(path).read_bytes(), source=os.fspath(path), pattern=pattern)
 
 
-def load_and_merge(paths: Iterable[str | os.PathLike[str]]) -> Counter[bytes]:
+def load_and_merge(
+    paths: Iterable[str | os.PathLike[str]], *, pattern: str | SplitPattern = "gpt2"
+) -> Counter[bytes]:
     """Sum the counts of several files: the counts of all their inputs together."""
+    split = resolve_pattern(pattern)
     total: Counter[bytes] = Counter()
     for path in paths:
-        counts = load_counts(path)
+        counts = load_counts(path, pattern=split)
         if not total:
             total = counts
             continue
@@ -112,14 +123,21 @@ def load_and_merge(paths: Iterable[str | os.PathLike[str]]) -> Counter[bytes]:
     return total
 
 
-def parse_counts(data: bytes, source: str = "<counts>") -> Counter[bytes]:
+def parse_counts(
+    data: bytes, source: str = "<counts>", *, pattern: str | SplitPattern = "gpt2"
+) -> Counter[bytes]:
     """Validate a counts document and return its counts; every defect names its place.
+
+    The document must record `pattern` (the file's chunks are checked against it; the
+    file's own pattern is only compared, never run).
 
     Missing keys raise a CountsFileError that is also a KeyError; anything else wrong
     (not UTF-8, not JSON, duplicate keys, wrong format, version or pattern, wrong
     types, booleans used as numbers, counts below 1, a string that is not exactly one
     chunk, a chunk listed twice) raises CountsFileError (a ValueError).
     """
+
+    split = resolve_pattern(pattern)
 
     def fail(message: str) -> NoReturn:
         raise CountsFileError(f"{source}: {message}")
@@ -138,10 +156,11 @@ def parse_counts(data: bytes, source: str = "<counts>") -> Counter[bytes]:
     version = document["version"]
     if type(version) is not int or version != FORMAT_VERSION:
         fail(f"version must be {FORMAT_VERSION}, the only one this bpetite reads; got {version!r}")
-    if document["pretokenizer_pattern"] != PRETOKENIZER_PATTERN:
+    recorded = document["pretokenizer_pattern"]
+    if recorded != split.source:
         fail(
-            "pretokenizer_pattern differs from this bpetite's pattern, so its chunks would "
-            f"not be ours: got {_show(document['pretokenizer_pattern'])}"
+            f"pretokenizer_pattern differs from the {_pattern_name(split.source)} pattern "
+            f"asked for, so its chunks would not be ours: got {_pattern_name(recorded)}"
         )
     pairs = document["counts"]
     if not isinstance(pairs, list):
@@ -154,7 +173,7 @@ def parse_counts(data: bytes, source: str = "<counts>") -> Counter[bytes]:
         chunk, n = pair
         if type(chunk) is not str:
             fail(f"{where}[0] must be a string, got {_show(chunk)}")
-        problem = _chunk_problem(chunk)
+        problem = _chunk_problem(chunk, split)
         if problem:
             fail(f"{where}[0] {problem}")
         if type(n) is not int:
@@ -169,7 +188,15 @@ def parse_counts(data: bytes, source: str = "<counts>") -> Counter[bytes]:
     return counts
 
 
-def _chunk_problem(text: str) -> str | None:
+def _pattern_name(source: object) -> str:
+    """``'cl100k' preset`` for a preset's source, the shown source for any other pattern."""
+    for name, preset in PRESETS.items():
+        if source == preset:
+            return f"'{name}' preset"
+    return _show(source)
+
+
+def _chunk_problem(text: str, pattern: SplitPattern) -> str | None:
     """What is wrong with `text` as a chunk, or None: it must be valid Unicode and one chunk.
 
     ``match`` finds the first chunk findall would find; if it covers the whole string,
@@ -181,7 +208,7 @@ def _chunk_problem(text: str) -> str | None:
         text.encode("utf-8")
     except UnicodeEncodeError:
         return f"holds a lone surrogate, which is not valid Unicode: {_show(text)}"
-    match = PRETOKENIZER.match(text)
+    match = pattern.compiled.match(text)
     if match is None or match.end() != len(text):
         return f"is not a single pre-tokenizer chunk: {_show(text)}"
     return None

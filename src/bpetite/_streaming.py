@@ -1,24 +1,30 @@
 """Pre-tokenize and encode text that arrives in blocks, exactly as if it came whole.
 
 A file far larger than memory is read in blocks, decoded with a strict incremental
-UTF-8 decoder, and scanned with the same compiled pattern as everything else. The only
-question is which chunks of a scanned buffer are final, i.e. cannot change when more
-text arrives. The answer used here: **all but the last two**.
+UTF-8 decoder, and scanned with the split pattern. The question is which chunks of a
+scanned buffer are final, i.e. cannot change when more text arrives. No preset has a
+look-behind or a start anchor, so the match at a position depends only on the text
+from there on, and findall's matches tile the text: a match can change only if
+finding it (in any branch tried, failed ones included) looked at the end of the
+buffer. Per preset (the full argument is in docs/scaling.md):
 
-Why two is enough. The match the pattern finds at a position depends only on the text
-from that position on (no look-behind, no anchors), and findall's matches tile the
-text. So a match stays the same in any longer text unless finding it looked at the end
-of the buffer. Looking at the end happens only when
+* ``gpt2``: **all but the last two.** A run of letters, digits, punctuation or
+  whitespace that reaches the end is the last match; the contraction branch reads two
+  characters past a ``'``, so ``'l`` at the end (``'`` then ``l``) may become ``'ll``.
+* ``cl100k``: **all but the last one.** A ``'`` before letters joins them
+  (``[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++``), so a failed contraction leaves one match;
+  ``\\s++$`` takes a whitespace run that reaches the end whole, and every other
+  whitespace branch (``\\s*[\\r\\n]``, ``\\s+(?!\\S)``, ``\\s``) reads only up to the
+  non-space character that ends its run, which exists; ``\\p{N}{1,3}+`` reads at most
+  one digit past a short match.
+* ``o200k``: **all but the last two.** A word reads up to three characters past its
+  end for an optional ``'re``, so ``we'r`` at the end is ``we`` then ``'r``; and
+  ``\\s*[\\r\\n]+`` backtracks over a whitespace run that reaches the end to its last
+  newline (``\\n`` then ``"  "``), which ``\\n  \\n`` would take whole.
 
-* a run (letters, digits, punctuation or whitespace) reaches the end: then that run
-  is the *last* match (``\\s+(?!\\S)`` takes a whitespace run up to the end whole);
-* the contraction branch reads two characters past a ``'`` that sits just before the
-  end: ``'l`` could become ``'ll``. Then ``'`` is the match *before the last*, and
-  the last is the single letter after it;
-* a one-character run sits at the very end: it is the last match.
-
-Holding back one match is not enough (``"'l"`` + ``"l"`` is ``'ll``, not ``'`` ``l``
-``l``); two always is. The held-back text is scanned again with the next block.
+A custom pattern can look arbitrarily far ahead, so no number of held-back matches is
+safe for it: text is then gathered whole (one document, or everything an encoder is
+given) and split in one call. Memory then grows with the largest document.
 
 A long run (a megabyte of letters is one chunk) is held back until it ends; so that
 it is not rescanned once per block, blocks are gathered until the new text is at
@@ -29,15 +35,16 @@ from __future__ import annotations
 
 import codecs
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Final, TypeVar
 
 import regex
 
-from bpetite._constants import END_OF_TEXT_TOKEN
-from bpetite._errors import InvalidUtf8Error
-from bpetite._pretokenizer import PRETOKENIZER
+from bpetite._errors import DisallowedSpecialError, InvalidUtf8Error
+from bpetite._patterns import SplitPattern, resolve_pattern
+from bpetite._specials import SpecialPolicy, SpecialTokens
 
 if TYPE_CHECKING:
     from bpetite._tokenizer import Tokenizer
@@ -48,17 +55,24 @@ T = TypeVar("T")
 #: per-block overhead (one decode, one findall) is invisible.
 DEFAULT_BLOCK_SIZE: Final = 1 << 20
 
-#: How many trailing matches of a buffer may still change when more text arrives.
-HELD_BACK_CHUNKS: Final = 2
+#: How many trailing matches of a buffer each preset may still change when more text
+#: arrives (see the module docstring). A pattern not listed is gathered whole.
+HELD_BACK_CHUNKS: Final[Mapping[str, int]] = MappingProxyType({"gpt2": 2, "cl100k": 1, "o200k": 2})
 
 #: Held-back text shorter than this (in characters) is simply rescanned with every
 #: block; longer held-back text waits until as much new text has arrived.
 RESCAN_SLACK: Final = 1 << 16
 
 _WHITESPACE: Final = regex.compile(r"\s")
-_LITERAL_PREFIXES: Final = tuple(
-    END_OF_TEXT_TOKEN[:length] for length in range(len(END_OF_TEXT_TOKEN) - 1, 0, -1)
-)
+
+
+def held_back_chunks(pattern: SplitPattern) -> int | None:
+    """How many trailing chunks of a buffer may change with more text; None if unknown.
+
+    Only the presets are proven; a custom pattern (even one that happens to equal a
+    preset in behaviour) gets None, and callers then split the text whole.
+    """
+    return HELD_BACK_CHUNKS.get(pattern.name) if pattern.is_preset else None
 
 
 # --------------------------------------------------------------------------- bytes to text
@@ -122,31 +136,41 @@ def check_block_size(block_size: object) -> int:
 # --------------------------------------------------------------------------- text to chunks
 
 
-def iter_chunks(pieces: Iterable[str]) -> Iterator[list[str]]:
-    """Yield the pre-tokenizer chunks of ``"".join(pieces)``, in order, in batches.
+def iter_chunks(pieces: Iterable[str], pattern: str | SplitPattern = "gpt2") -> Iterator[list[str]]:
+    """Yield the chunks of ``"".join(pieces)`` under `pattern`, in order, in batches.
 
-    Concatenated, the batches are exactly ``PRETOKENIZER.findall("".join(pieces))``
-    however the text is cut into pieces (see the module docstring for why).
+    Concatenated, the batches are exactly ``pattern.split("".join(pieces))`` however
+    the text is cut into pieces (see the module docstring for why). A custom pattern
+    splits the joined text in one call, so it holds the whole text in memory.
 
     >>> [chunk for batch in iter_chunks(["it'", "ll be", "  ", "fine"]) for chunk in batch]
     ['it', "'ll", ' be', ' ', ' fine']
     """
+    split = resolve_pattern(pattern)
+    held = held_back_chunks(split)
+    if held is None:
+        return _whole(pieces, split.split)
+    findall = split.compiled.findall
 
     def settle(buffer: str) -> tuple[list[str], int]:
-        chunks = PRETOKENIZER.findall(buffer)
-        if len(chunks) <= HELD_BACK_CHUNKS:
+        chunks: list[str] = findall(buffer)
+        if len(chunks) <= held:
             return [], 0
-        held = sum(map(len, chunks[-HELD_BACK_CHUNKS:]))
-        del chunks[-HELD_BACK_CHUNKS:]
-        return chunks, len(buffer) - held
+        del chunks[-held:]
+        return chunks, sum(map(len, chunks))
 
-    return _settled(pieces, settle, PRETOKENIZER.findall)
+    return _settled(pieces, settle, findall)
 
 
-def count_pieces(pieces: Iterable[str], counts: Counter[str] | None = None) -> Counter[str]:
+def count_pieces(
+    pieces: Iterable[str],
+    counts: Counter[str] | None = None,
+    *,
+    pattern: str | SplitPattern = "gpt2",
+) -> Counter[str]:
     """Add the chunks of ``"".join(pieces)`` to `counts` (a new Counter if None) and return it."""
     counts = Counter() if counts is None else counts
-    for batch in iter_chunks(pieces):
+    for batch in iter_chunks(pieces, pattern):
         counts.update(batch)
     return counts
 
@@ -196,28 +220,155 @@ def _reporting(blocks: Iterable[bytes], on_bytes: Callable[[int], None]) -> Iter
 # --------------------------------------------------------------------------- encoding
 
 
-def encode_pieces(tokenizer: Tokenizer, pieces: Iterable[str]) -> Iterator[list[int]]:
-    """Yield the ids of ``"".join(pieces)`` in batches; concatenated, ``tokenizer.encode(text)``.
+def encode_pieces(
+    tokenizer: Tokenizer,
+    pieces: Iterable[str],
+    *,
+    allowed_special: SpecialPolicy = "all",
+    disallowed_special: SpecialPolicy = (),
+) -> Iterator[list[int]]:
+    """Yield the ids of ``"".join(pieces)`` in batches; concatenated, ``tokenizer.encode``'s.
 
-    Each batch comes from one ``tokenizer.encode`` call on a stretch of text that
-    encodes on its own exactly as it does inside the whole:
+    The keywords are :meth:`Tokenizer.encode`'s policy. A disallowed special token raises
+    :class:`DisallowedSpecialError` with its position in the whole text, as ``encode``
+    would, but only once it has been read: batches before it may already have been
+    yielded (:func:`check_specials` checks a stream without encoding it). Each batch
+    comes from encoding a stretch of text that encodes on its own exactly as inside the
+    whole:
 
-    * everything up to the end of an ``<|endoftext|>`` literal (the encoder splits
-      there first, and the literal cannot overlap itself);
-    * in the text after the last literal, minus any suffix that could still grow into
-      a literal, the final chunks (all but the last two) up to the last one that does
-      not end in whitespace. Cutting after whitespace would not be safe: the whitespace
-      branch ``\\s+(?!\\S)`` reads the whole run, so ``" \\nl"`` tokenizes as
-      ``" ", "\\n", "l"`` but the prefix ``" \\n"`` re-tokenizes as one chunk. A chunk
-      that ends in anything else was found without reading past its end, so the prefix
-      up to it re-tokenizes into exactly the same chunks.
+    * everything up to the end of an allowed special token that no later text can
+      change: one that starts before the first position where a special token could
+      still begin (the text from there to the end is a proper prefix of one, and with
+      more text it may complete, or grow into a longer one that wins);
+    * in the ordinary text after it, the final chunks up to the last one whose last
+      character is not whitespace. Cutting after whitespace would not be safe:
+      ``\\s+(?!\\S)`` reads the whole run, so gpt2 splits ``" \\nl"`` as ``" ", "\\n",
+      "l"`` but the prefix ``" \\n"`` on its own as one chunk. A chunk that ends in
+      anything else ends a run that no earlier match read past, for every preset.
+
+    With a custom pattern the text is gathered and encoded whole.
     """
+    specials = SpecialTokens(tokenizer.special_tokens)
+    allowed, disallowed = specials.resolve(allowed_special, disallowed_special)
+    if disallowed:
+        pieces = _refusing(pieces, specials, disallowed)
+
+    def finish(text: str) -> list[int]:
+        return tokenizer.encode(text, allowed_special=allowed, disallowed_special=())
+
+    split = tokenizer.split_pattern
+    held = held_back_chunks(split)
+    if held is None:
+        return _whole(pieces, finish)
+    findall = split.compiled.findall
+    encode_ordinary = tokenizer.encode_ordinary
+    special_ids = tokenizer.special_tokens
+    matcher = specials.matcher(allowed) if allowed else None
+    partial = _PartialSpecials(allowed)
+    is_space = _WHITESPACE.match
 
     def settle(buffer: str) -> tuple[list[int], int]:
-        cut = _final_prefix_length(buffer)
-        return (tokenizer.encode(buffer[:cut]) if cut else []), cut
+        # Specials starting before `pending` are the whole text's: none could still grow.
+        pending = len(buffer) - partial.length(buffer)
+        ids: list[int] = []
+        done = 0  # the end of the last final special token
+        if matcher is not None:
+            for match in matcher.finditer(buffer):
+                if match.start() >= pending:
+                    break
+                if match.start() > done:
+                    ids += encode_ordinary(buffer[done : match.start()])
+                ids.append(special_ids[match.group()])
+                done = match.end()
+        # buffer[done:stop] starts the ordinary text that follows, which may go on.
+        stop = max(done, pending)
+        chunks: list[str] = findall(buffer, done, stop)
+        del chunks[-held:]
+        while chunks and is_space(chunks[-1][-1]):
+            chunks.pop()
+        cut = done + sum(map(len, chunks))
+        if cut > done:
+            ids += encode_ordinary(buffer[done:cut])
+        return ids, cut
 
-    return _settled(pieces, settle, tokenizer.encode)
+    return _settled(pieces, settle, finish)
+
+
+def check_specials(
+    tokenizer: Tokenizer,
+    pieces: Iterable[str],
+    *,
+    allowed_special: SpecialPolicy = "all",
+    disallowed_special: SpecialPolicy = (),
+) -> Iterator[str]:
+    """Yield `pieces` unchanged; raise where ``tokenizer.encode`` of their text would.
+
+    That is :class:`DisallowedSpecialError` for the leftmost disallowed special token
+    (the longest one there), with its position in the whole text, however the text is
+    cut into pieces. A caller that must not write partial output checks a stream with
+    this first (and ``for _ in check_specials(...): pass``), then encodes it.
+    """
+    specials = SpecialTokens(tokenizer.special_tokens)
+    _, disallowed = specials.resolve(allowed_special, disallowed_special)
+    if not disallowed:
+        return iter(pieces)
+    return _refusing(pieces, specials, disallowed)
+
+
+def _refusing(
+    pieces: Iterable[str], specials: SpecialTokens, disallowed: frozenset[str]
+) -> Iterator[str]:
+    """Yield each piece once no disallowed special starts in text read so far; else raise.
+
+    Only the text from the first position where a special could still begin is carried
+    to the next piece (shorter than the longest special), so the work is linear.
+    """
+    matcher = specials.matcher(disallowed)
+    partial = _PartialSpecials(disallowed)
+    carry = ""
+    offset = 0  # the position of carry[0] in the whole text
+    for piece in pieces:
+        buffer = carry + piece
+        pending = len(buffer) - partial.length(buffer)
+        match = matcher.search(buffer)
+        if match is not None and match.start() < pending:
+            raise disallowed_special_error(match.group(), offset + match.start())
+        yield piece
+        carry = buffer[pending:]
+        offset += pending
+    match = matcher.search(carry)
+    if match is not None:
+        raise disallowed_special_error(match.group(), offset + match.start())
+
+
+def disallowed_special_error(token: str, position: int) -> DisallowedSpecialError:
+    """The error ``Tokenizer.encode`` raises for `token` at `position`, word for word."""
+    return DisallowedSpecialError(
+        f"the text contains the special token {token!r} at position {position}, "
+        "which this call does not allow. To encode it as its special id pass "
+        f"allowed_special={{{token!r}}} (or 'all'); to encode it as ordinary text pass "
+        f"disallowed_special=() or use encode_ordinary()"
+    )
+
+
+class _PartialSpecials:
+    """Finds the longest end of a text that is a proper prefix of one of some specials."""
+
+    __slots__ = ("_longest", "_prefixes")
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self._prefixes = frozenset(text[:size] for text in texts for size in range(1, len(text)))
+        self._longest = max(map(len, self._prefixes), default=0)
+
+    def length(self, text: str) -> int:
+        """How many trailing characters of `text` could begin a special token."""
+        for size in range(min(self._longest, len(text)), 0, -1):
+            if text[len(text) - size :] in self._prefixes:
+                return size
+        return 0
+
+
+# --------------------------------------------------------------------------- buffering
 
 
 def _settled(
@@ -254,21 +405,8 @@ def _settled(
         yield finish(buffer)
 
 
-def _final_prefix_length(buffer: str) -> int:
-    """The length of the longest prefix of `buffer` that encodes the same in any extension."""
-    literal_end = buffer.rfind(END_OF_TEXT_TOKEN)
-    done = 0 if literal_end < 0 else literal_end + len(END_OF_TEXT_TOKEN)
-    rest_end = len(buffer) - _partial_literal_length(buffer, done)
-    chunks = PRETOKENIZER.findall(buffer[done:rest_end])
-    del chunks[-HELD_BACK_CHUNKS:]
-    while chunks and _WHITESPACE.match(chunks[-1][-1]):
-        chunks.pop()
-    return done + sum(map(len, chunks))
-
-
-def _partial_literal_length(buffer: str, start: int) -> int:
-    """How many trailing characters of ``buffer[start:]`` could begin an ``<|endoftext|>``."""
-    for prefix in _LITERAL_PREFIXES:
-        if len(buffer) - start >= len(prefix) and buffer.endswith(prefix):
-            return len(prefix)
-    return 0
+def _whole(pieces: Iterable[str], finish: Callable[[str], list[T]]) -> Iterator[list[T]]:
+    """``finish`` of all the text at once: for patterns whose matches may look anywhere."""
+    text = "".join(pieces)
+    if text:
+        yield finish(text)

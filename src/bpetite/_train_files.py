@@ -10,13 +10,14 @@ no chunk spanning two files.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from bpetite._counting import count_files
 from bpetite._counts_file import load_and_merge
+from bpetite._patterns import SplitPattern, resolve_pattern
 from bpetite._progress import ProgressCallback
 from bpetite._streaming import DEFAULT_BLOCK_SIZE
-from bpetite._tokenizer import Tokenizer
+from bpetite._tokenizer import DEFAULT_SPECIAL_TOKENS, Tokenizer
 from bpetite._trainer import check_vocab_size
 
 
@@ -24,16 +25,21 @@ def train_files(
     paths: Iterable[str | os.PathLike[str]],
     vocab_size: int,
     *,
+    pattern: str | SplitPattern = "gpt2",
+    special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
     workers: int | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
     progress: ProgressCallback | None = None,
 ) -> Tokenizer:
     """Learn a tokenizer from UTF-8 files and directories, each file one document.
 
-    A directory means every regular file under it (symbolic links inside it are
-    skipped). Files are streamed in blocks of `block_size` bytes and counted by
-    `workers` processes (default: one per CPU); neither changes the result. Invalid
-    UTF-8 raises a ValueError naming the file and the offset of the first bad byte.
+    `pattern` and `special_tokens` are :meth:`Tokenizer.train`'s. A directory means
+    every regular file under it (symbolic links inside it are skipped). Files are
+    streamed in blocks of `block_size` bytes and counted by `workers` processes
+    (default: one per CPU); neither changes the result. With a custom pattern, which
+    no block boundary is proven safe for, each file is read whole instead (memory
+    grows with the largest file). Invalid UTF-8 raises a ValueError naming the file
+    and the offset of the first bad byte.
     On Python's spawn or forkserver start methods (macOS, Python 3.14+), a script that
     uses several workers needs the usual ``if __name__ == "__main__":`` guard.
 
@@ -44,18 +50,35 @@ def train_files(
     [256]
     """
     check_vocab_size(vocab_size)
-    counts = count_files(paths, workers=workers, block_size=block_size, progress=progress)
-    return Tokenizer.train_from_counts(counts, vocab_size, progress=progress)
+    split = resolve_pattern(pattern)
+    counts = count_files(
+        paths, pattern=split, workers=workers, block_size=block_size, progress=progress
+    )
+    return Tokenizer.train_from_counts(
+        counts, vocab_size, pattern=split, special_tokens=special_tokens, progress=progress
+    )
 
 
 def train_counts(
     count_paths: Iterable[str | os.PathLike[str]],
     vocab_size: int,
+    *,
+    pattern: str | SplitPattern = "gpt2",
+    special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
     progress: ProgressCallback | None = None,
 ) -> Tokenizer:
     """Learn a tokenizer from counts files (``bpetite count``), summing their counts.
 
     Equal, byte for byte, to :func:`train_files` on all the inputs that were counted.
+    Every file must have been counted with `pattern` (a counts file records its
+    pattern); one counted with another raises CountsFileError naming both.
     """
     check_vocab_size(vocab_size)
-    return Tokenizer.train_from_counts(load_and_merge(count_paths), vocab_size, progress=progress)
+    split = resolve_pattern(pattern)
+    return Tokenizer.train_from_counts(
+        load_and_merge(count_paths, pattern=split),
+        vocab_size,
+        pattern=split,
+        special_tokens=special_tokens,
+        progress=progress,
+    )
