@@ -5,10 +5,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import regex
+from hypothesis import given
+from hypothesis import strategies as st
 
 import bpetite
-from bpetite import Progress, Tokenizer, train_files
-from bpetite._counting import count_files
+from bpetite import PRESETS, Progress, Tokenizer, count_chunks, train_files
+from bpetite import _counting as counting
+from bpetite._counting import count_files, plan_pieces
 from bpetite._counts_file import save_counts
 from bpetite._train_files import train_counts
 from tests.reference import naive_pretokenize, naive_train_chunks
@@ -118,3 +122,147 @@ def test_vocab_size_is_checked_before_any_file_is_read(tmp_path: Path) -> None:
         train_files([tmp_path / "missing.txt"], 255)
     with pytest.raises(ValueError, match="vocab_size"):
         train_counts([tmp_path / "missing.json"], 10)
+
+
+# --------------------------------------------------------------------------- split patterns
+
+SPECIALS = ("<|endoftext|>", "<|user|>", "<|user|>!")
+
+# Lines that end the ways the presets treat differently: after letters, digits and
+# punctuation, before "/" (o200k's [\r\n/]* takes it), with CRLF, trailing spaces,
+# indentation and blank lines, in several scripts.
+_WORDS = [
+    "it's", "WE'LL", "HTMLParser", "naïve", "café", "中文", "ǅemal", "ᵃb", "😀", "1234567",
+    "x.", "a!", "/usr/bin", "http://x/y", "--", "<|user|>", "<|endoftext|>", "'re", "ok",
+]  # fmt: skip
+_BREAKS = ["\n", "\r\n", " \n", "\n\n", "\n  ", "  ", " ", "\t", "\n/"]
+
+
+def synthetic_text(seed: int, words: int) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choice(_WORDS) + rng.choice(_BREAKS) for _ in range(words))
+
+
+def read_text(path: Path) -> str:
+    return path.read_bytes().decode("utf-8")  # read_text would turn "\r\n" into "\n"
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Three files; the first large enough to be cut at safe points into many pieces."""
+    root = tmp_path_factory.mktemp("mixed")
+    paths = []
+    for index, words in enumerate([6000, 700, 1]):
+        path = root / f"{index}.txt"
+        path.write_bytes(synthetic_text(index, words).encode("utf-8"))
+        paths.append(path)
+    return paths
+
+
+def same_model(a: Tokenizer, b: Tokenizer) -> bool:
+    return (a.merges, a.pattern, a.pattern_name, dict(a.special_tokens)) == (
+        b.merges,
+        b.pattern,
+        b.pattern_name,
+        dict(b.special_tokens),
+    )
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+@pytest.mark.parametrize("workers", [1, 2])
+def test_train_files_with_each_preset_equals_training_on_the_text(
+    monkeypatch: pytest.MonkeyPatch, mixed: list[Path], name: str, workers: int
+) -> None:
+    """One file: Tokenizer.train on its text. Cut into 4 KiB pieces, in 5-byte blocks."""
+    monkeypatch.setattr(counting, "MIN_PIECE_BYTES", 4096)
+    text = read_text(mixed[0])
+    assert len(plan_pieces([mixed[0]], 4096)) > 5
+    expected = Tokenizer.train(text, VOCAB, pattern=name, special_tokens=SPECIALS)
+    got = train_files(
+        [mixed[0]], VOCAB, pattern=name, special_tokens=SPECIALS, workers=workers, block_size=5
+    )
+    assert same_model(got, expected)
+    assert got.pattern_name == name
+    assert list(got.special_tokens) == list(SPECIALS)
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_several_files_with_each_preset_are_separate_documents(
+    mixed: list[Path], name: str
+) -> None:
+    counts: Counter[bytes] = Counter()
+    for path in mixed:
+        counts.update(count_chunks([read_text(path)], pattern=name))
+    expected = Tokenizer.train_from_counts(counts, VOCAB, pattern=name)
+    for workers in (1, 2):
+        got = train_files(mixed, VOCAB, pattern=name, workers=workers, block_size=3)
+        assert same_model(got, expected), workers
+
+
+def test_the_presets_give_different_models(mixed: list[Path]) -> None:
+    """So the tests above would notice a pattern that was not passed along."""
+    merges = {name: train_files(mixed, VOCAB, pattern=name, workers=1).merges for name in PRESETS}
+    assert len(set(merges.values())) == len(PRESETS)
+
+
+#: Whether "ab" is one chunk depends on a "!" anywhere later: no file may be cut for it.
+LOOKAHEAD = r"[a-z]+(?=[^!]*!)|[\s\S]"
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_custom_pattern_counts_each_file_whole(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, workers: int
+) -> None:
+    monkeypatch.setattr(counting, "MIN_PIECE_BYTES", 64)
+    text = "ab cd\nef\n" * 100 + "!"
+    path = tmp_path / "f.txt"
+    path.write_text(text, encoding="utf-8")
+    assert count_files([path], pattern=LOOKAHEAD, workers=workers, block_size=7) == count_chunks(
+        [text], pattern=LOOKAHEAD
+    )
+    # Cut at the safe points that serve the presets, the pieces would count differently.
+    pieces = plan_pieces([path], 64)
+    assert len(pieces) > 1
+    cut = Counter[bytes]()
+    for piece in pieces:
+        cut += count_chunks([text[piece.start : piece.end]], pattern=LOOKAHEAD)
+    assert cut != count_chunks([text], pattern=LOOKAHEAD)
+    tokenizer = train_files([path], 270, pattern=LOOKAHEAD, workers=workers)
+    assert same_model(tokenizer, Tokenizer.train(text, 270, pattern=LOOKAHEAD))
+
+
+def test_counts_files_record_their_pattern(mixed: list[Path], tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    save_counts(path, count_files(mixed, pattern="o200k", workers=1), pattern="o200k")
+    direct = train_files(mixed, VOCAB, pattern="o200k", special_tokens=SPECIALS, workers=1)
+    via_counts = train_counts([path], VOCAB, pattern="o200k", special_tokens=SPECIALS)
+    assert same_model(via_counts, direct)
+    with pytest.raises(ValueError, match=r"differs from the 'gpt2' preset .* got 'o200k' preset"):
+        train_counts([path], VOCAB)
+
+
+# --------------------------------------------------------------------------- safe split points
+
+#: The safe points count_files cuts a large file at, written out independently: just
+#: after the "\n" of X\nY, X and Y printable non-space ASCII and Y not "/".
+SAFE_POINT = regex.compile(r"(?<=[\x21-\x7e]\n)(?=[\x21-\x2e\x30-\x7e])")
+
+_LINE_PIECES = st.sampled_from(
+    [*_WORDS, *_BREAKS, "a\nb", "!\n!", "1\n2", "'\nx", "x\n'", "!\n/", "a\n/", "'l\nl"]
+)
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+@given(text=st.lists(_LINE_PIECES, max_size=30).map("".join))
+def test_every_preset_splits_the_same_on_both_sides_of_a_safe_point(name: str, text: str) -> None:
+    pattern = regex.compile(PRESETS[name])
+    for point in SAFE_POINT.finditer(text):
+        cut = point.start()
+        assert pattern.findall(text[:cut]) + pattern.findall(text[cut:]) == pattern.findall(text)
+
+
+def test_a_slash_after_the_newline_is_not_a_safe_point() -> None:
+    """o200k's punctuation branch ends in [\\r\\n/]*: "!\\n/" is one chunk."""
+    assert regex.findall(PRESETS["o200k"], "a!\n/b") == ["a", "!\n/", "b"]
+    assert SAFE_POINT.search("a!\n/b") is None
+    assert SAFE_POINT.search("a!\nb") is not None
