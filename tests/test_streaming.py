@@ -234,6 +234,16 @@ def test_a_custom_pattern_streams_exactly_by_splitting_whole(text: str, cuts: li
     assert chunks_of(split_every(text, 1), LOOKAHEAD) == regex.findall(LOOKAHEAD, text)
 
 
+@pytest.mark.parametrize("pieces", [["ab  ", "!"], ["ab", " ", "c", " ", "!"], list("ab cd !")])
+def test_a_custom_pattern_waits_for_the_end_of_the_text(pieces: list[str]) -> None:
+    """Three chunks held back would emit "a", "b" before the "!" that makes "ab" one."""
+    expected = regex.findall(LOOKAHEAD, "".join(pieces))
+    assert expected[0] == "ab"
+    assert chunks_of(pieces, LOOKAHEAD) == expected
+    tokenizer = Tokenizer.train("ab ab! ab", 260, pattern=LOOKAHEAD)
+    assert streamed(tokenizer, pieces) == tokenizer.encode("".join(pieces))
+
+
 def test_a_custom_pattern_that_drops_text_fails_in_streaming_too() -> None:
     with pytest.raises(PatternError, match="unmatched"):
         chunks_of(["ab", " c"], r"[a-z]+")

@@ -1,7 +1,8 @@
 """Split text into the chunks that BPE merges never cross.
 
-The pattern is compiled once at import; every stage uses :func:`pretokenize` or the
-compiled :data:`PRETOKENIZER` so training and encoding see identical boundaries.
+Every stage receives the same :class:`SplitPattern` (training, encoding, streaming,
+counting), so they see identical boundaries; :data:`PRETOKENIZER` is the default
+(GPT-2's) pattern compiled once, for code that knows it needs that one.
 """
 
 from collections import Counter
@@ -15,13 +16,15 @@ from bpetite._patterns import SplitPattern, resolve_pattern
 PRETOKENIZER: regex.Pattern[str] = resolve_pattern("gpt2").compiled
 
 
-def pretokenize(text: str) -> list[bytes]:
+def pretokenize(text: str, *, pattern: str | SplitPattern = "gpt2") -> list[bytes]:
     """Return the UTF-8 chunks of `text` in source order; joined, they are `text` again.
 
     >>> pretokenize("Hello world!!")
     [b'Hello', b' world', b'!!']
+    >>> pretokenize("x.\\n/y", pattern="o200k")
+    [b'x', b'.\\n/', b'y']
     """
-    return [chunk.encode("utf-8") for chunk in PRETOKENIZER.findall(text)]
+    return [chunk.encode("utf-8") for chunk in resolve_pattern(pattern).split(text)]
 
 
 def count_chunks(texts: Iterable[str], *, pattern: str | SplitPattern = "gpt2") -> Counter[bytes]:
