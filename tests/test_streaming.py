@@ -44,7 +44,8 @@ SPECIALS = ("<|endoftext|>", "<|end", "<|end|>", "x<|", "<|im_start|>user")
 # (o200k reads three characters past a word for "'re"), runs of every kind of
 # whitespace (\x85 and \u3000 are \s, \x1c is not) and CR/LF mixes (cl100k's
 # \s*[\r\n] and \s++$, o200k's \s*[\r\n]+), digit runs (cl100k and o200k take three),
-# punctuation before "/" and newlines (o200k's [\r\n/]*), letters of several scripts
+# punctuation before "/" and newlines (o200k's [\r\n/]*), newlines between printable
+# characters (the encoder cuts at the last X\nY), letters of several scripts
 # and cases (o200k splits "HTMLParser" by case: Lu, Lt, Lm, Lo and marks differ),
 # and the special tokens and their pieces.
 _PIECES = st.sampled_from(
@@ -55,7 +56,7 @@ _PIECES = st.sampled_from(
         " ", "  ", "   ", "\t", "\x0b", "\x85", "\u3000", "\x1c",
         "\n", "\r", "\r\n", "\n\n", " \n", "\n ", "\r\n ", " \r\n  ",
         "1", "23", "456", "7890",
-        "!", "?!", ".", "/", "!/", "./", "\n/", "//",
+        "!", "?!", ".", "/", "!/", "./", "\n/", "//", "x\ny", "!\n!", ".\n/", "'\nl",
         "<|endoftext|>", "<|end", "<|end|>", "x<|", "<|im_start|>user", "<|", "|>", "endof",
     ]
 )  # fmt: skip

@@ -65,6 +65,9 @@ RESCAN_SLACK: Final = 1 << 16
 
 _WHITESPACE: Final = regex.compile(r"\s")
 
+#: How many line breaks, from the end of a buffer back, the encoder tries as a cut.
+SAFE_POINT_TRIES: Final = 16
+
 
 def held_back_chunks(pattern: SplitPattern) -> int | None:
     """How many trailing chunks of a buffer may change with more text; None if unknown.
@@ -282,11 +285,13 @@ def encode_pieces(
                 done = match.end()
         # buffer[done:stop] starts the ordinary text that follows, which may go on.
         stop = max(done, pending)
-        chunks: list[str] = findall(buffer, done, stop)
-        del chunks[-held:]
-        while chunks and is_space(chunks[-1][-1]):
-            chunks.pop()
-        cut = done + sum(map(len, chunks))
+        cut = last_safe_point(buffer, done, stop)
+        if cut < 0:  # no line break to cut at: find the final chunks
+            chunks: list[str] = findall(buffer, done, stop)
+            del chunks[-held:]
+            while chunks and is_space(chunks[-1][-1]):
+                chunks.pop()
+            cut = done + sum(map(len, chunks))
         if cut > done:
             ids += encode_ordinary(buffer[done:cut])
         return ids, cut
@@ -349,6 +354,27 @@ def disallowed_special_error(token: str, position: int) -> DisallowedSpecialErro
         f"allowed_special={{{token!r}}} (or 'all'); to encode it as ordinary text pass "
         f"disallowed_special=() or use encode_ordinary()"
     )
+
+
+def last_safe_point(text: str, start: int, stop: int) -> int:
+    """The last position just after the ``\\n`` of an ``X\\nY`` in ``text[start:stop]``, or -1.
+
+    X and Y are printable non-space ASCII and Y is not ``/``: the points at which files
+    are cut for counting workers. For every preset the text on each side of one splits
+    on its own exactly as inside the whole (docs/scaling.md), so the text before it can
+    be encoded without scanning for final chunks. Only the last few line breaks are
+    tried, so text made of blank or indented lines costs nothing.
+    """
+    end = stop - 1  # Y must be inside the range
+    for _ in range(SAFE_POINT_TRIES):
+        newline = text.rfind("\n", start + 1, end)
+        if newline < 0:
+            return -1
+        before, after = text[newline - 1], text[newline + 1]
+        if "!" <= before <= "~" and "!" <= after <= "~" and after != "/":
+            return newline + 1
+        end = newline
+    return -1
 
 
 class _PartialSpecials:
