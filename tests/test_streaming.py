@@ -248,6 +248,18 @@ def test_a_custom_pattern_waits_for_the_end_of_the_text(pieces: list[str]) -> No
 def test_a_custom_pattern_that_drops_text_fails_in_streaming_too() -> None:
     with pytest.raises(PatternError, match="unmatched"):
         chunks_of(["ab", " c"], r"[a-z]+")
+    with pytest.raises(PatternError, match="unmatched"):
+        chunks_of(["ab", " c!"], r"[a-z]+|\s")  # the last character
+    with pytest.raises(PatternError, match="empty string"):
+        chunks_of(["ab"], r"a|(?=b)|b")
+
+
+def test_a_custom_pattern_hands_out_its_chunks_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(streaming, "CHUNK_BATCH", 2)
+    text = "ab cd ef!"
+    batches = list(iter_chunks(split_every(text, 2), LOOKAHEAD))
+    assert [chunk for batch in batches for chunk in batch] == regex.findall(LOOKAHEAD, text)
+    assert max(map(len, batches)) == 2
 
 
 # --------------------------------------------------------------------------- decoding

@@ -42,7 +42,7 @@ from typing import IO, TYPE_CHECKING, Final, TypeVar
 
 import regex
 
-from bpetite._errors import DisallowedSpecialError, InvalidUtf8Error
+from bpetite._errors import DisallowedSpecialError, InvalidUtf8Error, PatternError
 from bpetite._patterns import SplitPattern, resolve_pattern
 from bpetite._specials import SpecialPolicy, SpecialTokens
 
@@ -64,6 +64,9 @@ HELD_BACK_CHUNKS: Final[Mapping[str, int]] = MappingProxyType({"gpt2": 2, "cl100
 RESCAN_SLACK: Final = 1 << 16
 
 _WHITESPACE: Final = regex.compile(r"\s")
+
+#: Chunks per batch when a whole text is split in one scan.
+CHUNK_BATCH: Final = 1 << 14
 
 #: How many line breaks, from the end of a buffer back, the encoder tries as a cut.
 SAFE_POINT_TRIES: Final = 16
@@ -152,7 +155,7 @@ def iter_chunks(pieces: Iterable[str], pattern: str | SplitPattern = "gpt2") -> 
     split = resolve_pattern(pattern)
     held = held_back_chunks(split)
     if held is None:
-        return _whole(pieces, split.split)
+        return _split_whole(pieces, split)
     findall = split.compiled.findall
 
     def settle(buffer: str) -> tuple[list[str], int]:
@@ -243,8 +246,10 @@ def encode_pieces(
       change: one that starts before the first position where a special token could
       still begin (the text from there to the end is a proper prefix of one, and with
       more text it may complete, or grow into a longer one that wins);
-    * in the ordinary text after it, the final chunks up to the last one whose last
-      character is not whitespace. Cutting after whitespace would not be safe:
+    * in the ordinary text after it, up to its last ``X\\nY`` line break (see
+      :func:`last_safe_point`), where the text splits as two documents would;
+    * failing that, the final chunks up to the last one whose last character is not
+      whitespace. Cutting after whitespace would not be safe:
       ``\\s+(?!\\S)`` reads the whole run, so gpt2 splits ``" \\nl"`` as ``" ", "\\n",
       "l"`` but the prefix ``" \\n"`` on its own as one chunk. A chunk that ends in
       anything else ends a run that no earlier match read past, for every preset.
@@ -429,6 +434,30 @@ def _settled(
     buffer = carry + "".join(pending)
     if buffer:
         yield finish(buffer)
+
+
+def _split_whole(pieces: Iterable[str], split: SplitPattern) -> Iterator[list[str]]:
+    """The chunks of all the text, found in one scan but handed out in batches.
+
+    Only the text is held, not a list of all its chunks (which takes several times
+    its size). A pattern that skips or matches nothing raises what ``split`` raises.
+    """
+    text = "".join(pieces)
+    position = 0
+    batch: list[str] = []
+    for match in split.compiled.finditer(text):
+        if match.start() != position or match.end() == position:
+            break
+        position = match.end()
+        batch.append(match.group())
+        if len(batch) >= CHUNK_BATCH:
+            yield batch
+            batch = []
+    if position != len(text):
+        split.split(text)  # raises, naming the character the pattern left unmatched
+        raise PatternError(f"the split pattern does not cover the text from position {position}")
+    if batch:
+        yield batch
 
 
 def _whole(pieces: Iterable[str], finish: Callable[[str], list[T]]) -> Iterator[list[T]]:
