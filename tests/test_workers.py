@@ -238,7 +238,7 @@ def test_a_worker_that_exits_without_its_counts_names_the_exit_code(
     """``os._exit(3)`` in a worker (what a crash in C code or a stray exit looks like)."""
 
     def exit_abruptly(
-        piece: Piece, block_size: int, counts: Counter[str], on_bytes: object
+        piece: Piece, block_size: int, counts: Counter[str], on_bytes: object, pattern: object
     ) -> None:
         os._exit(3)
 
@@ -260,10 +260,12 @@ def test_an_error_in_a_worker_reaches_the_caller_and_stops_the_others(
     """A file that vanished after planning: the worker's own error, with its filename."""
     real = counting.count_piece
 
-    def vanish(piece: Piece, block_size: int, counts: Counter[str], on_bytes: object) -> None:
+    def vanish(
+        piece: Piece, block_size: int, counts: Counter[str], on_bytes: object, pattern: object
+    ) -> None:
         if piece.path.endswith("2.txt"):
             raise FileNotFoundError(2, "No such file or directory", piece.path)
-        real(piece, block_size, counts, on_bytes)  # type: ignore[arg-type]
+        real(piece, block_size, counts, on_bytes, pattern)  # type: ignore[arg-type]
 
     monkeypatch.setattr(counting, "count_piece", vanish)
     with watchdog(), pytest.raises(FileNotFoundError) as caught:
@@ -283,7 +285,9 @@ class Unpicklable(Exception):
 def test_an_error_that_cannot_cross_processes_is_still_reported(
     monkeypatch: pytest.MonkeyPatch, big_corpus: Path
 ) -> None:
-    def fail(piece: Piece, block_size: int, counts: Counter[str], on_bytes: object) -> None:
+    def fail(
+        piece: Piece, block_size: int, counts: Counter[str], on_bytes: object, pattern: object
+    ) -> None:
         raise Unpicklable("cannot", "travel")
 
     monkeypatch.setattr(counting, "count_piece", fail)
