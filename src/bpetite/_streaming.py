@@ -15,8 +15,8 @@ buffer. Per preset (the full argument is in docs/scaling.md):
   (``[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++``), so a failed contraction leaves one match;
   ``\\s++$`` takes a whitespace run that reaches the end whole, and every other
   whitespace branch (``\\s*[\\r\\n]``, ``\\s+(?!\\S)``, ``\\s``) reads only up to the
-  non-space character that ends its run, which exists; ``\\p{N}{1,3}+`` reads at most
-  one digit past a short match.
+  non-space character that ends its run, which exists; ``\\p{N}{1,3}+`` reads one
+  character past fewer than three digits and nothing past three.
 * ``o200k``: **all but the last two.** A word reads up to three characters past its
   end for an optional ``'re``, so ``we'r`` at the end is ``we`` then ``'r``; and
   ``\\s*[\\r\\n]+`` backtracks over a whitespace run that reaches the end to its last
@@ -24,7 +24,8 @@ buffer. Per preset (the full argument is in docs/scaling.md):
 
 A custom pattern can look arbitrarily far ahead, so no number of held-back matches is
 safe for it: text is then gathered whole (one document, or everything an encoder is
-given) and split in one call. Memory then grows with the largest document.
+given) and split in one scan. Memory then grows with the largest document (counting
+holds its text and one batch of chunks, about 3.4 times the text).
 
 A long run (a megabyte of letters is one chunk) is held back until it ends; so that
 it is not rescanned once per block, blocks are gathered until the new text is at
