@@ -495,3 +495,21 @@ def test_streamed_encode_with_a_custom_pattern_encodes_whole(text: str) -> None:
     tokenizer = Tokenizer.train("ab ab! ab", 260, pattern=LOOKAHEAD)
     for size in (1, 2, 7):
         assert streamed(tokenizer, split_every(text, size)) == tokenizer.encode(text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(text=tricky)
+def test_streamed_encode_without_special_tokens(name: str, text: str) -> None:
+    """No special tokens at all: every character is ordinary, "<|endoftext|>" included."""
+    tokenizer = plain_tokenizers(name)
+    for size in (1, 3, len(text) + 1):
+        assert streamed(tokenizer, split_every(text, size)) == tokenizer.encode(text), size
+
+
+_plain: dict[str, Tokenizer] = {}
+
+
+def plain_tokenizers(name: str) -> Tokenizer:
+    if name not in _plain:
+        _plain[name] = Tokenizer.train(CORPUS, 300, pattern=name, special_tokens=())
+    return _plain[name]
