@@ -3,6 +3,7 @@
 import random
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import regex
@@ -266,3 +267,40 @@ def test_a_slash_after_the_newline_is_not_a_safe_point() -> None:
     assert regex.findall(PRESETS["o200k"], "a!\n/b") == ["a", "!\n/", "b"]
     assert SAFE_POINT.search("a!\n/b") is None
     assert SAFE_POINT.search("a!\nb") is not None
+
+
+@pytest.mark.parametrize("options", [{"max_token_bytes": 3}, {"min_frequency": 40}])
+def test_trainer_options_reach_the_merge_loop(mixed: list[Path], options: dict[str, Any]) -> None:
+    text = read_text(mixed[1])
+    expected = Tokenizer.train(text, VOCAB, pattern="cl100k", **options)
+    assert expected.merges != Tokenizer.train(text, VOCAB, pattern="cl100k").merges
+    got = train_files([mixed[1]], VOCAB, pattern="cl100k", workers=1, **options)
+    assert same_model(got, expected)
+    path = mixed[1].parent / "c.json"
+    save_counts(
+        path, count_files([mixed[1]], pattern="cl100k", workers=1), overwrite=True, pattern="cl100k"
+    )
+    assert same_model(train_counts([path], VOCAB, pattern="cl100k", **options), expected)
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"max_token_bytes": 1}, "max_token_bytes must be at least 2"),
+        ({"min_frequency": 0}, "min_frequency must be at least 1"),
+        ({"special_tokens": ("<|a|>", "<|a|>")}, "given twice"),
+        ({"special_tokens": ("",)}, "non-empty"),
+        ({"pattern": "a*"}, "matches the empty string"),
+        ({"pattern": "(a)|b"}, "capturing groups"),
+    ],
+)
+def test_options_are_checked_before_any_file_is_read(
+    tmp_path: Path, options: dict[str, Any], error: str
+) -> None:
+    """The same errors training gives, before counting a corpus that may take hours."""
+    with pytest.raises(ValueError, match=error):
+        Tokenizer.train("ab ab", 300, **options)
+    with pytest.raises(ValueError, match=error):
+        train_files([tmp_path / "missing.txt"], 300, **options)
+    with pytest.raises(ValueError, match=error):
+        train_counts([tmp_path / "missing.json"], 300, **options)

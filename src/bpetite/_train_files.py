@@ -18,7 +18,7 @@ from bpetite._patterns import SplitPattern, resolve_pattern
 from bpetite._progress import ProgressCallback
 from bpetite._streaming import DEFAULT_BLOCK_SIZE
 from bpetite._tokenizer import DEFAULT_SPECIAL_TOKENS, Tokenizer
-from bpetite._trainer import check_vocab_size
+from bpetite._trainer import check_limit, check_vocab_size
 
 
 def train_files(
@@ -30,10 +30,13 @@ def train_files(
     workers: int | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
     progress: ProgressCallback | None = None,
+    max_token_bytes: int | None = None,
+    min_frequency: int | None = None,
 ) -> Tokenizer:
     """Learn a tokenizer from UTF-8 files and directories, each file one document.
 
-    `pattern` and `special_tokens` are :meth:`Tokenizer.train`'s. A directory means
+    `pattern`, `special_tokens`, `max_token_bytes` and `min_frequency` are
+    :meth:`Tokenizer.train`'s, checked before any file is read. A directory means
     every regular file under it (symbolic links inside it are skipped). Files are
     streamed in blocks of `block_size` bytes and counted by `workers` processes
     (default: one per CPU); neither changes the result. With a custom pattern, which
@@ -49,13 +52,24 @@ def train_files(
     >>> train_files([folder], 257, workers=1).encode("ab")
     [256]
     """
-    check_vocab_size(vocab_size)
-    split = resolve_pattern(pattern)
+    split = _check_options(
+        vocab_size,
+        split_pattern=pattern,
+        special_tokens=special_tokens,
+        max_token_bytes=max_token_bytes,
+        min_frequency=min_frequency,
+    )
     counts = count_files(
         paths, pattern=split, workers=workers, block_size=block_size, progress=progress
     )
     return Tokenizer.train_from_counts(
-        counts, vocab_size, pattern=split, special_tokens=special_tokens, progress=progress
+        counts,
+        vocab_size,
+        pattern=split,
+        special_tokens=special_tokens,
+        progress=progress,
+        max_token_bytes=max_token_bytes,
+        min_frequency=min_frequency,
     )
 
 
@@ -66,6 +80,8 @@ def train_counts(
     pattern: str | SplitPattern = "gpt2",
     special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
     progress: ProgressCallback | None = None,
+    max_token_bytes: int | None = None,
+    min_frequency: int | None = None,
 ) -> Tokenizer:
     """Learn a tokenizer from counts files (``bpetite count``), summing their counts.
 
@@ -73,12 +89,40 @@ def train_counts(
     Every file must have been counted with `pattern` (a counts file records its
     pattern); one counted with another raises CountsFileError naming both.
     """
-    check_vocab_size(vocab_size)
-    split = resolve_pattern(pattern)
+    split = _check_options(
+        vocab_size,
+        split_pattern=pattern,
+        special_tokens=special_tokens,
+        max_token_bytes=max_token_bytes,
+        min_frequency=min_frequency,
+    )
     return Tokenizer.train_from_counts(
         load_and_merge(count_paths, pattern=split),
         vocab_size,
         pattern=split,
         special_tokens=special_tokens,
         progress=progress,
+        max_token_bytes=max_token_bytes,
+        min_frequency=min_frequency,
     )
+
+
+def _check_options(
+    vocab_size: int,
+    *,
+    split_pattern: str | SplitPattern,
+    special_tokens: Sequence[str] | Mapping[str, int],
+    max_token_bytes: int | None,
+    min_frequency: int | None,
+) -> SplitPattern:
+    """Raise for a bad option now, not after counting a corpus; return the pattern.
+
+    The checks are the trainer's and the Tokenizer's own (a tokenizer without merges
+    takes the same special tokens), so the messages are the ones training would give.
+    """
+    check_vocab_size(vocab_size)
+    check_limit("max_token_bytes", max_token_bytes, 2, "every merged token has two bytes or more")
+    check_limit("min_frequency", min_frequency, 1, "a pair that occurs has count 1")
+    split = resolve_pattern(split_pattern)
+    Tokenizer((), pattern=split, special_tokens=special_tokens)
+    return split
