@@ -228,3 +228,16 @@ def test_training_options_reach_the_merge_loop() -> None:
     assert Tokenizer.train(CORPUS, 300, min_frequency=30).merges == tuple(frequent)
     assert len(frequent) < len(naive_train_chunks(chunks, 300))
     assert max(len(naive_vocab(short)[i]) for i in range(256, 256 + len(short))) == 3
+
+
+def test_training_options_are_recorded_and_saved(tmp_path: Path) -> None:
+    trained = Tokenizer.train(CORPUS, 300, max_token_bytes=4, min_frequency=2)
+    assert dict(trained.training) == {"max_token_bytes": 4, "min_frequency": 2}
+    trained.save(tmp_path / "t.json")
+    text = (tmp_path / "t.json").read_text(encoding="utf-8")
+    assert '"schema_version":2' in text and '"training":{"max_token_bytes":4' in text
+    loaded = Tokenizer.load(tmp_path / "t.json")
+    assert loaded.training == trained.training and loaded.merges == trained.merges
+    assert not Tokenizer.train(CORPUS, 300).training
+    with pytest.raises(ParameterError, match="unknown training option"):
+        Tokenizer([], training={"dropout": 1})

@@ -176,6 +176,7 @@ def test_public_api_is_the_spec_methods_plus_the_documented_surface() -> None:
         "pattern_name",
         "split_pattern",
         "byte_order",
+        "training",
     }
     assert public == spec | surface
     assert "Tokenizer" in bpetite.__all__

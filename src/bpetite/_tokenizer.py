@@ -50,6 +50,7 @@ class Tokenizer:
         "_special_ids",
         "_specials",
         "_token_ids",
+        "_training",
         "_vocab",
         "_vocab_view",
     )
@@ -61,6 +62,7 @@ class Tokenizer:
         pattern: str | SplitPattern = "gpt2",
         special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
         byte_order: Sequence[int] | None = None,
+        training: Mapping[str, int] | None = None,
     ) -> None:
         """Build from a merge list; most callers want :meth:`train` or :meth:`load`.
 
@@ -71,11 +73,14 @@ class Tokenizer:
         id for a vocabulary whose specials sit elsewhere. `byte_order` is for imported
         vocabularies (GPT-2, ``cl100k_base``) whose ids 0..255 are the bytes in another
         order: ``byte_order[i]`` is the byte of id ``i``; by default id ``i`` is byte ``i``.
-        Anything inconsistent raises ParameterError naming it.
+        `training` records the options the merges were learned with
+        (``max_token_bytes``, ``min_frequency``); it changes no id, and the artifact
+        keeps it. Anything inconsistent raises ParameterError naming it.
         """
         self._merges: tuple[Merge, ...] = _checked_merges(merges)
         self._pattern = resolve_pattern(pattern)
         self._byte_order = _checked_byte_order(byte_order)
+        self._training: Mapping[str, int] = MappingProxyType(_checked_training(training))
         vocab = [bytes([byte]) for byte in self._byte_order]
         for left, right in self._merges:
             vocab.append(vocab[left] + vocab[right])
@@ -161,7 +166,15 @@ class Tokenizer:
             max_token_bytes=max_token_bytes,
             min_frequency=min_frequency,
         )
-        return cls(merges, pattern=split, special_tokens=special_tokens)
+        training = {
+            name: value
+            for name, value in (
+                ("max_token_bytes", max_token_bytes),
+                ("min_frequency", min_frequency),
+            )
+            if value is not None
+        }
+        return cls(merges, pattern=split, special_tokens=special_tokens, training=training)
 
     @classmethod
     def load(
@@ -186,6 +199,7 @@ class Tokenizer:
             pattern=artifact.pattern,
             special_tokens=artifact.special_tokens,
             byte_order=artifact.byte_order,
+            training=artifact.training,
         )
 
     def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
@@ -203,6 +217,7 @@ class Tokenizer:
             dict(self._special_ids),
             pattern=self._pattern,
             byte_order=self._byte_order,
+            training=self._training,
             overwrite=overwrite,
         )
 
@@ -237,6 +252,11 @@ class Tokenizer:
     def byte_order(self) -> tuple[int, ...]:
         """The byte each of the ids 0..255 stands for: ``(0, 1, ..., 255)`` unless imported."""
         return self._byte_order
+
+    @property
+    def training(self) -> Mapping[str, int]:
+        """The options the merges were learned with, if any (a read-only view)."""
+        return self._training
 
     @property
     def pattern(self) -> str:
@@ -403,6 +423,25 @@ def _is_pair(merge: object) -> bool:
 
 
 _IDENTITY: Final = tuple(range(BASE_VOCAB_SIZE))
+#: The training options an artifact can record, and the least value of each.
+_TRAINING_OPTIONS: Final = {"max_token_bytes": 2, "min_frequency": 1}
+
+
+def _checked_training(training: Mapping[str, int] | None) -> dict[str, int]:
+    """Return the training record as a dict of known options with usable values."""
+    if not training:
+        return {}
+    checked = {}
+    for name, value in training.items():
+        least = _TRAINING_OPTIONS.get(name)
+        if least is None:
+            raise ParameterError(
+                f"unknown training option {name!r}: known are {', '.join(_TRAINING_OPTIONS)}"
+            )
+        if type(value) is not int or value < least:
+            raise ParameterError(f"training[{name!r}] must be an int of at least {least}")
+        checked[name] = value
+    return checked
 
 
 def _checked_byte_order(byte_order: Sequence[int] | None) -> tuple[int, ...]:
