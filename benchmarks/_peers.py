@@ -1,8 +1,9 @@
 """Thin adapters for the peers bpetite is measured against: three trainers, three encoders.
 
 Trainers (rustbpe, bpeasy, HF ``tokenizers``) take texts (one document each), a split
-pattern and a vocabulary size, and return their merges as byte pairs in rank order,
-so they compare with bpetite's directly (:func:`compare_merges`). rustbpe and bpeasy
+pattern and a vocabulary size, and return the seconds their training call took and
+their merges as byte pairs in rank order, so they compare with bpetite's directly
+(:func:`compare_merges`). rustbpe and bpeasy
 return token bytes by rank, not pairs; :func:`pairs_from_tokens` recovers each pair
 the way tiktoken's own vocabulary loader does, by merging the token's bytes with the
 lower ranks only.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata, resources
@@ -181,7 +183,19 @@ def compare_merges(ours: Sequence[BytePair], theirs: Sequence[BytePair]) -> Merg
 # Trainers ------------------------------------------------------------------------------
 
 
-def train_rustbpe(texts: Iterable[str], vocab_size: int, pattern: str) -> list[BytePair]:
+@dataclass(frozen=True, slots=True)
+class Trained:
+    """A trainer's result: the seconds its training call took, and its merges.
+
+    The seconds cover the library's own call (reading the texts from the iterator
+    included), not the conversion of its output to byte pairs.
+    """
+
+    seconds: float
+    pairs: list[BytePair]
+
+
+def train_rustbpe(texts: Iterable[str], vocab_size: int, pattern: str) -> Trained:
     """rustbpe (nanochat's trainer): counts in parallel with rayon, the spec's tie-break.
 
     `vocab_size` counts the 256 bytes, as bpetite's does. rustbpe returns token bytes
@@ -190,24 +204,28 @@ def train_rustbpe(texts: Iterable[str], vocab_size: int, pattern: str) -> list[B
     import rustbpe
 
     tokenizer = rustbpe.Tokenizer()
+    started = time.perf_counter()
     tokenizer.train_from_iterator(iter(texts), vocab_size, pattern=pattern)
+    seconds = time.perf_counter() - started
     ranked = sorted(tokenizer.get_mergeable_ranks(), key=lambda item: item[1])
-    return pairs_from_tokens([bytes(token) for token, _ in ranked])
+    return Trained(seconds, pairs_from_tokens([bytes(token) for token, _ in ranked]))
 
 
-def train_bpeasy(texts: Iterable[str], vocab_size: int, pattern: str) -> list[BytePair]:
+def train_bpeasy(texts: Iterable[str], vocab_size: int, pattern: str) -> Trained:
     """bpeasy, with no limit on token length (bpetite has none).
 
     bpeasy's `vocab_size` counts the 256 bytes too; it returns token bytes by rank.
     """
     import bpeasy
 
+    started = time.perf_counter()
     vocab: dict[bytes, int] = bpeasy.train_bpe(iter(texts), pattern, 1 << 30, vocab_size)
+    seconds = time.perf_counter() - started
     ranked = sorted(vocab, key=vocab.__getitem__)
-    return pairs_from_tokens(ranked)
+    return Trained(seconds, pairs_from_tokens(ranked))
 
 
-def train_hf(texts: Iterable[str], vocab_size: int, pattern: str) -> list[BytePair]:
+def train_hf(texts: Iterable[str], vocab_size: int, pattern: str) -> Trained:
     """HF ``tokenizers``' BPE trainer, set up to learn byte pairs on the same chunks.
 
     The pre-tokenizer splits with `pattern` (``Split(..., behavior="isolated")``), then
@@ -234,25 +252,30 @@ def train_hf(texts: Iterable[str], vocab_size: int, pattern: str) -> list[BytePa
         special_tokens=[],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
+    started = time.perf_counter()
     tokenizer.train_from_iterator(texts, trainer=trainer)
+    seconds = time.perf_counter() - started
     pairs: list[BytePair] = []
     for merge in json.loads(tokenizer.to_str())["model"]["merges"]:
         # Older releases store "left right", newer ones ["left", "right"].
         left, right = merge.split(" ") if isinstance(merge, str) else merge
         pairs.append((from_byte_level(left), from_byte_level(right)))
-    return pairs
+    return Trained(seconds, pairs)
 
 
-def train_bpetite(texts: Iterable[str], vocab_size: int, pattern: str) -> list[BytePair]:
-    """bpetite on the same texts, for a side-by-side check in the same process."""
+def train_bpetite(texts: Iterable[str], vocab_size: int, pattern: str) -> Trained:
+    """bpetite on the same texts: ``count_chunks`` (one process), then the merge loop."""
     from bpetite import count_chunks
 
+    started = time.perf_counter()
     counts = count_chunks(texts, pattern=pattern)
-    return bpetite_pairs(Tokenizer.train_from_counts(counts, vocab_size, pattern=pattern))
+    tokenizer = Tokenizer.train_from_counts(counts, vocab_size, pattern=pattern)
+    seconds = time.perf_counter() - started
+    return Trained(seconds, bpetite_pairs(tokenizer))
 
 
 #: The trainers by name; each learns from texts, a vocabulary size and a pattern source.
-TRAINERS: Final[Mapping[str, Callable[[Iterable[str], int, str], list[BytePair]]]] = {
+TRAINERS: Final[Mapping[str, Callable[[Iterable[str], int, str], Trained]]] = {
     "bpetite": train_bpetite,
     "rustbpe": train_rustbpe,
     "bpeasy": train_bpeasy,
