@@ -44,6 +44,7 @@ if __name__ == "__main__":
 from benchmarks import _peers  # noqa: E402
 from benchmarks._timing import Stat, own_peak_rss, rss_bytes  # noqa: E402
 from benchmarks.make_python_corpus import python_files, source_roots  # noqa: E402
+from bpetite import PRESETS  # noqa: E402
 
 DEFAULT_SIZE_MB = 150
 DEFAULT_VOCAB = 32000
@@ -149,7 +150,7 @@ def run_job(spec: dict[str, Any]) -> dict[str, Any]:
     """One training, as `spec` says; returns its JSON-ready report."""
     trainer = spec["trainer"]
     vocab_size = int(spec["vocab_size"])
-    pattern = _peers.PRESETS[PATTERN_NAME]
+    pattern = PRESETS[PATTERN_NAME]
     manifest = [line for line in Path(spec["file_list"]).read_text("utf-8").splitlines() if line]
     rss_before = own_peak_rss()
     report: dict[str, Any]
