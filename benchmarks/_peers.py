@@ -24,7 +24,7 @@ import importlib.util
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata, resources
 from typing import Any, Final
 
@@ -193,6 +193,8 @@ class Trained:
 
     seconds: float
     pairs: list[BytePair]
+    #: Where a trainer reports them: seconds spent counting and in the merge loop.
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 def train_rustbpe(texts: Iterable[str], vocab_size: int, pattern: str) -> Trained:
@@ -269,9 +271,11 @@ def train_bpetite(texts: Iterable[str], vocab_size: int, pattern: str) -> Traine
 
     started = time.perf_counter()
     counts = count_chunks(texts, pattern=pattern)
+    counted = time.perf_counter()
     tokenizer = Tokenizer.train_from_counts(counts, vocab_size, pattern=pattern)
-    seconds = time.perf_counter() - started
-    return Trained(seconds, bpetite_pairs(tokenizer))
+    finished = time.perf_counter()
+    phases = {"count": counted - started, "merge": finished - counted}
+    return Trained(finished - started, bpetite_pairs(tokenizer), phases)
 
 
 #: The trainers by name; each learns from texts, a vocabulary size and a pattern source.
