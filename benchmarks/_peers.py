@@ -20,6 +20,7 @@ Every peer is imported lazily; :func:`installed` says which are here.
 from __future__ import annotations
 
 import base64
+import functools
 import importlib.util
 import json
 import time
@@ -94,20 +95,31 @@ def bpetite_pairs(tokenizer: Tokenizer) -> list[BytePair]:
 def pairs_from_tokens(tokens: Sequence[bytes]) -> list[BytePair]:
     """The merge behind each token past the 256 single bytes, given tokens in rank order.
 
-    Each token's bytes are merged with the ranks below its own, lowest rank first (BPE
-    as an encoder runs it); the two parts left are its pair. ``[b"a", ..., b"ab"]``
-    gives ``[(b"a", b"b")]``. Raises ValueError if the first 256 tokens are not the
-    bytes in order or a token does not end in two parts.
+    ``[b"\\x00", ..., b"\\xff", b"ab"]`` gives ``[(b"a", b"b")]``. Raises ValueError if
+    the first 256 tokens are not the bytes in order (see :func:`merge_ranks`).
     """
     if list(tokens[:256]) != [bytes([byte]) for byte in range(256)]:
         raise ValueError("the first 256 tokens must be the single bytes 0..255 in order")
+    return [(tokens[left], tokens[right]) for left, right in merge_ranks(tokens)]
+
+
+def merge_ranks(tokens: Sequence[bytes]) -> list[tuple[int, int]]:
+    """The pair of ranks behind each token past the first 256, given tokens in rank order.
+
+    Each token's bytes are merged with the ranks below its own, lowest rank first (BPE
+    as an encoder runs it, and as tiktoken's vocabulary loader recovers merges); the
+    two parts left are its pair. The first 256 tokens must be the 256 single bytes, in
+    any order. Raises ValueError for a token that does not end in two parts.
+    """
+    if sorted(tokens[:256]) != [bytes([byte]) for byte in range(256)]:
+        raise ValueError("the first 256 tokens must be the 256 single bytes")
     ranks = {token: rank for rank, token in enumerate(tokens)}
-    pairs: list[BytePair] = []
+    pairs: list[tuple[int, int]] = []
     for rank in range(256, len(tokens)):
         parts = _merge_below(tokens[rank], ranks, rank)
         if len(parts) != 2:
             raise ValueError(f"token {rank} ({tokens[rank]!r}) is not one merge of two tokens")
-        pairs.append((parts[0], parts[1]))
+        pairs.append((ranks[parts[0]], ranks[parts[1]]))
     return pairs
 
 
@@ -338,6 +350,33 @@ def check_bundled_ranks(package: str, name: str) -> None:
         raise PeerMismatch(f"{package}'s {name} ranks differ from tests/data/{name}.tiktoken.gz")
 
 
+@functools.cache
+def _openai_merges(name: str) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+    ranks = parse_ranks(committed_ranks_file(name))
+    tokens = sorted(ranks, key=ranks.__getitem__)
+    if [ranks[token] for token in tokens] != list(range(len(tokens))):
+        raise ValueError(f"{name}'s ranks are not 0, 1, 2, ... without gaps")
+    byte_order = tuple(token[0] for token in tokens[:256])
+    return byte_order, tuple(merge_ranks(tokens))
+
+
+def bpetite_openai(name: str) -> Tokenizer:
+    """A fresh bpetite ``Tokenizer`` of `name`, from the committed ranks, with tiktoken's ids.
+
+    The merges are recovered from the ranks (:func:`merge_ranks`, once per process);
+    ``byte_order`` gives ids 0..255 the bytes tiktoken gives them, and the special
+    tokens keep tiktoken's ids, so bpetite's ids compare with tiktoken's directly.
+    """
+    preset, specials = OPENAI_ENCODINGS[name]
+    byte_order, merges = _openai_merges(name)
+    return Tokenizer(merges, pattern=preset, special_tokens=dict(specials), byte_order=byte_order)
+
+
+def bpetite_encoder(name: str) -> Encode:
+    """bpetite's ``encode_ordinary`` on a fresh tokenizer of `name` (empty chunk cache)."""
+    return bpetite_openai(name).encode_ordinary
+
+
 def tiktoken_encoder(name: str) -> Encode:
     """tiktoken's ``Encoding`` for `name`, built in memory from the committed rank file."""
     import tiktoken
@@ -373,6 +412,7 @@ def bpe_openai_encoder(name: str) -> Encode:
 
 #: The encoders by name, with the distribution each needs.
 ENCODERS: Final[Mapping[str, tuple[str, Callable[[str], Encode]]]] = {
+    "bpetite": ("bpetite", bpetite_encoder),
     "tiktoken": ("tiktoken", tiktoken_encoder),
     "puretiktoken": ("puretiktoken", puretiktoken_encoder),
     "bpe-openai": ("bpe-openai", bpe_openai_encoder),

@@ -42,9 +42,7 @@ def run(text: str, *, vocab_size: int = DEFAULT_VOCAB, rounds: int = 5) -> dict[
     Returns a JSON-ready dict: per pattern, each trainer's times (and bpetite's
     phases), the merge comparison with bpetite's first run, and ``failures``.
     """
-    trainers = [
-        name for name in _peers.TRAINERS if _peers.installed(_peers.TRAINER_PACKAGES[name])
-    ]
+    trainers = [name for name in _peers.TRAINERS if _peers.installed(_peers.TRAINER_PACKAGES[name])]
     samples: dict[tuple[str, str], list[_peers.Trained]] = {
         (pattern, name): [] for pattern in PATTERNS for name in trainers
     }
