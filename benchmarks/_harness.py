@@ -25,9 +25,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from benchmarks import _encode, _report, _rust
+from benchmarks import _checks, _encode, _report, _rust
 from benchmarks._timing import ChildRun, Stat, run_child
-from bpetite import Tokenizer
+from bpetite import Tokenizer, count_chunks
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RUN_PY = REPO_ROOT / "benchmarks" / "run.py"
@@ -164,7 +164,10 @@ def main(argv: Sequence[str]) -> int:
     (output / "results.md").write_text(markdown, encoding="utf-8")
     print(markdown)
     print(f"wrote {output / 'results.json'} and {output / 'results.md'}", file=sys.stderr)
-    return 0
+    failures = _checks.harness_failures(results)
+    for failure in failures:
+        print(f"CHECK FAILED: {failure}", file=sys.stderr)
+    return 1 if failures else 0
 
 
 def find_corpus(explicit: Path | None, output: Path) -> Path | None:
@@ -266,11 +269,8 @@ class Benchmark:
                 TrainJob("bpetite", plan.naive_vocab, plan.train_repeats, {"job": "bpetite"})
             )
         jobs.append(TrainJob("naive", plan.naive_vocab, 1, {"job": "naive"}))
-        if cli_train_available():
-            for vocab_size in plan.vocab_sizes:
-                jobs.append(TrainJob("cli", vocab_size, plan.cli_repeats, {}, cli=True))
-        else:
-            self.notes.append("`bpetite train` is not available yet: whole-command rows skipped.")
+        for vocab_size in plan.vocab_sizes:
+            jobs.append(TrainJob("cli", vocab_size, plan.cli_repeats, {}, cli=True))
 
         agreement_files: dict[str, Path] = {}
         for rep in range(max(job.repeats for job in jobs)):
@@ -308,15 +308,8 @@ class Benchmark:
         run.report.update(
             seconds=summary["elapsed_ms"] / 1000,
             merges=summary["actual_mergeable_vocab_size"] - 256,
+            phases={name: summary[f"{name}_ms"] / 1000 for name in ("count", "merge")},
         )
-        # Newer CLIs split their elapsed time into counting and the merge loop.
-        phases = {
-            name: summary[f"{name}_ms"] / 1000
-            for name in ("count", "merge")
-            if f"{name}_ms" in summary
-        }
-        if phases:
-            run.report["phases"] = phases
         return run
 
     def _merge_agreement(
@@ -350,14 +343,6 @@ class Benchmark:
         must give the merges of training on the pieces' combined chunk counts (no
         chunk spans two files). Both are checked, not assumed.
         """
-        try:
-            from bpetite import train_files  # type: ignore[attr-defined,unused-ignore]  # noqa: F401
-        except ImportError:
-            note = "`bpetite.train_files` does not exist yet: multi-file training skipped."
-            self.notes.append(note)
-            return {"skipped": note}
-        from bpetite._pretokenizer import count_chunks
-
         plan = self.plan
         vocab_size = plan.model_vocab
         pieces = split_corpus(self.corpus, plan.files_split, self.scratch / "split")
@@ -513,17 +498,6 @@ def _files_label(files: int, workers: int) -> str:
 
 def latency(stat: Stat) -> dict[str, Any]:
     return {**stat.to_json(), "p50": stat.median, "p99": stat.percentile(99)}
-
-
-def cli_train_available() -> bool:
-    """Whether ``python -m bpetite train`` exists in this checkout yet."""
-    probe = subprocess.run(
-        [sys.executable, "-m", "bpetite", "train", "--help"],
-        capture_output=True,
-        check=False,
-        cwd=REPO_ROOT,
-    )
-    return probe.returncode == 0
 
 
 def split_corpus(text: str, parts: int, directory: Path) -> list[Path]:

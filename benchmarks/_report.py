@@ -45,9 +45,13 @@ def megabytes(value: float) -> str:
 
 
 def render(results: dict[str, Any]) -> str:
+    title = f"# bpetite benchmark results ({results['mode']} run)"
+    return "\n\n".join([title, _machine(results), *sections(results)]) + "\n"
+
+
+def sections(results: dict[str, Any]) -> list[str]:
+    """The harness's tables and notes, one markdown section each, without the machine."""
     parts = [
-        f"# bpetite benchmark results ({results['mode']} run)",
-        _machine(results),
         _training(results),
         _multi_file(results),
         _encoding(results),
@@ -55,7 +59,7 @@ def render(results: dict[str, Any]) -> str:
     ]
     if results["notes"]:
         parts.append("## Notes\n\n" + "\n".join(f"- {note}" for note in results["notes"]))
-    return "\n\n".join(part for part in parts if part) + "\n"
+    return [part for part in parts if part]
 
 
 def _machine(results: dict[str, Any]) -> str:
@@ -132,8 +136,6 @@ def _training(results: dict[str, Any]) -> str:
 
 def _multi_file(results: dict[str, Any]) -> str:
     multi = results["multi_file"]
-    if "skipped" in multi:
-        return f"## Multi-file training\n\nSkipped: {multi['skipped']}"
     lines = [
         "## Multi-file training",
         "",

@@ -10,9 +10,11 @@ installation always gives the same corpus; its sha256 is in the report.
 
 Every training runs in a fresh child process, the trainers interleaved round by round.
 Each report gives the trainer's own time, for bpetite its counting and merge phases
-(from its progress events), and two peak-memory figures: the largest single process
-(``ru_maxrss`` from ``os.wait4``) and the whole process tree's resident set, sampled
-every 20 ms (bpetite's counting workers run beside their parent).
+(from its progress events), and two peak-memory figures: the trainer process's own
+(its ``VmHWM``, the high-water mark of its resident set since it started), and the
+whole process tree's, sampled every 20 ms as the sum of each process's proportional
+set size (``Pss``: pages shared between bpetite's counting workers and their parent
+count once). ``ru_maxrss`` is not used: after ``fork`` it keeps the parent's size.
 
 Checks: bpetite learns the same merges with 1 and 2 workers, and rustbpe, which
 breaks ties like bpetite, learns exactly bpetite's merges; bpeasy's and HF's are
@@ -42,7 +44,7 @@ if __name__ == "__main__":
     sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks import _peers  # noqa: E402
-from benchmarks._timing import Stat, own_peak_rss, rss_bytes  # noqa: E402
+from benchmarks._timing import Stat, own_peak_rss  # noqa: E402
 from benchmarks.make_python_corpus import python_files, source_roots  # noqa: E402
 from bpetite import PRESETS  # noqa: E402
 
@@ -152,7 +154,7 @@ def run_job(spec: dict[str, Any]) -> dict[str, Any]:
     vocab_size = int(spec["vocab_size"])
     pattern = PRESETS[PATTERN_NAME]
     manifest = [line for line in Path(spec["file_list"]).read_text("utf-8").splitlines() if line]
-    rss_before = own_peak_rss()
+    rss_before = high_water_mark()
     report: dict[str, Any]
     if trainer == "bpetite":
         report = _train_bpetite(spec["directory"], vocab_size, int(spec["workers"]))
@@ -167,7 +169,7 @@ def run_job(spec: dict[str, Any]) -> dict[str, Any]:
         **report,
         "merges": len(pairs),
         "rss_before_bytes": rss_before,
-        "own_peak_rss_bytes": own_peak_rss(),
+        "own_peak_rss_bytes": high_water_mark(),
     }
 
 
@@ -201,32 +203,58 @@ def _train_bpetite(directory: str, vocab_size: int, workers: int) -> dict[str, A
 # In the parent -------------------------------------------------------------------------
 
 
+def _proc_field(path: str, field: str) -> int | None:
+    """A ``Name:   123 kB`` field of a ``/proc`` file, in bytes (None if unreadable)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    return None
+
+
+def high_water_mark() -> int:
+    """This process's peak resident set since it started (``VmHWM``; ru_maxrss off Linux).
+
+    Unlike ``ru_maxrss``, the high-water mark starts afresh at ``exec``, so a child
+    started from a large parent does not inherit the parent's size.
+    """
+    return _proc_field("/proc/self/status", "VmHWM") or own_peak_rss()
+
+
 @dataclass(frozen=True, slots=True)
 class Measured:
-    """One child run: its report, wall time, and both peak-memory figures."""
+    """One child run: its report, wall time, and the sampled peak of its process tree."""
 
     report: dict[str, Any]
     wall_seconds: float
-    peak_rss_bytes: int
-    tree_peak_rss_bytes: int | None
+    tree_peak_bytes: int | None
 
 
-def tree_rss(pid: int) -> int | None:
-    """The resident set of `pid` and all its descendants now, in bytes (None off Linux)."""
+def tree_memory(pid: int) -> int | None:
+    """The memory of `pid` and all its descendants now, in bytes (None off Linux).
+
+    Each process counts its proportional set size (``Pss`` in ``smaps_rollup``), so
+    pages a forked worker shares with its parent count once; ``VmRSS`` where the
+    kernel has no ``smaps_rollup``.
+    """
     total = 0
     stack = [pid]
     seen_any = False
     while stack:
         current = stack.pop()
         try:
-            status = Path(f"/proc/{current}/status").read_text(encoding="utf-8")
             children = Path(f"/proc/{current}/task/{current}/children").read_text("utf-8")
         except OSError:
             continue
-        seen_any = True
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                total += int(line.split()[1]) * 1024
+        size = _proc_field(f"/proc/{current}/smaps_rollup", "Pss")
+        if size is None:
+            size = _proc_field(f"/proc/{current}/status", "VmRSS")
+        if size is not None:
+            seen_any = True
+            total += size
         stack.extend(int(child) for child in children.split())
     return total if seen_any else None
 
@@ -234,10 +262,8 @@ def tree_rss(pid: int) -> int | None:
 def run_sampled(command: Sequence[str], *, env: dict[str, str] | None = None) -> Measured:
     """Run `command` (which prints one JSON line last) while sampling its tree's memory.
 
-    ``ru_maxrss`` from ``os.wait4`` is the largest single process (on Linux it
-    includes the child's reaped workers, as a maximum, not a sum); the sampled tree
-    figure adds up the processes alive at the same moment, so it can miss a peak
-    shorter than the sampling interval.
+    The tree figure adds up the processes alive at the same moment, every
+    SAMPLE_SECONDS, so it can miss a peak shorter than that.
     """
     with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
         started = time.perf_counter()
@@ -246,10 +272,10 @@ def run_sampled(command: Sequence[str], *, env: dict[str, str] | None = None) ->
         )
         tree_peak: int | None = None
         while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            pid, status = os.waitpid(process.pid, os.WNOHANG)
             if pid:
                 break
-            sample = tree_rss(process.pid)
+            sample = tree_memory(process.pid)
             if sample is not None:
                 tree_peak = max(tree_peak or 0, sample)
             time.sleep(SAMPLE_SECONDS)
@@ -265,7 +291,7 @@ def run_sampled(command: Sequence[str], *, env: dict[str, str] | None = None) ->
     lines = stdout.strip().splitlines()
     if not lines:
         raise RuntimeError(f"{' '.join(command)} printed no JSON report")
-    return Measured(json.loads(lines[-1]), wall, rss_bytes(usage.ru_maxrss), tree_peak)
+    return Measured(json.loads(lines[-1]), wall, tree_peak)
 
 
 def log(message: str) -> None:
@@ -375,12 +401,12 @@ def _summary(label: str, runs: list[Measured]) -> dict[str, Any]:
         "merges": runs[0].report["merges"],
         "trainer_seconds": stat([run.report["seconds"] for run in runs]),
         "process_wall_seconds": stat([run.wall_seconds for run in runs]),
-        "peak_rss_bytes": stat([float(run.peak_rss_bytes) for run in runs]),
+        "peak_rss_bytes": stat([float(run.report["own_peak_rss_bytes"]) for run in runs]),
         "rss_before_bytes": statistics.median(run.report["rss_before_bytes"] for run in runs),
     }
-    trees = [run.tree_peak_rss_bytes for run in runs]
+    trees = [run.tree_peak_bytes for run in runs]
     if all(tree is not None for tree in trees):
-        row["tree_peak_rss_bytes"] = stat([float(tree or 0) for tree in trees])
+        row["tree_peak_bytes"] = stat([float(tree or 0) for tree in trees])
     phases = runs[0].report.get("phases") or {}
     if phases:
         row["phases_seconds"] = {
@@ -404,17 +430,18 @@ def render(result: dict[str, Any]) -> str:
         f"{corpus['files']:,} `.py` files of this Python installation ({corpus['bytes']:,} "
         f"bytes, sha256 `{corpus['sha256'][:16]}…`); each training in a fresh process, "
         f"{result['rounds']} round(s), the trainers interleaved. Median (min–max). "
-        "*Peak RSS* is the largest single process; *tree RSS* the sampled peak of the "
-        "whole process tree (parent and counting workers together).",
+        "*Peak RSS* is the trainer process's own high-water mark; *tree PSS* the sampled peak "
+        "of the "
+        "whole process tree (parent and counting workers together, shared pages once).",
         "",
-        "| trainer | merges | trainer time | count | merge | peak RSS | tree RSS |",
+        "| trainer | merges | trainer time | count | merge | peak RSS | tree PSS |",
         "| --- | ---: | --- | --- | --- | ---: | ---: |",
     ]
     for row in result["rows"]:
         phases = row.get("phases_seconds", {})
         count = spread(phases["count"]) if "count" in phases else "–"
         merge = spread(phases["merge"]) if "merge" in phases else "–"
-        tree = row.get("tree_peak_rss_bytes")
+        tree = row.get("tree_peak_bytes")
         lines.append(
             f"| {row['configuration']} | {row['merges']:,} | {spread(row['trainer_seconds'])} "
             f"| {count} | {merge} | {megabytes(row['peak_rss_bytes']['median'])} "
