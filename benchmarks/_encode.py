@@ -147,6 +147,7 @@ def long_chunk(model: Model, letters: str, sizes: Sequence[int], repeats: int) -
 
     Letters only, taken in order from the corpus, so real merges fire throughout; the
     pre-tokenizer keeps the whole run as one chunk, which no cache can help with.
+    Before timing, bpetite's ids for each chunk are checked against tiktoken's.
     """
     encoding = (
         _rust.tiktoken_encoding(model.vocab, model.special_id)
@@ -157,6 +158,12 @@ def long_chunk(model: Model, letters: str, sizes: Sequence[int], repeats: int) -
     for size, chunk in chunks.items():
         if len(chunk) != size or len(PRETOKENIZER.findall(chunk)) != 1:
             raise RuntimeError(f"could not build a single {size}-letter chunk from the corpus")
+    if encoding is not None:
+        for size, chunk in chunks.items():
+            if Tokenizer(model.merges).encode(chunk) != encoding.encode(chunk):
+                raise RuntimeError(
+                    f"tiktoken's ids for the {size}-letter chunk differ from bpetite's"
+                )
     samples: dict[str, list[float]] = {}
     # Sizes interleaved within each repeat, so the growth ratios can be paired.
     for _ in range(repeats):

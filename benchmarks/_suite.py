@@ -23,7 +23,8 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -144,28 +145,47 @@ def run(args: argparse.Namespace, corpus_path: Path) -> dict[str, Any]:
         },
     }
     failures: list[str] = []
-    if "harness" not in skip:
-        log("TinyShakespeare harness")
-        plan = _harness.Plan.short() if quick else _harness.Plan.full()
-        harness = _harness.Benchmark(plan, corpus_path).run()
-        results["harness"] = harness
-        failures += _checks.harness_failures(harness)
-    if "openai" not in skip:
-        log("OpenAI vocabularies")
-        encode_text = _peers.pieces(text)[0] if quick else text
-        results["openai_encode"] = openai_encode.run(encode_text, rounds=1 if quick else 5)
-        failures += results["openai_encode"]["failures"]
-    if "training" not in skip:
-        log("training against the Rust trainers")
-        results["peer_training"] = peer_training.run(
-            text, vocab_size=2000 if quick else 32000, rounds=1 if quick else 5
-        )
-        failures += results["peer_training"]["failures"]
-    if "big-corpus" not in skip:
-        size = args.big_corpus_mb or (QUICK_BIG_MB if quick else DEFAULT_BIG_MB)
-        log(f"big corpus, {size:g} MB")
-        results["big_corpus"] = big_corpus.run(size_mb=size, rounds=1 if quick else 3)
-        failures += results["big_corpus"]["failures"]
+    sections: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
+        "harness": (
+            "harness",
+            lambda: _harness.Benchmark(
+                _harness.Plan.short() if quick else _harness.Plan.full(), corpus_path
+            ).run(),
+        ),
+        "openai": (
+            "openai_encode",
+            lambda: openai_encode.run(
+                _peers.pieces(text)[0] if quick else text, rounds=1 if quick else 5
+            ),
+        ),
+        "training": (
+            "peer_training",
+            lambda: peer_training.run(
+                text, vocab_size=2000 if quick else 32000, rounds=1 if quick else 5
+            ),
+        ),
+        "big-corpus": (
+            "big_corpus",
+            lambda: big_corpus.run(
+                size_mb=args.big_corpus_mb or (QUICK_BIG_MB if quick else DEFAULT_BIG_MB),
+                rounds=1 if quick else 3,
+            ),
+        ),
+    }
+    for section, (key, measure) in sections.items():
+        if section in skip:
+            continue
+        log(f"section {section}")
+        try:
+            results[key] = measure()
+        except Exception as error:  # a crashed section fails the run, the others still report
+            traceback.print_exc()
+            failures.append(f"{section}: {type(error).__name__}: {error}")
+            continue
+        if key == "harness":
+            failures += _checks.harness_failures(results[key])
+        else:
+            failures += results[key]["failures"]
     results["targets"] = [row.to_json() for row in _targets.rows(results)]
     results["suite"]["load_average_end"] = _load_average()
     results["failures"] = failures

@@ -7,8 +7,9 @@ the running environment's site-packages, in that order; ``--extra-root`` adds mo
 Files are walked in sorted order, symbolic links are skipped, files that are not strict
 UTF-8 are skipped and counted, so the same installation always gives the same corpus.
 The destination must be outside the repository (corpora are never committed) and must
-not exist yet or be empty. Prints a JSON summary; warns when the corpus is smaller than
+be absent or empty. Prints a JSON summary; warns when the corpus is smaller than
 ``--min-bytes`` (150 MB by default, the size the scaling benchmark asks for).
+``benchmarks/big_corpus.py`` builds its corpus from the same walk, capped at a size.
 """
 
 from __future__ import annotations
