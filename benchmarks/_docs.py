@@ -25,7 +25,7 @@ bindings of GitHub's linear-time `bpe` crate). One command runs everything on on
 machine, so every ratio below is taken between figures of the same run:
 
 ```bash
-uv run --group bench python -m benchmarks                 # the full run (tens of minutes)
+uv run --group bench python -m benchmarks                 # the full run, about half an hour here
 uv run --group bench python -m benchmarks --quick         # every benchmark, small; CI runs it
 uv run --group bench python -m benchmarks --write-docs    # the full run, then this page
 ```

@@ -165,7 +165,7 @@ def render(results: Results) -> str:
         "| --- | --- | ---: | --- | --- |",
     ]
     for row in rows(results):
-        value = "– (not measured in this run)" if row.value is None else f"{row.value:.2f}"
+        value = "– (not measured in this run)" if row.value is None else f"{row.value:.3g}"
         lines.append(
             f"| {row.measure} | {row.target} | {value} | {verdicts[row.met]} | {row.detail} |"
         )
