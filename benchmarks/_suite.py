@@ -8,7 +8,8 @@ Runs, in one process on one machine so every ratio is taken within the run:
    puretiktoken and bpe-openai;
 3. ``peer_training``: TinyShakespeare trained by bpetite, rustbpe, bpeasy and HF with
    the ``gpt2`` and ``cl100k`` patterns;
-4. ``big_corpus``: a code corpus of ``--big-corpus-mb`` MB trained by each of them.
+4. ``big_corpus``: a code corpus of ``--big-corpus-mb`` MB trained by each of them;
+5. ``trainer_sweep``: the merge loop's growth on inputs built to make it quadratic.
 
 Writes ``results.json`` (every sample) and ``results.md`` to ``--output``, and with
 ``--write-docs`` regenerates the figures in ``docs/benchmarks.md``. Exits 1 when any
@@ -30,7 +31,7 @@ from typing import Any
 
 from benchmarks import _checks, _docs, _harness, _peers, _report, _targets
 
-SECTIONS = ("harness", "openai", "training", "big-corpus")
+SECTIONS = ("harness", "openai", "training", "big-corpus", "sweep")
 DEFAULT_BIG_MB = 150
 QUICK_BIG_MB = 5
 
@@ -131,6 +132,20 @@ def run(args: argparse.Namespace, corpus_path: Path) -> dict[str, Any]:
     """Every section not skipped; results keyed by section, plus the machine and failures."""
     from benchmarks import big_corpus, openai_encode, peer_training
 
+    def growth_sweep() -> dict[str, Any]:
+        from benchmarks import trainer_sweep
+
+        failures = trainer_sweep.check_against_naive(300, 3_000)
+        sizes = [(32_000 if quick else 125_000) << power for power in range(3 if quick else 4)]
+        table, more = trainer_sweep.sweep(sizes, 512, 1 if quick else 3)
+        # A growth ratio is a timing: one run of small inputs on a shared machine (the
+        # quick run, which CI runs) reports it but does not fail on it; wrong merges fail.
+        growth = [failure for failure in more if "per doubling" in failure]
+        failures += [failure for failure in more if failure not in growth]
+        if not quick:
+            failures += growth
+        return {"table": table, "growth_over_limit": growth, "failures": failures}
+
     quick: bool = args.quick
     skip = set(args.skip)
     text = corpus_path.read_bytes().decode("utf-8")
@@ -171,6 +186,7 @@ def run(args: argparse.Namespace, corpus_path: Path) -> dict[str, Any]:
                 rounds=1 if quick else 3,
             ),
         ),
+        "sweep": ("trainer_sweep", growth_sweep),
     }
     for section, (key, measure) in sections.items():
         if section in skip:
@@ -230,6 +246,19 @@ def render(results: dict[str, Any]) -> str:
         parts.append(peer_training.render(results["peer_training"]))
     if "big_corpus" in results:
         parts.append(big_corpus.render(results["big_corpus"]))
+    if "trainer_sweep" in results:
+        parts.append(
+            "## The merge loop on inputs built to make it quadratic\n\n"
+            "`benchmarks/trainer_sweep.py` without its rustbpe run (the training section "
+            "above compares with rustbpe): each input at doubling sizes; doubling may at "
+            "most multiply the time by 3.5, and every kind is first checked against the "
+            "naive trainer.\n\n"
+            + "\n".join(results["trainer_sweep"]["table"])
+            + "".join(
+                f"\n\nOver the limit: {note}"
+                for note in results["trainer_sweep"]["growth_over_limit"]
+            )
+        )
     if results["failures"]:
         parts.append(
             "## Failed checks\n\n" + "\n".join(f"- {failure}" for failure in results["failures"])
