@@ -120,12 +120,12 @@ def rows(results: Results) -> list[Row]:
         their_stat = model_sentence.get(theirs)
         p99 = _ratio(ours_stat, their_stat, "p99")
         add(
-            f"50-word sentence, vocab {vocab}, {state}, steady state: bpetite p50 / tiktoken p50",
+            f"50-word sentence, vocab {vocab}, {state}: bpetite p50 / tiktoken p50",
             "<=",
             1.25,
             _ratio(ours_stat, their_stat, "p50"),
             ("p99 ratio –" if p99 is None else f"p99 ratio {p99:.2f}")
-            + "; many calls, no `gc.collect()` between them",
+            + "; the sentence table says how it is timed",
         )
     training = _get(results, "peer_training", "patterns") or {}
     train_vocab = _get(results, "peer_training", "vocab_size") or 32000
