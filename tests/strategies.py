@@ -55,3 +55,23 @@ MULTILINGUAL = (
     "Code: def f(x):\n    return x**2  # comment // path/to/file ./a/b ../c\r\n"
     "Mixed: HTTPServer's URLs, camelCaseWords, snake_case_words, ALLCAPS'S, l'OBJET\n"
 )
+
+
+#: The specification's roundtrip matrix: every kind of text encode/decode must survive.
+ROUNDTRIP_CASES = {
+    "empty": "",
+    "whitespace-only": " \t\n\r\n   \n",
+    "ascii": "The quick brown fox jumps over the lazy dog.",
+    "emoji": "I ❤️ BPE 😀👍🏽🧑‍🚀",
+    "cjk": "東京は日本の首都です。我爱编程。",
+    "arabic": "مرحبا بالعالم، كيف حالك؟",
+    "mixed punctuation": "Wait... what?!? (yes) -- [no] {maybe}; 'quoted' \"double\" #1 @2 $3 %4",
+    "single endoftext": "<|endoftext|>",
+    "consecutive specials": "<|endoftext|><|endoftext|><|endoftext|>",
+    "special in text": "end of one<|endoftext|>start of two",
+    "partial special prefix": "<|endoftext",
+    "partial special suffix": "endoftext|>",
+    "partial special short": "<|endo",
+    "nested partials": "<|<|endoftext|>|>",
+    "crlf": "line one\r\nline two\r\n",
+}

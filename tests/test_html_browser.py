@@ -19,7 +19,7 @@ import pytest
 from bpetite import Tokenizer
 from bpetite._visualize import PALETTE, PARTIAL_BACKGROUNDS
 from bpetite.cli import main
-from tests.test_visualize import expected_label, parse_page
+from tests.rendering import expected_label, parse_page
 
 _BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 

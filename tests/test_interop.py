@@ -44,8 +44,7 @@ from bpetite.interop._alphabet import BYTE_TO_CHAR, from_alphabet, to_alphabet
 from bpetite.interop._hf import EQUIVALENT_PATTERNS
 from bpetite.interop._model import first_token_outside_chunks
 from tests.reference import SPEC_PATTERN, naive_encode, naive_encode_chunk, naive_vocab
-from tests.strategies import merge_lists, texts, tricky_text
-from tests.test_roundtrip import ROUNDTRIP_CASES
+from tests.strategies import ROUNDTRIP_CASES, merge_lists, texts, tricky_text
 
 #: Examples per property; a deep run is BPETITE_HYPOTHESIS_EXAMPLES=2000.
 EXAMPLES = int(os.environ.get("BPETITE_HYPOTHESIS_EXAMPLES", "50"))

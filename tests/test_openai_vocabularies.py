@@ -66,7 +66,9 @@ def test_every_token_has_tiktokens_bytes(pair: tuple[Tokenizer, Any]) -> None:
             continue
         assert tokenizer.decode_bytes([token_id]) == expected
     assert tokenizer.n_vocab == encoding.n_vocab
-    assert dict(tokenizer.special_tokens) == encoding._special_tokens
+    assert encoding.special_tokens_set == set(tokenizer.special_tokens)
+    for special, token_id in tokenizer.special_tokens.items():
+        assert encoding.encode_single_token(special) == token_id
 
 
 def test_tinyshakespeare_and_multilingual_text_encode_as_tiktoken(

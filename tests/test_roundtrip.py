@@ -9,25 +9,7 @@ from hypothesis import strategies as st
 import bpetite
 from bpetite import Tokenizer
 from tests.reference import naive_decode, naive_encode
-from tests.strategies import texts
-
-ROUNDTRIP_CASES = {
-    "empty": "",
-    "whitespace-only": " \t\n\r\n   \n",
-    "ascii": "The quick brown fox jumps over the lazy dog.",
-    "emoji": "I ❤️ BPE 😀👍🏽🧑‍🚀",
-    "cjk": "東京は日本の首都です。我爱编程。",
-    "arabic": "مرحبا بالعالم، كيف حالك؟",
-    "mixed punctuation": "Wait... what?!? (yes) -- [no] {maybe}; 'quoted' \"double\" #1 @2 $3 %4",
-    "single endoftext": "<|endoftext|>",
-    "consecutive specials": "<|endoftext|><|endoftext|><|endoftext|>",
-    "special in text": "end of one<|endoftext|>start of two",
-    "partial special prefix": "<|endoftext",
-    "partial special suffix": "endoftext|>",
-    "partial special short": "<|endo",
-    "nested partials": "<|<|endoftext|>|>",
-    "crlf": "line one\r\nline two\r\n",
-}
+from tests.strategies import ROUNDTRIP_CASES, texts
 
 CORPUS = " ".join(ROUNDTRIP_CASES.values()) * 3 + " the cat sat on the mat " * 10
 

@@ -24,7 +24,7 @@ from bpetite.cli import main
 from bpetite.cli._inspect import stats_tables
 from bpetite.cli._show import render_ansi
 from tests.reference import naive_encode, naive_vocab
-from tests.test_visualize import expected_label, parse_page, parse_plain
+from tests.rendering import expected_label, parse_page, parse_plain
 
 _CORPUS = (
     "Hello world! Hello there. " * 20

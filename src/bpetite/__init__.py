@@ -8,6 +8,7 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
+from bpetite._atomic import write_atomically
 from bpetite._errors import (
     ArtifactError,
     BpetiteError,
@@ -61,4 +62,5 @@ __all__ = [
     "resolve_pattern",
     "train_counts",
     "train_files",
+    "write_atomically",
 ]
