@@ -345,7 +345,7 @@ def test_ctrl_c_while_workers_count_stops_them_and_writes_nothing(
     """A real SIGINT to the parent: exit 1, one error line, no file, no worker left."""
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    for index in range(16):  # 18 MB: seconds of counting, interrupted after 0.3 s
+    for index in range(16):  # 18 MB: seconds of counting, interrupted as it starts
         (corpus / f"{index}.txt").write_text(shakespeare_text, encoding="utf-8")
     output = tmp_path / "interrupted.counts.json"
     process = subprocess.Popen(
@@ -356,7 +356,6 @@ def test_ctrl_c_while_workers_count_stops_them_and_writes_nothing(
     assert process.stderr is not None
     first = process.stderr.readline()
     assert first.startswith(b"count: started"), first
-    time.sleep(0.3)
     assert process.poll() is None, "counting finished before the signal"
     process.send_signal(signal.SIGINT)
     stdout, rest = process.communicate(timeout=60)
@@ -366,12 +365,23 @@ def test_ctrl_c_while_workers_count_stops_them_and_writes_nothing(
     assert err.splitlines()[-1] == "bpetite: error: interrupted; nothing was written"
     assert "Traceback" not in err
     assert not output.exists()
-    time.sleep(0.2)
+    # The parent reaps its workers before it exits; poll rather than sleep a fixed time.
+    deadline = time.monotonic() + 10
+    while _processes_mentioning(str(output)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _processes_mentioning(str(output)), "a worker outlived us"
+
+
+def _processes_mentioning(text: str) -> list[Path]:
+    """The /proc entries whose command line contains `text`."""
+    found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
-            assert str(output).encode() not in cmdline.read_bytes(), "a worker outlived us"
+            if text.encode() in cmdline.read_bytes():
+                found.append(cmdline)
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue
+    return found
 
 
 def test_count_and_train_through_real_processes(corpus: Path, tmp_path: Path) -> None:
