@@ -8,7 +8,7 @@ once, here, and exposed read-only, so no caller ever needs a private attribute.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Final, Self
 
@@ -376,12 +376,127 @@ class Tokenizer:
             )
         return found
 
+    # ------------------------------------------------------------------ batches and streams
+    # tiktoken's and Hugging Face's names for many texts at once; each is the one-text
+    # method applied to every item, so the single-text tests cover their semantics.
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: SpecialPolicy = "all",
+        disallowed_special: SpecialPolicy = (),
+    ) -> list[list[int]]:
+        """Return ``[self.encode(text, ...) for text in texts]``, on up to `num_threads` threads.
+
+        tiktoken's name and signature, with :meth:`encode`'s defaults so the two agree.
+        The result never depends on `num_threads`. On a GIL build of CPython the threads
+        take turns, so this is a convenience, not a speed-up; for parallel encoding of
+        files use :func:`~bpetite.write_dataset`, which runs processes.
+
+        >>> Tokenizer.train("ab ab", vocab_size=257).encode_batch(["ab", "b<|endoftext|>"])
+        [[256], [98, 257]]
+        """
+        checked = _checked_texts(texts, "encode_batch")
+        threads = _checked_threads(num_threads)
+        # Resolving the policy first makes a bad keyword fail before any text is encoded.
+        self._specials.resolve(allowed_special, disallowed_special)
+
+        def encode_one(text: str) -> list[int]:
+            return self.encode(
+                text, allowed_special=allowed_special, disallowed_special=disallowed_special
+            )
+
+        return _map_in_threads(encode_one, checked, threads)
+
+    def encode_ordinary_batch(
+        self, texts: Sequence[str], *, num_threads: int = 8
+    ) -> list[list[int]]:
+        """Return ``[self.encode_ordinary(text) for text in texts]`` (tiktoken's name).
+
+        >>> Tokenizer.train("ab ab", vocab_size=257).encode_ordinary_batch(["ab", "<|"])
+        [[256], [60, 124]]
+        """
+        checked = _checked_texts(texts, "encode_ordinary_batch")
+        return _map_in_threads(self.encode_ordinary, checked, _checked_threads(num_threads))
+
+    @classmethod
+    def train_from_iterator(
+        cls,
+        iterator: Iterable[str],
+        vocab_size: int,
+        *,
+        pattern: str | SplitPattern = "gpt2",
+        special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
+        progress: ProgressCallback | None = None,
+    ) -> Self:
+        """Learn merges from documents, one per item, read once (Hugging Face's name).
+
+        Any iterable of ``str`` works: a generator, a database cursor, a streamed
+        ``datasets`` split. Each item is counted as it arrives and then dropped, so
+        memory grows with the number of distinct chunks, not with the corpus; no chunk
+        spans two items. The result equals :meth:`train_from_counts` on
+        :func:`~bpetite.count_chunks` of the same items, and
+        :func:`~bpetite.train_files` on the same items written as files.
+
+        >>> Tokenizer.train_from_iterator(iter(["ab", "ab"]), 257).merges
+        ((97, 98),)
+        """
+        if isinstance(iterator, (str, bytes)):
+            raise TypeError(
+                "train_from_iterator() takes an iterable of documents, not one string: write [text]"
+            )
+        check_vocab_size(vocab_size)
+        split = resolve_pattern(pattern)
+        return cls.train_from_counts(
+            count_chunks(iterator, pattern=split),
+            vocab_size,
+            pattern=split,
+            special_tokens=special_tokens,
+            progress=progress,
+        )
+
     def __repr__(self) -> str:
         return (
             f"<Tokenizer pattern={self._pattern.name} "
             f"mergeable_vocab_size={self.mergeable_vocab_size} "
             f"special_tokens={len(self._special_ids)}>"
         )
+
+
+def _checked_texts(texts: Sequence[str], method: str) -> Sequence[str]:
+    """Refuse one str (a batch of characters) or a non-str item, naming its index."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(f"{method}() takes a list of texts, not one string: write [text]")
+    if not isinstance(texts, Sequence):
+        texts = list(texts)
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(
+                f"{method}() takes texts (str), but item {index} is {type(text).__name__}"
+            )
+    return texts
+
+
+def _checked_threads(num_threads: object) -> int:
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int):
+        raise TypeError(f"num_threads must be an integer, got {num_threads!r}")
+    if num_threads < 1:
+        raise ParameterError(f"num_threads must be at least 1, got {num_threads}")
+    return num_threads
+
+
+def _map_in_threads(
+    function: Callable[[str], list[int]], texts: Sequence[str], threads: int
+) -> list[list[int]]:
+    """``[function(text) for text in texts]``; the first failing item's error is raised."""
+    if threads == 1 or len(texts) < 2:
+        return [function(text) for text in texts]
+    from concurrent.futures import ThreadPoolExecutor  # only here: `import bpetite` stays light
+
+    with ThreadPoolExecutor(min(threads, len(texts))) as pool:
+        return list(pool.map(function, texts))
 
 
 def _checked_merges(merges: Sequence[Merge]) -> tuple[Merge, ...]:
