@@ -9,6 +9,7 @@
 from importlib.metadata import PackageNotFoundError, version
 
 from bpetite._atomic import write_atomically
+from bpetite._dataset import Dataset, DatasetSplit, write_dataset
 from bpetite._errors import (
     ArtifactError,
     BpetiteError,
@@ -41,6 +42,8 @@ __all__ = [
     "ArtifactError",
     "BpetiteError",
     "CountsFileError",
+    "Dataset",
+    "DatasetSplit",
     "DisallowedSpecialError",
     "InteropError",
     "InvalidUtf8Error",
@@ -63,4 +66,5 @@ __all__ = [
     "train_counts",
     "train_files",
     "write_atomically",
+    "write_dataset",
 ]

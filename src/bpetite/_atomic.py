@@ -27,6 +27,33 @@ def write_atomically(path: str | os.PathLike[str], data: bytes, *, overwrite: bo
     _write(destination, data, overwrite=overwrite)
 
 
+def publish_atomically(
+    temp: str | os.PathLike[str], path: str | os.PathLike[str], *, overwrite: bool
+) -> None:
+    """Give a finished temp file (in `path`'s directory) its final name, as :func:`write_atomically` does.
+
+    For outputs too large to pass as bytes: the caller writes the temp file, this
+    fsyncs it, gives it a new file's permissions and renames it (never replacing an
+    existing file unless `overwrite`: OutputExistsError). On failure the temp file
+    is removed.
+    """
+    temp = Path(temp)
+    destination = Path(path)
+    try:
+        _check_destination(destination, overwrite=overwrite)
+        with temp.open("rb+") as handle:
+            os.fsync(handle.fileno())
+        temp.chmod(0o666 & ~_current_umask())
+        if overwrite:
+            temp.replace(destination)
+        else:
+            _publish_without_clobbering(temp, destination)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+    _fsync_directory(destination.parent)
+
+
 def _check_destination(destination: Path, *, overwrite: bool) -> None:
     """Fail before writing anything, with a message that names the real problem."""
     parent = destination.parent

@@ -1,0 +1,760 @@
+"""Encode a corpus into training data: one flat binary array of token ids, as nanoGPT reads it.
+
+Layout: every document's ids (``encode_ordinary``: text that looks like a special token
+is text, so a document cannot forge a boundary), each followed by the separator's id,
+as little-endian ``uint16`` (when every id of the model fits) or ``uint32``, and nothing
+else, so ``numpy.memmap(path, dtype=numpy.uint16, mode="r")`` reads it as is. Beside
+it, ``<output>.json`` (the manifest) records the dtype, the counts, each document's
+offset, the model's hash and the options that shaped the content.
+
+Why the output never depends on the workers or the block size: files are cut into
+pieces only at points that are chunk boundaries of the whole text (see
+:mod:`bpetite._counting`), BPE never merges across a chunk boundary, and the streaming
+encoder below only ever encodes stretches of text that re-split into the same chunks.
+Each worker writes its piece's ids to a file of its own; the parent appends the pieces
+in input order. A ``SplitPattern`` other than GPT-2's has no proven safe cut points,
+so with such a model each file is read whole and encoded in one call.
+
+Atomic: everything is written under temporary names in the output's directory and
+renamed at the end, the manifests last (a manifest means its ``.bin`` is complete); a
+failure or Ctrl-C removes every temporary file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import pickle
+import shutil
+import signal
+import sys
+import tempfile
+from array import array
+from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Final, Literal
+
+import regex
+
+from bpetite import _persistence
+from bpetite._atomic import publish_atomically, write_atomically
+from bpetite._constants import END_OF_TEXT_TOKEN
+from bpetite._counting import (
+    MIN_PIECE_BYTES,
+    PIECES_PER_WORKER,
+    Piece,
+    check_workers,
+    default_workers,
+    expand_inputs,
+    plan_pieces,
+)
+from bpetite._errors import (
+    InvalidUtf8Error,
+    NotATokenError,
+    OutputExistsError,
+    ParameterError,
+    WorkerError,
+)
+from bpetite._progress import Progress, ProgressCallback, ignore_progress
+from bpetite._streaming import (
+    DEFAULT_BLOCK_SIZE,
+    check_block_size,
+    check_file_utf8,
+    iter_chunks,
+    read_blocks,
+    stream_file_text,
+)
+from bpetite._tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+    from multiprocessing.sharedctypes import Synchronized
+
+#: The manifest's format name and version.
+MANIFEST_FORMAT: Final = "bpetite-dataset"
+MANIFEST_VERSION: Final = 1
+
+#: The dtypes a dataset can use, and the array typecode and largest id of each.
+Dtype = Literal["uint16", "uint32"]
+_TYPECODES: Final[dict[str, str]] = {
+    "uint16": "H",
+    "uint32": "I" if array("I").itemsize == 4 else "L",
+}
+_MAX_ID: Final[dict[str, int]] = {"uint16": (1 << 16) - 1, "uint32": (1 << 32) - 1}
+
+#: How often the parent wakes up to report progress while workers encode.
+POLL_SECONDS: Final = 0.1
+
+#: What the input path ``-`` means: standard input, spooled to a file first.
+STDIN: Final = "-"
+
+_WHITESPACE: Final = regex.compile(r"\s")
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetSplit:
+    """One written array: its paths, dtype, how many tokens and documents it holds."""
+
+    path: str
+    manifest_path: str
+    dtype: Dtype
+    tokens: int
+    documents: int
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    """What :func:`write_dataset` wrote: the training split and, if asked for, validation."""
+
+    train: DatasetSplit
+    val: DatasetSplit | None
+    input_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Document:
+    """One input file: the path to read and the name errors and the manifest use."""
+
+    path: Path
+    name: str
+
+
+# --------------------------------------------------------------------------- public
+
+
+def write_dataset(
+    paths: Iterable[str | os.PathLike[str]],
+    output: str | os.PathLike[str],
+    model: Tokenizer | str | os.PathLike[str],
+    *,
+    dtype: Dtype | None = None,
+    separator: str | None = END_OF_TEXT_TOKEN,
+    val_fraction: float = 0.0,
+    val_output: str | os.PathLike[str] | None = None,
+    workers: int | None = None,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    piece_bytes: int | None = None,
+    overwrite: bool = False,
+    progress: ProgressCallback | None = None,
+) -> Dataset:
+    """Encode the files `paths` name into `output`, a flat array of token ids, and its manifest.
+
+    Each file is one document (a directory means every regular file under it, sorted;
+    ``-`` is standard input); its ids are those of ``model.encode_ordinary(text)``,
+    followed by `separator`'s id unless `separator` is None. `model` is a tokenizer or
+    the path of an artifact. `dtype` defaults to ``uint16`` when every id of the model
+    fits, else ``uint32``; an id that does not fit a forced dtype raises
+    ParameterError. With `val_fraction` F, document ``i`` goes to `val_output`
+    (default: ``val.bin`` beside `output`) when ``floor((i+1)·F) > floor(i·F)``, which
+    spreads ``floor(n·F)`` documents evenly over the corpus.
+
+    The bytes written never depend on `workers` (processes, default one per CPU),
+    `block_size` or `piece_bytes`. Invalid UTF-8 raises InvalidUtf8Error naming the
+    file and offset, before anything is encoded. Existing outputs raise
+    OutputExistsError unless `overwrite`. `progress` gets ``"encode"`` events in input
+    bytes. On spawn or forkserver start methods, a script needs the usual
+    ``if __name__ == "__main__":`` guard to use several workers.
+    """
+    tokenizer, model_info = _resolve_model(model)
+    requested_dtype = dtype
+    dtype = _check_dtype(dtype, tokenizer)
+    separator_id = _separator_id(tokenizer, separator, dtype)
+    fraction = _check_fraction(val_fraction)
+    workers = check_workers(default_workers() if workers is None else workers)
+    check_block_size(block_size)
+    if piece_bytes is not None and (
+        isinstance(piece_bytes, bool) or not isinstance(piece_bytes, int) or piece_bytes < 1
+    ):
+        raise ParameterError(f"piece_bytes must be a positive integer, got {piece_bytes!r}")
+    if not isinstance(overwrite, bool):
+        raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
+    inputs = [os.fspath(path) for path in _checked_paths(paths)]
+    train_path = Path(output)
+    val_path = None
+    if fraction:
+        val_path = train_path.with_name("val.bin") if val_output is None else Path(val_output)
+    destinations = [train_path, _manifest_path(train_path)]
+    if val_path is not None:
+        destinations += [val_path, _manifest_path(val_path)]
+    _check_destinations(destinations, overwrite=overwrite)
+
+    report = progress or ignore_progress
+    temp_dir = Path(
+        tempfile.mkdtemp(dir=train_path.parent, prefix=f".{train_path.name}.", suffix=".tmp")
+    )
+    published: list[Path] = []
+    try:
+        documents = _documents(inputs, temp_dir)
+        if fraction and not any(_in_val(index, fraction) for index in range(len(documents))):
+            raise ParameterError(
+                f"val_fraction {val_fraction} of {len(documents)} document(s) selects none "
+                "for validation; each file is one document, so give more files or a larger "
+                "fraction"
+            )
+        for document in documents:  # fast, and a bad byte fails before any encoding
+            _check_utf8(document, block_size)
+        train, val = _encode_all(
+            tokenizer,
+            documents,
+            temp_dir,
+            _Options(dtype, separator_id, fraction, workers, block_size, piece_bytes),
+            report,
+        )
+        options = {
+            "inputs": inputs,
+            "dtype": requested_dtype,
+            "separator": separator,
+            "val_fraction": val_fraction,
+        }
+        outputs = [("train", train, train_path)]
+        if val_path is not None:
+            outputs.append(("val", val, val_path))
+        manifests = [
+            _manifest(name, split, dtype, model_info, separator, separator_id, options)
+            for name, split, _ in outputs
+        ]
+        # The arrays first, then the manifests: a manifest means its array is complete.
+        for _, split, destination in outputs:
+            publish_atomically(split.temp, destination, overwrite=overwrite)
+            published.append(destination)
+        for (_, _, destination), manifest in zip(outputs, manifests, strict=True):
+            write_atomically(_manifest_path(destination), manifest, overwrite=overwrite)
+            published.append(_manifest_path(destination))
+    except BaseException:
+        # A failure part-way through publishing (the disk fills, Ctrl-C) must not leave
+        # half a dataset: remove what this call already published.
+        for path in published:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        raise
+    finally:
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    results = [
+        DatasetSplit(
+            str(destination),
+            str(_manifest_path(destination)),
+            dtype,
+            split.tokens,
+            len(split.offsets),
+        )
+        for _, split, destination in outputs
+    ]
+    return Dataset(
+        results[0], results[1] if len(results) > 1 else None, train.input_bytes + val.input_bytes
+    )
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _resolve_model(
+    model: Tokenizer | str | os.PathLike[str],
+) -> tuple[Tokenizer, dict[str, Any]]:
+    """The tokenizer and what the manifest says about it: name, sha256, size, pattern."""
+    if isinstance(model, Tokenizer):
+        tokenizer = model
+        name = None
+        # The hash of what ``save`` would write; only GPT-2-pattern models have a file form.
+        sha256 = (
+            hashlib.sha256(
+                _persistence.dumps_artifact(
+                    tokenizer.vocab, tokenizer.merges, tokenizer.special_tokens
+                )
+            ).hexdigest()
+            if tokenizer.pattern_name == "gpt2"
+            else None
+        )
+    elif isinstance(model, (str, os.PathLike)):
+        path = Path(model)
+        data = path.read_bytes()
+        tokenizer = Tokenizer.load(path)
+        name = path.name
+        sha256 = hashlib.sha256(data).hexdigest()
+    else:
+        raise TypeError(f"model must be a Tokenizer or an artifact's path, got {model!r}")
+    return tokenizer, {
+        "name": name,
+        "sha256": sha256,
+        "n_vocab": tokenizer.n_vocab,
+        "pattern": tokenizer.pattern_name,
+    }
+
+
+def _check_dtype(dtype: object, tokenizer: Tokenizer) -> Dtype:
+    if dtype is None:
+        return "uint16" if tokenizer.n_vocab - 1 <= _MAX_ID["uint16"] else "uint32"
+    if dtype == "uint16" or dtype == "uint32":
+        return dtype
+    raise ParameterError(f"dtype must be 'uint16', 'uint32' or None (automatic), got {dtype!r}")
+
+
+def _separator_id(tokenizer: Tokenizer, separator: str | None, dtype: Dtype) -> int | None:
+    """The id written after each document: a special token's, or any single token's."""
+    if separator is None:
+        return None
+    if not isinstance(separator, str):
+        raise TypeError(f"separator must be a token's text or None, got {separator!r}")
+    try:
+        token_id = tokenizer.encode_single_token(separator)
+    except NotATokenError:
+        raise ParameterError(
+            f"separator {separator!r} is not a single token of this model (its special "
+            f"tokens: {', '.join(map(repr, tokenizer.special_tokens)) or 'none'})"
+        ) from None
+    _check_fits(token_id, dtype, f"the separator {separator!r}")
+    return token_id
+
+
+def _check_fits(token_id: int, dtype: Dtype, what: str) -> None:
+    if token_id > _MAX_ID[dtype]:
+        raise ParameterError(
+            f"{what} has id {token_id}, which does not fit in {dtype} (at most "
+            f"{_MAX_ID[dtype]}); use dtype uint32"
+        )
+
+
+def _check_fraction(value: object) -> Fraction:
+    """The fraction as written (``0.1`` is exactly 1/10), so the split is the same everywhere."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"val_fraction must be a number, got {value!r}")
+    if not 0 <= value < 1:
+        raise ParameterError(f"val_fraction must be at least 0 and below 1, got {value!r}")
+    return Fraction(repr(value))
+
+
+def _in_val(index: int, fraction: Fraction) -> bool:
+    """Document ``index`` goes to validation when ``floor((i+1)·F) > floor(i·F)``."""
+    return bool(fraction) and (index + 1) * fraction // 1 > index * fraction // 1
+
+
+def _checked_paths(paths: Iterable[str | os.PathLike[str]]) -> list[str | os.PathLike[str]]:
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        raise TypeError("paths must be a list of paths, not one path: write [path]")
+    checked = list(paths)
+    if not checked:
+        raise ParameterError("no input paths were given")
+    if sum(os.fspath(path) == STDIN for path in checked) > 1:
+        raise ParameterError("'-' (standard input) can be given only once")
+    return checked
+
+
+def _manifest_path(path: Path) -> Path:
+    return path.with_name(path.name + ".json")
+
+
+def _check_destinations(paths: Sequence[Path], *, overwrite: bool) -> None:
+    """Refuse outputs that cannot be written, before any slow work."""
+    resolved = [path.resolve() for path in paths]
+    if len(set(resolved)) != len(resolved):
+        raise ParameterError(
+            f"the outputs {', '.join(str(path) for path in paths)} must all be different files"
+        )
+    for path in paths:
+        parent = path.parent
+        if not parent.is_dir():
+            problem = "is not a directory" if parent.exists() else "does not exist"
+            raise FileNotFoundError(f"cannot write '{path}': directory '{parent}' {problem}")
+        if path.is_dir():
+            raise IsADirectoryError(f"cannot write '{path}': it is a directory")
+        if not overwrite and (path.exists() or path.is_symlink()):
+            raise OutputExistsError(f"'{path}' already exists; pass overwrite=True to replace it")
+
+
+def _documents(inputs: Sequence[str], temp_dir: Path) -> list[_Document]:
+    """Expand directories; spool standard input to a file so workers can read it."""
+    documents: list[_Document] = []
+    for raw in inputs:
+        if raw == STDIN:
+            spool = temp_dir / "stdin"
+            with spool.open("wb") as handle:
+                for block in read_blocks(sys.stdin.buffer):
+                    handle.write(block)
+            documents.append(_Document(spool, STDIN))
+        else:
+            documents += [_Document(path, str(path)) for path in expand_inputs([raw])]
+    return documents
+
+
+def _check_utf8(document: _Document, block_size: int) -> None:
+    try:
+        check_file_utf8(str(document.path), max(block_size, DEFAULT_BLOCK_SIZE))
+    except InvalidUtf8Error as error:
+        raise InvalidUtf8Error(document.name, error.offset, error.byte, error.reason) from None
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    dtype: Dtype
+    separator_id: int | None
+    fraction: Fraction
+    workers: int
+    block_size: int
+    piece_bytes: int | None
+
+
+@dataclass(slots=True)
+class _Split:
+    """One output while it is written: its temp file, token count and document offsets."""
+
+    temp: Path
+    handle: IO[bytes]
+    tokens: int = 0
+    input_bytes: int = 0
+    offsets: list[int] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+
+
+def _encode_all(
+    tokenizer: Tokenizer,
+    documents: Sequence[_Document],
+    temp_dir: Path,
+    options: _Options,
+    report: ProgressCallback,
+) -> tuple[_Split, _Split]:
+    """Encode every document into the train or val temp file, in input order."""
+    files = [document.path for document in documents]
+    total = sum(path.stat().st_size for path in files)
+    if tokenizer.pattern_name == "gpt2":
+        piece_bytes = options.piece_bytes
+        if piece_bytes is None:
+            wanted = -(-total // (options.workers * PIECES_PER_WORKER))
+            piece_bytes = max(MIN_PIECE_BYTES, wanted)
+        pieces = plan_pieces(files, piece_bytes)
+    else:  # no proven cut points for this pattern: each file is one piece, read whole
+        pieces = [Piece(str(path), 0, None, path.stat().st_size) for path in files]
+    # Which document each piece belongs to: a new document starts at every offset 0.
+    owners: list[int] = []
+    document = -1
+    for piece in pieces:
+        document += piece.start == 0
+        owners.append(document)
+    last_piece = {owner: index for index, owner in enumerate(owners)}
+
+    typecode = _TYPECODES[options.dtype]
+    separator = b""
+    if options.separator_id is not None:
+        separator = _to_bytes(array(typecode, [options.separator_id]))
+    with (
+        (temp_dir / "train.bin").open("wb") as train_handle,
+        (temp_dir / "val.bin").open("wb") as val_handle,
+    ):
+        train = _Split(temp_dir / "train.bin", train_handle)
+        val = _Split(temp_dir / "val.bin", val_handle)
+
+        def append(index: int, tokens: int) -> None:
+            """Move piece `index`'s ids from its own file to its split, in input order."""
+            owner = owners[index]
+            split = val if _in_val(owner, options.fraction) else train
+            piece = pieces[index]
+            if piece.start == 0:
+                split.offsets.append(split.tokens)
+                split.sources.append(documents[owner].name)
+            data_path = job.piece_path(index)
+            with data_path.open("rb") as source:
+                shutil.copyfileobj(source, split.handle)
+            data_path.unlink()
+            split.tokens += tokens
+            split.input_bytes += piece.size
+            if separator and last_piece[owner] == index:
+                split.handle.write(separator)
+                split.tokens += 1
+
+        processes = min(options.workers, len(pieces))
+        job = _Job(
+            pieces,
+            [documents[owner].name for owner in owners],
+            options.dtype,
+            options.block_size,
+            str(temp_dir),
+            tokenizer.pattern_name == "gpt2",
+        )
+        if processes <= 1:
+            _encode_here(tokenizer, job, append, total, report)
+        else:
+            setup = (tokenizer.merges, tokenizer.pattern, dict(tokenizer.special_tokens))
+            _encode_in_workers(setup, job, processes, append, total, report)
+        train_handle.flush()
+        val_handle.flush()
+    return train, val
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """What every worker needs to encode any piece; sent to each worker once."""
+
+    pieces: Sequence[Piece]
+    names: Sequence[str]  # the document name of each piece, for error messages
+    dtype: Dtype
+    block_size: int
+    temp_dir: str
+    streaming: bool
+
+    def piece_path(self, index: int) -> Path:
+        return Path(self.temp_dir, f"piece-{index}.bin")
+
+
+def encode_piece(
+    tokenizer: Tokenizer, job: _Job, index: int, on_bytes: Callable[[int], None] | None
+) -> int:
+    """Write the ids of piece `index` to its own file in the dtype's bytes; return how many."""
+    piece = job.pieces[index]
+    text = stream_file_text(
+        piece.path, block_size=job.block_size, start=piece.start, end=piece.end, on_bytes=on_bytes
+    )
+    if job.streaming:
+        batches: Iterable[list[int]] = ordinary_batches(tokenizer, text)
+    else:
+        batches = [tokenizer.encode_ordinary("".join(text))]
+    typecode = _TYPECODES[job.dtype]
+    tokens = 0
+    with job.piece_path(index).open("wb") as sink:
+        for ids in batches:
+            try:
+                packed = array(typecode, ids)
+            except OverflowError:
+                largest = max(ids)
+                raise ParameterError(
+                    f"{job.names[index]}: token id {largest} does not fit in {job.dtype} "
+                    f"(at most {_MAX_ID[job.dtype]}); use dtype uint32"
+                ) from None
+            sink.write(_to_bytes(packed))
+            tokens += len(ids)
+    return tokens
+
+
+def ordinary_batches(tokenizer: Tokenizer, pieces: Iterable[str]) -> Iterator[list[int]]:
+    """Yield the ids of ``encode_ordinary("".join(pieces))`` in batches (GPT-2 pattern only).
+
+    :func:`~bpetite._streaming.iter_chunks` gives the whole text's chunks a batch at a
+    time. A batch is encoded up to its last chunk that does not end in whitespace;
+    that stretch re-splits into the same chunks (a chunk ending otherwise was found
+    without reading past its end, and a match depends only on the text from its start),
+    while ``\\s+(?!\\S)`` would take a trailing whitespace run differently on its own.
+    The rest waits for the next batch.
+    """
+    carry = ""
+    for batch in iter_chunks(pieces):
+        cut = len(batch)
+        while cut and _WHITESPACE.match(batch[cut - 1][-1]):
+            cut -= 1
+        if cut:
+            yield tokenizer.encode_ordinary(carry + "".join(batch[:cut]))
+            carry = "".join(batch[cut:])
+        else:
+            carry += "".join(batch)
+    if carry:
+        yield tokenizer.encode_ordinary(carry)
+
+
+def _to_bytes(packed: array[int]) -> bytes:
+    """Little-endian bytes, whatever this machine's byte order."""
+    if sys.byteorder == "big":  # pragma: no cover - no big-endian CI machine
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def _encode_here(
+    tokenizer: Tokenizer,
+    job: _Job,
+    append: Callable[[int, int], None],
+    total: int,
+    report: ProgressCallback,
+) -> None:
+    report(Progress("encode", "start", 0, total))
+    done = 0
+
+    def on_bytes(size: int) -> None:
+        nonlocal done
+        done += size
+        report(Progress("encode", "update", done, total))
+
+    for index in range(len(job.pieces)):
+        append(index, encode_piece(tokenizer, job, index, on_bytes))
+    report(Progress("encode", "done", total, total))
+
+
+Setup = tuple[Sequence[tuple[int, int]], str, dict[str, int]]
+
+
+def _encode_in_workers(
+    setup: Setup,
+    job: _Job,
+    processes: int,
+    append: Callable[[int, int], None],
+    total: int,
+    report: ProgressCallback,
+) -> None:
+    """Workers claim pieces in input order; the parent appends each once its turn comes.
+
+    Each worker reports every finished piece through a pipe of its own, and the parent
+    waits on those pipes and on the processes, so a worker that dies (SIGKILL, the OOM
+    killer) fails the run at once with WorkerError instead of being awaited forever.
+    Whatever ends the wait, the ``finally`` kills the workers that are left.
+    """
+    import multiprocessing  # only here: `import bpetite` stays light
+    from multiprocessing.connection import wait
+
+    context = multiprocessing.get_context()
+    next_piece = context.Value("q", 0)
+    bytes_done = context.Array("q", processes, lock=False)
+    started: list[Any] = []  # multiprocessing's context types do not name one class
+    pending: dict[Connection, Any] = {}
+    finished: dict[int, int] = {}
+    try:
+        for slot in range(processes):
+            receiver, sender = context.Pipe(duplex=False)
+            process = context.Process(
+                target=_work,
+                args=(setup, job, next_piece, bytes_done, slot, sender),
+                name=f"bpetite-dataset-{slot}",
+            )
+            process.start()
+            started.append(process)
+            sender.close()  # only the worker holds the sending end: its death reads as EOF
+            pending[receiver] = process
+        # Reported only now: a live display starts a thread, and forking one is unsafe.
+        report(Progress("encode", "start", 0, total))
+        reported = 0
+        appended = 0
+        while appended < len(job.pieces):
+            ready = set(wait([*pending, *(p.sentinel for p in pending.values())], POLL_SECONDS))
+            for receiver, process in list(pending.items()):
+                if receiver not in ready and process.sentinel not in ready:
+                    continue
+                while receiver.poll():
+                    message = _receive(receiver, process)
+                    if message is None:  # the worker found no piece left and is exiting
+                        del pending[receiver]
+                        break
+                    if isinstance(message, BaseException):
+                        raise message
+                    index, tokens = message
+                    finished[index] = tokens
+                else:
+                    if not process.is_alive() and receiver in pending:
+                        _receive(receiver, process)  # raises WorkerError: it died silently
+            while appended in finished:
+                append(appended, finished.pop(appended))
+                appended += 1
+            done = sum(bytes_done)
+            if done != reported:
+                reported = done
+                report(Progress("encode", "update", done, total))
+    finally:
+        for process in started:
+            if process.exitcode is None:
+                process.kill()
+        for process in started:
+            process.join()
+        for receiver in pending:
+            receiver.close()
+    report(Progress("encode", "done", total, total))
+
+
+Message = tuple[int, int] | BaseException | None
+
+
+def _receive(receiver: Connection, process: BaseProcess) -> Message:
+    """One message from a worker; WorkerError if it died without sending it."""
+    try:
+        message: Message = receiver.recv()
+    except (EOFError, OSError):
+        process.join(1.0)
+        raise WorkerError(_describe_death(process)) from None
+    return message
+
+
+def _describe_death(process: BaseProcess) -> str:
+    who = f"a dataset worker (pid {process.pid})"
+    code = process.exitcode
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"{who} was killed by {name}; nothing was written"
+    return f"{who} stopped without finishing its piece (exit status {code}); nothing was written"
+
+
+def _work(
+    setup: Setup,
+    job: _Job,
+    next_piece: Synchronized[int],
+    bytes_done: MutableSequence[int],
+    slot: int,
+    sender: Connection,
+) -> None:
+    """A worker's life: claim the next piece, encode it, report it; until none is left."""
+    # The parent alone decides when workers stop (Ctrl-C reaches the whole group).
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def on_bytes(size: int) -> None:
+        if os.getppid() != parent:  # the parent was killed outright: stop by ourselves
+            raise WorkerError("the parent process is gone; stopping this dataset worker")
+        bytes_done[slot] += size
+
+    try:
+        merges, pattern, specials = setup
+        tokenizer = Tokenizer(merges, pattern=pattern, special_tokens=specials)
+        while True:
+            with next_piece.get_lock():
+                index = next_piece.value
+                next_piece.value = index + 1
+            if index >= len(job.pieces):
+                sender.send(None)
+                return
+            sender.send((index, encode_piece(tokenizer, job, index, on_bytes)))
+    except Exception as error:
+        with contextlib.suppress(OSError):
+            sender.send(_portable(error))
+    finally:
+        sender.close()
+
+
+def _portable(error: Exception) -> Exception:
+    """`error` if it survives pickling, else a RuntimeError with its message."""
+    try:
+        pickle.loads(pickle.dumps(error))
+    except Exception:
+        return RuntimeError(f"{type(error).__name__}: {error}")
+    return error
+
+
+# --------------------------------------------------------------------------- manifest
+
+
+def _manifest(
+    name: str,
+    split: _Split,
+    dtype: Dtype,
+    model_info: dict[str, Any],
+    separator: str | None,
+    separator_id: int | None,
+    options: dict[str, Any],
+) -> bytes:
+    """The manifest's bytes: sorted keys, ASCII, so equal datasets have equal manifests."""
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "version": MANIFEST_VERSION,
+        "split": name,
+        "dtype": dtype,
+        "byteorder": "little",
+        "tokens": split.tokens,
+        "documents": len(split.offsets),
+        "document_offsets": split.offsets,
+        "document_sources": split.sources,
+        "separator": None if separator is None else {"text": separator, "id": separator_id},
+        "model": model_info,
+        "options": options,
+    }
+    return (json.dumps(manifest, sort_keys=True, separators=(",", ":")) + "\n").encode("ascii")
