@@ -30,7 +30,7 @@ def write_atomically(path: str | os.PathLike[str], data: bytes, *, overwrite: bo
 def publish_atomically(
     temp: str | os.PathLike[str], path: str | os.PathLike[str], *, overwrite: bool
 ) -> None:
-    """Give a finished temp file (in `path`'s directory) its final name, as :func:`write_atomically` does.
+    """Give a finished temp file in `path`'s directory its final name, as write_atomically does.
 
     For outputs too large to pass as bytes: the caller writes the temp file, this
     fsyncs it, gives it a new file's permissions and renames it (never replacing an

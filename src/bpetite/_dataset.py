@@ -259,16 +259,7 @@ def _resolve_model(
     if isinstance(model, Tokenizer):
         tokenizer = model
         name = None
-        # The hash of what ``save`` would write; only GPT-2-pattern models have a file form.
-        sha256 = (
-            hashlib.sha256(
-                _persistence.dumps_artifact(
-                    tokenizer.vocab, tokenizer.merges, tokenizer.special_tokens
-                )
-            ).hexdigest()
-            if tokenizer.pattern_name == "gpt2"
-            else None
-        )
+        sha256 = _artifact_sha256(tokenizer)
     elif isinstance(model, (str, os.PathLike)):
         path = Path(model)
         data = path.read_bytes()
@@ -283,6 +274,20 @@ def _resolve_model(
         "n_vocab": tokenizer.n_vocab,
         "pattern": tokenizer.pattern_name,
     }
+
+
+def _artifact_sha256(tokenizer: Tokenizer) -> str | None:
+    """The hash of the artifact ``save`` would write; None for a model with no file form
+    (another split pattern, specials away from the end of the vocabulary)."""
+    if tokenizer.pattern_name != "gpt2":
+        return None
+    try:
+        data = _persistence.dumps_artifact(
+            tokenizer.vocab, tokenizer.merges, tokenizer.special_tokens
+        )
+    except (KeyError, ValueError):
+        return None
+    return hashlib.sha256(data).hexdigest()
 
 
 def _check_dtype(dtype: object, tokenizer: Tokenizer) -> Dtype:
