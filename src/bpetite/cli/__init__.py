@@ -35,6 +35,7 @@ _COMMANDS: tuple[str, ...] = (
     "export",
     "import",
     "count",
+    "dataset",
 )
 
 Handler = Callable[[argparse.Namespace], int]

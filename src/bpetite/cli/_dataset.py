@@ -1,0 +1,200 @@
+"""``bpetite dataset``: encode a corpus into nanoGPT's ``train.bin`` (and ``val.bin``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bpetite import InvalidUtf8Error, Progress, write_dataset
+from bpetite.cli import CliError
+from bpetite.cli._common import (
+    PhaseProgress,
+    add_command,
+    check_output_path,
+    describe_input,
+    load_model,
+    write_json,
+)
+
+if TYPE_CHECKING:
+    from bpetite import ProgressCallback
+    from bpetite.cli._common import Subparsers
+
+#: The default separator: the end-of-text special token, as nanoGPT writes it.
+END_OF_TEXT = "<|endoftext|>"
+#: Off a terminal, a plain progress line about every this share of the input bytes.
+PLAIN_PROGRESS_STEP = 0.1
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(
+        subparsers,
+        "dataset",
+        summary="encode UTF-8 files into a flat array of token ids (nanoGPT's train.bin)",
+        description=(
+            "Encode every file (directories recursively, sorted; '-' for stdin) into one "
+            "flat little-endian array of token ids, each document followed by a separator, "
+            "as numpy.memmap(path, dtype=..., mode='r') reads it. Beside it, OUTPUT.json "
+            "records the dtype, the token and document counts, each document's offset, "
+            "the model's sha256 and the options. Text that looks like a special token is "
+            "encoded as text. Runs in parallel and streams the files; the output is the "
+            "same for any --workers. Nothing is left behind on a failure or Ctrl-C."
+        ),
+        examples=[
+            "bpetite dataset --model tok.json --input corpus/ --output train.bin",
+            "bpetite dataset --model tok.json --input corpus/ --output data/train.bin "
+            "--val-fraction 0.1",
+            "cat book.txt | bpetite dataset --model tok.json --input - --output book.bin",
+        ],
+    )
+    parser.add_argument("--model", required=True, metavar="PATH", help="tokenizer artifact")
+    parser.add_argument(
+        "--input",
+        nargs="+",
+        required=True,
+        metavar="PATH",
+        help="UTF-8 files or directories (every regular file under them, sorted); '-' for "
+        "stdin. Each file is one document",
+    )
+    parser.add_argument(
+        "--output", required=True, metavar="PATH", help="the array to write, e.g. train.bin"
+    )
+    parser.add_argument(
+        "--dtype",
+        choices=("auto", "uint16", "uint32"),
+        default="auto",
+        help="id type: auto is uint16 when every id of the model fits, else uint32; an id "
+        "that does not fit a forced dtype is an error",
+    )
+    separator = parser.add_mutually_exclusive_group()
+    separator.add_argument(
+        "--separator",
+        default=END_OF_TEXT,
+        metavar="TOKEN",
+        help=f"the token written after each document (default: {END_OF_TEXT})",
+    )
+    separator.add_argument(
+        "--no-separator", action="store_true", help="write documents back to back"
+    )
+    parser.add_argument(
+        "--val-fraction",
+        type=_fraction,
+        default=0.0,
+        metavar="F",
+        help="also write a validation array from this share of the documents, spread "
+        "evenly and deterministically (document i when floor((i+1)F) > floor(iF))",
+    )
+    parser.add_argument(
+        "--val-output",
+        metavar="PATH",
+        help="the validation array (default: val.bin beside --output)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="processes that encode in parallel (default: one per CPU); the output is the same",
+    )
+    parser.add_argument("--force", action="store_true", help="replace existing outputs")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Every check that can fail fast runs before the corpus is read.
+    load_model(args.model)  # one clear line for a missing or corrupt model
+    output = Path(args.output)
+    outputs = [output]
+    if args.val_fraction:
+        outputs.append(Path(args.val_output) if args.val_output else output.with_name("val.bin"))
+    elif args.val_output:
+        raise CliError("--val-output needs --val-fraction")
+    for path in outputs:
+        check_output_path(str(path), force=args.force)
+        check_output_path(f"{path}.json", force=args.force)
+    for path in args.input:
+        if path != "-" and not Path(path).exists():
+            raise CliError(f"--input '{path}' does not exist")
+
+    started = time.perf_counter()
+    with PhaseProgress("encode", "bytes", stream=sys.stderr) as phase:
+        try:
+            result = write_dataset(
+                args.input,
+                output,
+                args.model,
+                dtype=None if args.dtype == "auto" else args.dtype,
+                separator=None if args.no_separator else args.separator,
+                val_fraction=args.val_fraction,
+                val_output=outputs[1] if len(outputs) > 1 else None,
+                workers=args.workers,
+                overwrite=args.force,
+                progress=_progress(phase),
+            )
+        except InvalidUtf8Error as error:
+            raise CliError(
+                f"{describe_input(error.source)} is not valid UTF-8: byte 0x{error.byte:02x} "
+                f"at byte offset {error.offset} ({error.reason})"
+            ) from None
+        except FileExistsError as error:
+            raise CliError(f"{error}; pass --force to replace it") from None
+    summary: dict[str, object] = {
+        "dtype": result.train.dtype,
+        "input_bytes": result.input_bytes,
+        "train": {
+            "path": result.train.path,
+            "tokens": result.train.tokens,
+            "documents": result.train.documents,
+        },
+    }
+    if result.val is not None:
+        summary["val"] = {
+            "path": result.val.path,
+            "tokens": result.val.tokens,
+            "documents": result.val.documents,
+        }
+    summary["elapsed_ms"] = round((time.perf_counter() - started) * 1000)
+    write_json(summary)
+    return 0
+
+
+def _progress(phase: PhaseProgress) -> ProgressCallback:
+    """Encoding reports as a phase in bytes; off a terminal, about one line per tenth."""
+    next_line = 0
+
+    def report(event: Progress) -> None:
+        nonlocal next_line
+        if event.stage == "start":
+            phase.start(event.total)
+            next_line = round(event.total * PLAIN_PROGRESS_STEP)
+        elif event.stage == "update":
+            if phase.terminal or event.done >= next_line:
+                phase.update(event.done)
+                next_line = event.done + round(event.total * PLAIN_PROGRESS_STEP)
+        else:
+            phase.finish(event.done)
+
+    return report
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid positive integer: '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid fraction: '{text}'") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 0 and below 1, got {text}")
+    return value
