@@ -12,11 +12,14 @@ import shutil
 import struct
 import subprocess
 import zlib
+from collections import Counter
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from bpetite import Tokenizer
+from bpetite._eval import BAR_COLOURS
 from bpetite._visualize import PALETTE, PARTIAL_BACKGROUNDS
 from bpetite.cli import main
 from tests.rendering import expected_label, parse_page
@@ -197,3 +200,81 @@ def _unfilter(kind: int, line: bytearray, previous: bytearray, channels: int) ->
             predictor = left if pa <= pb and pa <= pc else up if pb <= pc else corner
             line[x] = (line[x] + predictor) & 0xFF
     return line
+
+
+# --------------------------------------------------------------------------- eval --html
+
+_HOSTILE_NAME = "<b>x&amp;y<i>"
+
+
+@pytest.fixture(scope="module")
+def eval_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[int], Path]:
+    """The page `bpetite eval --html` writes for two models (one with a hostile file name)
+    on two texts, and each model's token count on the first text."""
+    directory = tmp_path_factory.mktemp("eval")
+    small = directory / "small.json"
+    Tokenizer([]).save(str(small))
+    trained = directory / f"{_HOSTILE_NAME}.json"
+    tokenizer = Tokenizer.train(_CORPUS, 330)
+    tokenizer.save(str(trained))
+    first = directory / "first.txt"
+    first.write_bytes(_TEXT.encode("utf-8"))
+    second = directory / f"{_HOSTILE_NAME}.txt"
+    second.write_bytes(b"Hello world, hello there.")
+    page_path = directory / "report.html"
+    args = ["eval", "--model", str(small), "--model", str(trained), "--input", str(first),
+            str(second), "--html", str(page_path)]  # fmt: skip
+    assert main(args) == 0
+    counts = [len(_TEXT.encode("utf-8")), len(tokenizer.encode_ordinary(_TEXT))]
+    return counts, page_path
+
+
+class _EvalDom(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: Counter[str] = Counter()
+        self.bars: list[dict[str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags[tag] += 1
+        if tag == "rect":
+            self.bars.append(dict(attrs))
+
+
+def test_browser_eval_page_draws_one_bar_per_model_and_text(
+    browser: str, eval_page: tuple[list[int], Path], tmp_path: Path
+) -> None:
+    counts, page_path = eval_page
+    result = _run_browser(browser, tmp_path / "profile", "--dump-dom", page_path.as_uri())
+    dom = _EvalDom()
+    dom.feed(result.stdout.decode("utf-8"))
+    # The names were escaped: the browser built no <b>, and no <script> exists at all.
+    assert dom.tags["b"] == 0 and dom.tags["i"] == 0 and dom.tags["script"] == 0
+    assert dom.tags["svg"] == 3  # two texts and the overall chart
+    assert len(dom.bars) == 6
+    size = len(_TEXT.encode("utf-8"))
+    assert [bar["data-value"] for bar in dom.bars[:2]] == [
+        str(round(size / count, 4)) for count in counts
+    ]
+    assert dom.bars[1]["data-model"] == f"{_HOSTILE_NAME}.json"
+    assert _HOSTILE_NAME in result.stdout.decode("utf-8").replace("&lt;", "<").replace(
+        "&gt;", ">"
+    ).replace("&amp;", "&")
+
+
+def test_browser_eval_screenshot_shows_the_bars(
+    browser: str, eval_page: tuple[list[int], Path], tmp_path: Path
+) -> None:
+    _, page_path = eval_page
+    screenshot = tmp_path / "eval.png"
+    _run_browser(
+        browser,
+        tmp_path / "profile",
+        f"--screenshot={screenshot}",
+        "--window-size=1000,700",
+        page_path.as_uri(),
+    )
+    wanted = _rgb_set(BAR_COLOURS[:2])
+    width, height, colours = _png_colours(screenshot.read_bytes(), wanted=wanted)
+    assert (width, height) == (1000, 700)
+    assert wanted <= colours  # the SVG bars were painted in each model's colour

@@ -25,6 +25,7 @@ from bpetite._errors import (
     UnknownTokenError,
     WorkerError,
 )
+from bpetite._eval import CompressionReport, TextResult, evaluate_compression
 from bpetite._json import loads_json, parse_json_ids
 from bpetite._patterns import PRESETS, SplitPattern, resolve_pattern
 from bpetite._pretokenizer import count_chunks
@@ -41,6 +42,7 @@ __all__ = [
     "PRESETS",
     "ArtifactError",
     "BpetiteError",
+    "CompressionReport",
     "CountsFileError",
     "Dataset",
     "DatasetSplit",
@@ -55,11 +57,13 @@ __all__ = [
     "Progress",
     "ProgressCallback",
     "SplitPattern",
+    "TextResult",
     "Tokenizer",
     "UnknownTokenError",
     "WorkerError",
     "__version__",
     "count_chunks",
+    "evaluate_compression",
     "loads_json",
     "parse_json_ids",
     "resolve_pattern",

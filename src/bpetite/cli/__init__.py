@@ -36,6 +36,7 @@ _COMMANDS: tuple[str, ...] = (
     "import",
     "count",
     "dataset",
+    "eval",
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -1,0 +1,168 @@
+"""``bpetite eval``: compare tokenizers' compression on texts (nanochat's ``tok_eval``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bpetite import CompressionReport, Tokenizer, evaluate_compression
+from bpetite._atomic import write_atomically
+from bpetite.cli import CliError
+from bpetite.cli._common import (
+    STDIN,
+    add_command,
+    check_output_path,
+    is_terminal,
+    load_model,
+    read_input_text,
+    stderr_console,
+    write_json,
+)
+
+if TYPE_CHECKING:
+    from bpetite.cli._common import Subparsers
+
+_COLUMNS = ("text", "model", "tokens", "bytes/token", "tokens/word", "ratio")
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(
+        subparsers,
+        "eval",
+        summary="compare tokenizers' compression on texts",
+        description=(
+            "Encode every --input text with every --model (special-token text is read as "
+            "text) and report bytes per token, tokens per word (whitespace-separated "
+            "words) and the token count relative to the first model, per text and "
+            "overall: a table on stderr, JSON on stdout, and with --html a self-contained "
+            "page with a bar chart per text. A model is a bpetite artifact, or a "
+            "tokenizer.json or .tiktoken file that 'bpetite import' accepts."
+        ),
+        examples=[
+            "bpetite eval --model mine.json --model gpt2.json --input sample.txt",
+            "bpetite eval --model a.json --model b.json --input texts/ --html report.html",
+        ],
+    )
+    parser.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        metavar="PATH",
+        help="a model to compare; repeat for each (the first is the ratio's baseline)",
+    )
+    parser.add_argument(
+        "--input",
+        nargs="+",
+        required=True,
+        metavar="PATH",
+        help="UTF-8 texts (a directory means every regular file under it, sorted); '-' "
+        "for stdin. Each is read whole",
+    )
+    parser.add_argument("--html", metavar="PATH", help="also write a self-contained HTML page")
+    parser.add_argument("--force", action="store_true", help="replace the --html file")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.html is not None:
+        check_output_path(args.html, force=args.force, option="--html")
+    models = [(_model_name(path, args.model), _load(path)) for path in args.model]
+    texts = [(name, read_input_text(path)) for name, path in _inputs(args.input)]
+    report = evaluate_compression(models, texts)
+    if args.html is not None:
+        try:
+            write_atomically(args.html, report.to_html().encode("utf-8"), overwrite=args.force)
+        except FileExistsError:
+            raise CliError(
+                f"--html '{args.html}' already exists; pass --force to replace it"
+            ) from None
+    _print_table(report)
+    write_json(report.to_json())
+    return 0
+
+
+def _model_name(path: str, paths: list[str]) -> str:
+    """The file name, or the whole path when two models share a file name."""
+    name = Path(path).name
+    return name if sum(Path(other).name == name for other in paths) == 1 else path
+
+
+def _load(path: str) -> Tokenizer:
+    """A bpetite artifact, or failing that a vocabulary file ``bpetite import`` reads."""
+    if not Path(path).is_file():
+        return load_model(path)  # its message for a missing file or a directory
+    try:
+        return Tokenizer.load(path)
+    except (KeyError, ValueError):  # not an artifact (the loader's errors are ValueErrors)
+        pass
+    from bpetite.interop import InteropError, import_vocabulary
+
+    try:
+        return import_vocabulary([path]).tokenizer
+    except (InteropError, ValueError):
+        return load_model(path)  # not a vocabulary either: the artifact's own error
+
+
+def _inputs(paths: list[str]) -> list[tuple[str, str]]:
+    """(name, path) per text: files as given, directories expanded to their files, sorted."""
+    if sum(path == STDIN for path in paths) > 1:
+        raise CliError("--input '-' (standard input) can be given only once")
+    found: list[tuple[str, str]] = []
+    for raw in paths:
+        path = Path(raw)
+        if raw != STDIN and path.is_dir():
+            files = sorted(
+                (p for p in path.rglob("*") if p.is_file() and not p.is_symlink()),
+                key=lambda p: p.parts,
+            )
+            if not files:
+                raise CliError(f"--input '{raw}' is a directory with no files in it")
+            found += [(str(file), str(file)) for file in files]
+        else:
+            found.append(("stdin" if raw == STDIN else raw, raw))
+    return found
+
+
+def _rows(report: CompressionReport) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for text in [*report.texts, report.overall]:
+        for figure in text.figures(report.models):
+            rows.append(
+                (
+                    text.name,
+                    figure["model"],
+                    str(figure["tokens"]),
+                    _fixed(figure["bytes_per_token"]),
+                    _fixed(figure["tokens_per_word"]),
+                    _fixed(figure["ratio"]),
+                )
+            )
+    return rows
+
+
+def _fixed(value: Any) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _print_table(report: CompressionReport) -> None:
+    """A rich table on a terminal, aligned plain text anywhere else (both on stderr)."""
+    rows = _rows(report)
+    if is_terminal(sys.stderr):
+        from rich.table import Table
+
+        table = Table(title="compression (bytes/token: higher is better)")
+        for index, column in enumerate(_COLUMNS):
+            table.add_column(column, justify="left" if index < 2 else "right")
+        for row in rows:
+            table.add_row(*row)
+        stderr_console().print(table)
+        return
+    widths = [max(len(row[i]) for row in [_COLUMNS, *rows]) for i in range(len(_COLUMNS))]
+    for row in [_COLUMNS, *rows]:
+        cells = [
+            cell.ljust(width) if index < 2 else cell.rjust(width)
+            for index, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        print("  ".join(cells).rstrip(), file=sys.stderr)

@@ -1,0 +1,211 @@
+"""Compression report: figures recomputed by hand, the page's safety, and ``bpetite eval``."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from bpetite import Tokenizer, evaluate_compression
+from bpetite.cli import main
+
+HOSTILE = '<script>alert(1)</script><b>"x"&amp;'
+
+
+class Result(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: object) -> Result:
+    code = main([str(arg) for arg in argv])
+    captured = capsys.readouterr()
+    return Result(code, captured.out, captured.err)
+
+
+class Page(HTMLParser):
+    """Start tags, bar rectangles and the text of every element, as a browser would see them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: Counter[str] = Counter()
+        self.bars: list[dict[str, str | None]] = []
+        self.metas: list[dict[str, str | None]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags[tag] += 1
+        if tag == "rect":
+            self.bars.append(dict(attrs))
+        if tag == "meta":
+            self.metas.append(dict(attrs))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parse(page: str) -> Page:
+    parser = Page()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+def test_figures_by_hand() -> None:
+    """ "ab ab" is "ab", " ab": 2 tokens for 5 bytes and 2 words with merges ab, " ab"."""
+    trained = Tokenizer.train("ab ab", vocab_size=258)
+    bytes_only = Tokenizer([])
+    report = evaluate_compression(
+        [("trained", trained), ("bytes", bytes_only)], [("x", "ab ab"), ("empty", "")]
+    ).to_json()
+    assert report["models"] == ["trained", "bytes"]
+    first = report["texts"][0]
+    assert (first["bytes"], first["words"]) == (5, 2)
+    assert first["results"] == [
+        {"model": "trained", "tokens": 2, "bytes_per_token": 2.5, "tokens_per_word": 1.0,
+         "ratio": 1.0},
+        {"model": "bytes", "tokens": 5, "bytes_per_token": 1.0, "tokens_per_word": 2.5,
+         "ratio": 2.5},
+    ]  # fmt: skip
+    empty = report["texts"][1]["results"][0]
+    assert empty == {
+        "model": "trained", "tokens": 0, "bytes_per_token": None, "tokens_per_word": None,
+        "ratio": None,
+    }  # fmt: skip
+    overall = report["overall"]
+    assert (overall["bytes"], overall["words"]) == (5, 2)
+    assert [entry["tokens"] for entry in overall["results"]] == [2, 5]
+
+
+def test_special_token_text_is_counted_as_text() -> None:
+    """An eval measures text: "<|endoftext|>" in it is 13 bytes of text, not one id."""
+    report = evaluate_compression([("bytes", Tokenizer([]))], [("t", "<|endoftext|>")])
+    assert report.texts[0].tokens == (13,)
+
+
+def test_words_are_whitespace_separated_runs() -> None:
+    report = evaluate_compression([("m", Tokenizer([]))], [("t", "  one\ttwo\n\nthree 中文  ")])
+    assert report.texts[0].words == 4
+
+
+def test_the_page_is_self_contained_and_escapes_every_name() -> None:
+    tokenizer = Tokenizer.train("hello world " * 10, vocab_size=270)
+    report = evaluate_compression(
+        [(HOSTILE, tokenizer), ("bytes", Tokenizer([]))],
+        [(f"text {HOSTILE}", "hello world"), ("second", "hello")],
+    )
+    page = report.to_html()
+    dom = parse(page)
+    assert dom.tags["script"] == 0 and dom.tags["b"] == 0  # escaped, never markup
+    assert HOSTILE in "".join(dom.text)
+    for forbidden in ("http:", "https:", "src=", "url(", "@import", "<link", "<img"):
+        assert forbidden not in page
+    csp = [meta for meta in dom.metas if meta.get("http-equiv") == "Content-Security-Policy"]
+    assert csp == [
+        {"http-equiv": "Content-Security-Policy",
+         "content": "default-src 'none'; style-src 'unsafe-inline'"}
+    ]  # fmt: skip
+    # One bar per model per text, plus the overall chart; each carries its exact figure.
+    assert len(dom.bars) == 2 * 3
+    expected = [
+        (model, len(model_tokenizer.encode_ordinary(text)))
+        for text in ("hello world", "hello", "hello worldhello")
+        for model, model_tokenizer in ((HOSTILE, tokenizer), ("bytes", Tokenizer([])))
+    ]
+    sizes = [11, 11, 5, 5, 16, 16]
+    for bar, (model, tokens), size in zip(dom.bars, expected, sizes, strict=True):
+        assert bar["data-model"] == model
+        assert bar["data-value"] == str(round(size / tokens, 4))
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+@pytest.fixture
+def models(tmp_path: Path) -> list[Path]:
+    first = tmp_path / "small.json"
+    Tokenizer.train("the cat sat on the mat " * 20, vocab_size=270).save(first)
+    second = tmp_path / "large.json"
+    Tokenizer.train("the cat sat on the mat " * 20, vocab_size=290).save(second)
+    return [first, second]
+
+
+@pytest.fixture
+def texts(tmp_path: Path) -> list[Path]:
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    paths = [folder / "a.txt", folder / "b.txt"]
+    paths[0].write_bytes(b"the cat sat\r\non the mat")
+    paths[1].write_bytes("中文 and the cat 😀".encode())
+    return paths
+
+
+def test_eval_prints_json_and_a_plain_table(
+    capsys: pytest.CaptureFixture[str], models: list[Path], texts: list[Path], tmp_path: Path
+) -> None:
+    result = run(
+        capsys, "eval", "--model", models[0], "--model", models[1], "--input", tmp_path / "texts"
+    )
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert report["models"] == ["small.json", "large.json"]
+    assert [text["name"] for text in report["texts"]] == [str(path) for path in texts]
+    for text, path in zip(report["texts"], texts, strict=True):
+        data = path.read_bytes()
+        counts = [len(Tokenizer.load(m).encode_ordinary(data.decode())) for m in models]
+        assert [entry["tokens"] for entry in text["results"]] == counts
+        assert text["bytes"] == len(data)
+        assert text["results"][1]["ratio"] == round(counts[1] / counts[0], 4)
+    lines = result.err.splitlines()
+    assert lines[0].split() == ["text", "model", "tokens", "bytes/token", "tokens/word", "ratio"]
+    assert len(lines) == 1 + 2 * 3
+    assert lines[-1].split()[:2] == ["overall", "large.json"]
+
+
+def test_eval_reads_a_tiktoken_file_as_a_model(
+    capsys: pytest.CaptureFixture[str], models: list[Path], texts: list[Path], tmp_path: Path
+) -> None:
+    exported = tmp_path / "small.tiktoken"
+    assert run(capsys, "export", "--model", models[0], "--format", "tiktoken",
+               "--output", exported).code == 0  # fmt: skip
+    result = run(capsys, "eval", "--model", models[0], "--model", exported, "--input", *texts)
+    assert result.code == 0, result.err
+    overall = json.loads(result.out)["overall"]["results"]
+    assert overall[0]["tokens"] == overall[1]["tokens"] and overall[1]["ratio"] == 1.0
+
+
+def test_eval_writes_the_html_page_atomically(
+    capsys: pytest.CaptureFixture[str], models: list[Path], texts: list[Path], tmp_path: Path
+) -> None:
+    page = tmp_path / "report.html"
+    argv = ["eval", "--model", models[0], "--input", texts[0], "--html", page]
+    assert run(capsys, *argv).code == 0
+    assert len(parse(page.read_text(encoding="utf-8")).bars) == 2
+    again = run(capsys, *argv)
+    assert again.code == 1 and "already exists; pass --force" in again.err and again.out == ""
+    assert run(capsys, *argv, "--force").code == 0
+
+
+def test_eval_mistakes_are_one_line(
+    capsys: pytest.CaptureFixture[str], models: list[Path], texts: list[Path], tmp_path: Path
+) -> None:
+    (tmp_path / "bad.txt").write_bytes(b"ok \xff")
+    (tmp_path / "junk.json").write_text("{}", encoding="utf-8")
+    cases = [
+        (["--model", tmp_path / "none.json", "--input", texts[0]], "does not exist"),
+        (["--model", tmp_path / "junk.json", "--input", texts[0]], "not a valid bpetite artifact"),
+        (["--model", models[0], "--input", tmp_path / "bad.txt"],
+         "is not valid UTF-8: byte 0xff at byte offset 3"),
+        (["--model", models[0], "--input", tmp_path / "gone.txt"], "does not exist"),
+    ]  # fmt: skip
+    for argv, message in cases:
+        result = run(capsys, "eval", *argv, "--html", tmp_path / "r.html")
+        assert result.code == 1, result
+        assert result.out == ""
+        assert message in result.err and len(result.err.splitlines()) == 1, result.err
+        assert not (tmp_path / "r.html").exists()
