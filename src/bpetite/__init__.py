@@ -9,6 +9,7 @@
 from importlib.metadata import PackageNotFoundError, version
 
 from bpetite._atomic import write_atomically
+from bpetite._dask import dask_client, dask_count_files
 from bpetite._dataset import Dataset, DatasetSplit, write_dataset
 from bpetite._errors import (
     ArtifactError,
@@ -63,6 +64,8 @@ __all__ = [
     "WorkerError",
     "__version__",
     "count_chunks",
+    "dask_client",
+    "dask_count_files",
     "evaluate_compression",
     "loads_json",
     "parse_json_ids",

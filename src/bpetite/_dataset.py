@@ -141,6 +141,7 @@ def write_dataset(
     piece_bytes: int | None = None,
     overwrite: bool = False,
     progress: ProgressCallback | None = None,
+    dask: Any = None,
 ) -> Dataset:
     """Encode the files `paths` name into `output`, a flat array of token ids, and its manifest.
 
@@ -159,6 +160,10 @@ def write_dataset(
     OutputExistsError unless `overwrite`. `progress` gets ``"encode"`` events in input
     bytes. On spawn or forkserver start methods, a script needs the usual
     ``if __name__ == "__main__":`` guard to use several workers.
+
+    `dask`, a ``distributed.Client``, runs one task per file on its cluster instead
+    of local processes (the files and the output's directory must be shared paths);
+    the bytes are the same.
     """
     tokenizer, model_info = _resolve_model(model)
     requested_dtype = dtype
@@ -202,7 +207,7 @@ def write_dataset(
             tokenizer,
             documents,
             temp_dir,
-            _Options(dtype, separator_id, fraction, workers, block_size, piece_bytes),
+            _Options(dtype, separator_id, fraction, workers, block_size, piece_bytes, dask),
             report,
         )
         options = {
@@ -403,6 +408,7 @@ class _Options:
     workers: int
     block_size: int
     piece_bytes: int | None
+    dask: Any
 
 
 @dataclass(slots=True)
@@ -427,13 +433,13 @@ def _encode_all(
     """Encode every document into the train or val temp file, in input order."""
     files = [document.path for document in documents]
     total = sum(path.stat().st_size for path in files)
-    if tokenizer.pattern_name == "gpt2":
+    if tokenizer.pattern_name == "gpt2" and options.dask is None:
         piece_bytes = options.piece_bytes
         if piece_bytes is None:
             wanted = -(-total // (options.workers * PIECES_PER_WORKER))
             piece_bytes = max(MIN_PIECE_BYTES, wanted)
         pieces = plan_pieces(files, piece_bytes)
-    else:  # no proven cut points for this pattern: each file is one piece, read whole
+    else:  # one task per file on Dask; no proven cut points for another pattern
         pieces = [Piece(str(path), 0, None, path.stat().st_size) for path in files]
     # Which document each piece belongs to: a new document starts at every offset 0.
     owners: list[int] = []
@@ -481,10 +487,12 @@ def _encode_all(
             str(temp_dir),
             tokenizer.pattern_name == "gpt2",
         )
-        if processes <= 1:
+        setup = (tokenizer.merges, tokenizer.pattern, dict(tokenizer.special_tokens))
+        if options.dask is not None:
+            _encode_on_dask(options.dask, setup, job, append, total, report)
+        elif processes <= 1:
             _encode_here(tokenizer, job, append, total, report)
         else:
-            setup = (tokenizer.merges, tokenizer.pattern, dict(tokenizer.special_tokens))
             _encode_in_workers(setup, job, processes, append, total, report)
         train_handle.flush()
         val_handle.flush()
@@ -514,7 +522,9 @@ def encode_piece(
     text = stream_file_text(
         piece.path, block_size=job.block_size, start=piece.start, end=piece.end, on_bytes=on_bytes
     )
-    if job.streaming:
+    # A piece that fits in one block is encoded whole: streaming would read it in one
+    # block anyway, and it costs a second regex pass to find where the text may be cut.
+    if job.streaming and piece.size > job.block_size:
         batches: Iterable[list[int]] = ordinary_batches(tokenizer, text)
     else:
         batches = [tokenizer.encode_ordinary("".join(text))]
@@ -587,6 +597,29 @@ def _encode_here(
 
 
 Setup = tuple[Sequence[tuple[int, int]], str, dict[str, int]]
+
+
+def _encode_on_dask(
+    client: Any,
+    setup: Setup,
+    job: _Job,
+    append: Callable[[int, int], None],
+    total: int,
+    report: ProgressCallback,
+) -> None:
+    from bpetite._dask import dask_encode_pieces  # only here: Dask is an optional extra
+
+    report(Progress("encode", "start", 0, total))
+    done = 0
+
+    def on_piece(index: int, tokens: int) -> None:
+        nonlocal done
+        append(index, tokens)
+        done += job.pieces[index].size
+        report(Progress("encode", "update", done, total))
+
+    dask_encode_pieces(client, setup, job, on_piece)
+    report(Progress("encode", "done", total, total))
 
 
 def _encode_in_workers(

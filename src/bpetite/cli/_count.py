@@ -59,6 +59,7 @@ def register(subparsers: Subparsers) -> None:
     )
     add_input_argument(parser, required=True)
     add_workers_argument(parser)
+    add_dask_argument(parser)
     parser.add_argument("--output", required=True, metavar="PATH", help="counts file to write")
     parser.add_argument("--force", action="store_true", help="replace --output if it exists")
     parser.set_defaults(handler=run)
@@ -87,6 +88,17 @@ def add_workers_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_dask_argument(parser: argparse.ArgumentParser) -> None:
+    """``--dask ADDRESS``: count on a Dask cluster, one task per file."""
+    parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="count on a Dask cluster (a scheduler's address, or 'local' for a cluster of "
+        "processes here), one task per file; every input must be a shared path. Needs "
+        "the bpetite[dask] extra; the result is the same",
+    )
+
+
 def positive_int(text: str) -> int:
     """An argparse type: an integer of at least 1."""
     try:
@@ -101,7 +113,7 @@ def positive_int(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     check_output_path(args.output, force=args.force)
     started = time.perf_counter()
-    counted = count_inputs(args.input, args.workers)
+    counted = count_inputs(args.input, args.workers, dask=args.dask)
     counted_at = time.perf_counter()
     try:
         save_counts(args.output, counted.counts, overwrite=args.force)
@@ -139,7 +151,11 @@ class Counted:
 
 
 def count_inputs(
-    inputs: Sequence[str], workers: int | None, *, stream: TextIO | None = None
+    inputs: Sequence[str],
+    workers: int | None,
+    *,
+    stream: TextIO | None = None,
+    dask: str | None = None,
 ) -> Counted:
     """Count the chunks of `inputs` (paths, directories, ``-``) with a progress phase.
 
@@ -162,9 +178,12 @@ def count_inputs(
     if files:
         with PhaseProgress("count", "bytes", stream=stream or sys.stderr) as phase:
             try:
-                file_counts = count_expanded(
-                    files, workers=workers, progress=counting_progress(phase)
-                )
+                if dask is None:
+                    file_counts = count_expanded(
+                        files, workers=workers, progress=counting_progress(phase)
+                    )
+                else:
+                    file_counts = _count_on_dask(files, dask, workers, counting_progress(phase))
             except InvalidUtf8Error as error:
                 raise invalid_utf8(error) from None
             except PermissionError as error:
@@ -174,6 +193,18 @@ def count_inputs(
         counts = _add(counts, file_counts)
         corpus_bytes += phase.total
     return Counted(counts, len(files) + (STDIN in inputs), corpus_bytes)
+
+
+def _count_on_dask(
+    files: list[Path], address: str, workers: int | None, progress: ProgressCallback
+) -> Counter[bytes]:
+    from bpetite import dask_client, dask_count_files
+
+    try:
+        with dask_client(address, workers=workers) as client:
+            return dask_count_files(files, client, progress=progress)
+    except ImportError as error:
+        raise CliError(str(error)) from None
 
 
 def counting_progress(phase: PhaseProgress) -> ProgressCallback:

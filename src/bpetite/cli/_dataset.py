@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bpetite import InvalidUtf8Error, Progress, write_dataset
+from bpetite import InvalidUtf8Error, Progress, dask_client, write_dataset
 from bpetite.cli import CliError
 from bpetite.cli._common import (
     PhaseProgress,
@@ -99,6 +100,13 @@ def register(subparsers: Subparsers) -> None:
         metavar="N",
         help="processes that encode in parallel (default: one per CPU); the output is the same",
     )
+    parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on a Dask cluster (a scheduler's address, or 'local' for a cluster of "
+        "processes here), one task per file; inputs and the output's directory must be "
+        "shared paths. Needs the bpetite[dask] extra",
+    )
     parser.add_argument("--force", action="store_true", help="replace existing outputs")
     parser.set_defaults(handler=run)
 
@@ -120,7 +128,14 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--input '{path}' does not exist")
 
     started = time.perf_counter()
-    with PhaseProgress("encode", "bytes", stream=sys.stderr) as phase:
+    with ExitStack() as stack:
+        client = None
+        if args.dask is not None:
+            try:
+                client = stack.enter_context(dask_client(args.dask, workers=args.workers))
+            except ImportError as error:
+                raise CliError(str(error)) from None
+        phase = stack.enter_context(PhaseProgress("encode", "bytes", stream=sys.stderr))
         try:
             result = write_dataset(
                 args.input,
@@ -133,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 overwrite=args.force,
                 progress=_progress(phase),
+                dask=client,
             )
         except InvalidUtf8Error as error:
             raise CliError(

@@ -19,6 +19,7 @@ from bpetite.cli._common import (
     write_json,
 )
 from bpetite.cli._count import (
+    add_dask_argument,
     add_input_argument,
     add_workers_argument,
     count_inputs,
@@ -71,6 +72,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--output", required=True, metavar="PATH", help="artifact to write")
     parser.add_argument("--force", action="store_true", help="replace --output if it exists")
     add_workers_argument(parser)
+    add_dask_argument(parser)
     parser.set_defaults(handler=run)
 
 
@@ -83,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if args.counts is not None:
         counted = load_count_files(args.counts)
     else:
-        counted = count_inputs(args.input, args.workers, stream=sys.stderr)
+        counted = count_inputs(args.input, args.workers, stream=sys.stderr, dask=args.dask)
     counted_at = time.perf_counter()
     with PhaseProgress("train", "merges", stream=sys.stderr) as phase:
         tokenizer = Tokenizer.train_from_counts(
