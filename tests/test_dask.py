@@ -41,7 +41,7 @@ def cluster() -> Iterator[Any]:
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address="127.0.0.1:0",
     ) as local:
         yield local
 
@@ -156,7 +156,7 @@ def test_a_killed_worker_still_gives_the_exact_result(corpus: Path, tmp_path: Pa
     with (
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address="127.0.0.1:0",
         ) as cluster,
         distributed.Client(cluster) as client,
     ):  # fmt: skip

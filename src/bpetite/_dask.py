@@ -41,7 +41,8 @@ def dask_client(address: str, *, workers: int | None = None) -> Iterator[Any]:
     """A ``distributed.Client`` for `address` (``"local"``: a LocalCluster of processes).
 
     The local cluster listens on 127.0.0.1 only, has `workers` single-threaded worker
-    processes (default: one per CPU) and no dashboard. ImportError names the extra to
+    processes (default: one per CPU), and its HTTP endpoint (the dashboard, when bokeh
+    is installed) takes a free loopback port. ImportError names the extra to
     install when Dask is missing.
     """
     try:
@@ -59,7 +60,7 @@ def dask_client(address: str, *, workers: int | None = None) -> Iterator[Any]:
                 threads_per_worker=1,
                 processes=True,
                 host="127.0.0.1",
-                dashboard_address=None,
+                dashboard_address="127.0.0.1:0",
             ) as cluster,
             Client(cluster) as client,  # type: ignore[no-untyped-call]
         ):

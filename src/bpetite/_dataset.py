@@ -671,6 +671,7 @@ def _encode_in_workers(
                     message = _receive(receiver, process)
                     if message is None:  # the worker found no piece left and is exiting
                         del pending[receiver]
+                        receiver.close()
                         break
                     if isinstance(message, BaseException):
                         raise message
