@@ -12,13 +12,14 @@ import json
 import multiprocessing
 import os
 import signal
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpetite import (
@@ -200,6 +201,30 @@ def test_the_streaming_encoder_equals_encode_ordinary(pieces: list[str]) -> None
     assert [token for batch in batches for token in batch] == tokenizer.encode_ordinary(
         "".join(pieces)
     )
+
+
+@settings(max_examples=int(os.environ.get("BPETITE_HYPOTHESIS_EXAMPLES", "40")))
+@given(
+    st.lists(st.lists(texts, max_size=4).map("\n".join), min_size=1, max_size=4),
+    st.integers(1, 64),
+    st.integers(1, 200),
+)
+def test_any_documents_any_blocks_any_pieces(
+    documents: list[str], block_size: int, piece_bytes: int
+) -> None:
+    """Random documents, cut into random blocks and pieces: memmap equals encode per file."""
+    tokenizer = _small_tokenizer()
+    with tempfile.TemporaryDirectory() as folder:
+        paths = []
+        for index, document in enumerate(documents):
+            path = Path(folder, f"{index}.txt")
+            path.write_bytes(document.encode("utf-8"))
+            paths.append(path)
+        output = Path(folder, "out.bin")
+        write_dataset(
+            paths, output, tokenizer, workers=1, block_size=block_size, piece_bytes=piece_bytes
+        )
+        assert read_bin(output) == expected_ids(tokenizer, paths)
 
 
 def test_whitespace_before_a_letter_across_a_cut() -> None:
