@@ -8,10 +8,12 @@ with ``numpy.memmap`` and the manifest parsed with ``json``.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import multiprocessing
 import os
 import signal
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -414,3 +416,19 @@ def test_bad_arguments_fail_before_any_work(
     with pytest.raises(FileNotFoundError):
         write_dataset([tmp_path / "nope.txt"], tmp_path / "t.bin", tokenizer)
     assert leftovers(tmp_path) == []
+
+
+def test_an_output_inside_an_input_directory_never_reads_its_own_temp_files(
+    tokenizer: Tokenizer, corpus: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Standard input is spooled into the temp directory beside the output; listing the
+    input directory after that would read the spool a second time as a document."""
+    folder = tmp_path / "corpus"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"from stdin")))
+    write_dataset(["-", folder], folder / "train.bin", tokenizer, workers=2, piece_bytes=1)
+    assert read_bin(folder / "train.bin") == [
+        *tokenizer.encode_ordinary("from stdin"),
+        tokenizer.special_tokens[SPECIAL],
+        *expected_ids(tokenizer, corpus),
+    ]
+    assert manifest(folder / "train.bin")["document_sources"][0] == "-"

@@ -187,6 +187,7 @@ def write_dataset(
     if val_path is not None:
         destinations += [val_path, _manifest_path(val_path)]
     _check_destinations(destinations, overwrite=overwrite)
+    expanded = _expand(inputs)
 
     report = progress or ignore_progress
     temp_dir = Path(
@@ -194,7 +195,7 @@ def write_dataset(
     )
     published: list[Path] = []
     try:
-        documents = _documents(inputs, temp_dir)
+        documents = _spool_stdin(expanded, temp_dir)
         if fraction and not any(_in_val(index, fraction) for index in range(len(documents))):
             raise ParameterError(
                 f"val_fraction {val_fraction} of {len(documents)} document(s) selects none "
@@ -375,19 +376,29 @@ def _check_destinations(paths: Sequence[Path], *, overwrite: bool) -> None:
             raise OutputExistsError(f"'{path}' already exists; pass overwrite=True to replace it")
 
 
-def _documents(inputs: Sequence[str], temp_dir: Path) -> list[_Document]:
-    """Expand directories; spool standard input to a file so workers can read it."""
+def _expand(inputs: Sequence[str]) -> list[_Document]:
+    """Expand directories (before any temp file exists, so none is ever listed)."""
     documents: list[_Document] = []
     for raw in inputs:
         if raw == STDIN:
+            documents.append(_Document(Path(STDIN), STDIN))
+        else:
+            documents += [_Document(path, str(path)) for path in expand_inputs([raw])]
+    return documents
+
+
+def _spool_stdin(documents: list[_Document], temp_dir: Path) -> list[_Document]:
+    """Standard input is read once, into a file the workers can read like any other."""
+    spooled = []
+    for document in documents:
+        if document.name == STDIN:
             spool = temp_dir / "stdin"
             with spool.open("wb") as handle:
                 for block in read_blocks(sys.stdin.buffer):
                     handle.write(block)
-            documents.append(_Document(spool, STDIN))
-        else:
-            documents += [_Document(path, str(path)) for path in expand_inputs([raw])]
-    return documents
+            document = _Document(spool, STDIN)
+        spooled.append(document)
+    return spooled
 
 
 def _check_utf8(document: _Document, block_size: int) -> None:
