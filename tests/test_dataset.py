@@ -130,6 +130,10 @@ def test_manifest_names_the_model_file_and_its_hash(
     assert found["dtype"] == "uint32"
     assert found["options"]["dtype"] == "uint32"
     assert read_bin(output, "<u4") == expected_ids(tokenizer, corpus)
+    # Given the tokenizer itself, the hash is that of the file `save` writes.
+    write_dataset(corpus, tmp_path / "again.bin", tokenizer, workers=1)
+    again = manifest(tmp_path / "again.bin")["model"]
+    assert again["sha256"] == found["model"]["sha256"] and again["name"] is None
 
 
 def test_no_separator(tokenizer: Tokenizer, corpus: list[Path], tmp_path: Path) -> None:

@@ -284,12 +284,13 @@ def _resolve_model(
 
 def _artifact_sha256(tokenizer: Tokenizer) -> str | None:
     """The hash of the artifact ``save`` would write; None for a model with no file form
-    (another split pattern, specials away from the end of the vocabulary)."""
-    if tokenizer.pattern_name != "gpt2":
-        return None
+    (special tokens away from the end of the vocabulary)."""
     try:
         data = _persistence.dumps_artifact(
-            tokenizer.vocab, tokenizer.merges, tokenizer.special_tokens
+            tokenizer.vocab,
+            tokenizer.merges,
+            tokenizer.special_tokens,
+            pattern=tokenizer.split_pattern,
         )
     except (KeyError, ValueError):
         return None
