@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,21 +35,51 @@ TEXT = "The cat sat on the mat. It'll be fine, 中文 😀\r\n  spaces \nend of 
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Any]:
-    """Two single-threaded worker processes, each behind a nanny that restarts it."""
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-    ) as local:
-        yield local
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real cluster on 127.0.0.1, as docs/scaling.md starts one: ``dask scheduler`` and
+    ``dask worker`` (two single-threaded processes, each behind a nanny that restarts
+    it). Separate processes, so nothing of Dask's (its workers, multiprocessing's
+    resource tracker) is ever a child of the test process.
+    """
+    folder = tmp_path_factory.mktemp("dask")
+    scheduler_file = folder / "scheduler.json"
+    dask = str(Path(sys.executable).with_name("dask"))
+    loopback = ["--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0"]
+    processes = [
+        subprocess.Popen(
+            [dask, "scheduler", "--port", "0", *loopback, "--scheduler-file", str(scheduler_file)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+    ]  # fmt: skip
+    try:
+        processes.append(
+            subprocess.Popen(
+                [dask, "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "2",
+                 "--nthreads", "1", *loopback],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            )
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while not scheduler_file.exists():
+            assert time.monotonic() < deadline, "the scheduler did not start"
+            time.sleep(0.1)
+        address = json.loads(scheduler_file.read_text(encoding="utf-8"))["address"]
+        with distributed.Client(address) as waiting:
+            waiting.wait_for_workers(2, timeout=120)
+        yield str(address)
+    finally:
+        # Each in a session of its own: SIGKILL to the group takes the worker processes
+        # the nannies started too, and nothing is left to wait for.
+        for process in reversed(processes):
+            os.killpg(process.pid, signal.SIGKILL)
+        for process in processes:
+            process.wait(timeout=60)
 
 
 @pytest.fixture
-def client(cluster: Any) -> Iterator[Any]:
+def client(cluster: str) -> Iterator[Any]:
     with distributed.Client(cluster) as connected:
+        connected.wait_for_workers(2, timeout=120)  # a worker killed earlier is back
         yield connected
 
 
@@ -102,9 +133,9 @@ def test_a_dataset_on_dask_is_byte_identical(client: Any, corpus: Path, tmp_path
 
 
 def test_the_cli_on_dask_writes_what_the_local_run_writes(
-    cluster: Any, corpus: Path, tmp_path: Path
+    cluster: str, corpus: Path, tmp_path: Path
 ) -> None:
-    address = cluster.scheduler_address
+    address = cluster
 
     def bpetite(*argv: object) -> subprocess.CompletedProcess[bytes]:
         return subprocess.run(
@@ -146,35 +177,30 @@ def test_an_unreachable_scheduler_is_one_line(corpus: Path, tmp_path: Path) -> N
     assert not (tmp_path / "c.json").exists()
 
 
-def test_a_killed_worker_still_gives_the_exact_result(corpus: Path, tmp_path: Path) -> None:
+def test_a_killed_worker_still_gives_the_exact_result(
+    client: Any, corpus: Path, tmp_path: Path
+) -> None:
     """SIGKILL a worker process while it holds a task: Dask reruns the task elsewhere."""
     big = tmp_path / "big"
     big.mkdir()
     for index in range(6):
         (big / f"{index}.txt").write_text(f"{index} {TEXT}" * 8000, encoding="utf-8")
     expected = count_files([big], workers=1)
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):  # fmt: skip
-        pids: dict[str, int] = client.run(os.getpid)
-        killed: list[int] = []
+    pids: dict[str, int] = client.run(os.getpid)
+    killed: list[int] = []
 
-        def kill_a_busy_worker(event: Progress) -> None:
-            if killed or event.stage == "done":
+    def kill_a_busy_worker(event: Progress) -> None:
+        if killed or event.stage == "done":
+            return
+        for address, keys in client.processing().items():
+            if keys:
+                os.kill(pids[address], signal.SIGKILL)
+                killed.append(pids[address])
                 return
-            for address, keys in client.processing().items():
-                if keys:
-                    os.kill(pids[address], signal.SIGKILL)
-                    killed.append(pids[address])
-                    return
 
-        counts = dask_count_files([big], client, progress=kill_a_busy_worker)
-        assert killed, "no worker was busy when the count started"
-        assert killed[0] not in client.run(os.getpid).values()  # that process is gone
+    counts = dask_count_files([big], client, progress=kill_a_busy_worker)
+    assert killed, "no worker was busy when the count started"
+    assert killed[0] not in client.run(os.getpid).values()  # that process is gone
     assert counts == expected
 
 
