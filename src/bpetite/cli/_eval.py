@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bpetite import CompressionReport, Tokenizer, evaluate_compression
-from bpetite._atomic import write_atomically
+from bpetite import CompressionReport, Tokenizer, evaluate_compression, write_atomically
 from bpetite.cli import CliError
 from bpetite.cli._common import (
     STDIN,
