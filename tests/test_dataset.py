@@ -33,7 +33,8 @@ from bpetite import (
     WorkerError,
     write_dataset,
 )
-from bpetite._dataset import ordinary_batches
+from bpetite._streaming import encode_pieces
+from bpetite.interop import import_vocabulary
 from tests.strategies import texts
 
 SPECIAL = "<|endoftext|>"
@@ -199,14 +200,26 @@ def test_bytes_never_depend_on_workers_blocks_or_pieces(
     assert manifest(tmp_path / "val.bin")["document_sources"] == [str(path) for path in val]
 
 
-@given(st.lists(texts, max_size=6))
-def test_the_streaming_encoder_equals_encode_ordinary(pieces: list[str]) -> None:
-    """However the text is cut into pieces, the batches join to encode_ordinary(text)."""
-    tokenizer = _small_tokenizer()
-    batches = list(ordinary_batches(tokenizer, pieces))
-    assert [token for batch in batches for token in batch] == tokenizer.encode_ordinary(
-        "".join(pieces)
-    )
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_imported_vocabulary_keeps_its_own_ids_in_every_worker(
+    workers: int, corpus: list[Path], tmp_path: Path, gpt2_dir: Path
+) -> None:
+    """GPT-2's ids 0..255 name the bytes in GPT-2's order; workers must rebuild that too."""
+    gpt2 = import_vocabulary([gpt2_dir / "gpt2.tiktoken"]).tokenizer
+    assert gpt2.byte_order != tuple(range(256))
+    output = tmp_path / "gpt2.bin"
+    write_dataset(corpus, output, gpt2, workers=workers, block_size=16, piece_bytes=32)
+    assert read_bin(output) == expected_ids(gpt2, corpus)
+
+
+@pytest.mark.parametrize("preset", ["cl100k", "o200k"])
+def test_every_preset_streams_in_pieces_exactly(
+    preset: str, corpus: list[Path], tmp_path: Path
+) -> None:
+    model = Tokenizer.train(SAMPLE * 3, 400, pattern=preset)
+    output = tmp_path / f"{preset}.bin"
+    write_dataset(corpus, output, model, workers=2, block_size=8, piece_bytes=24)
+    assert read_bin(output) == expected_ids(model, corpus)
 
 
 @settings(max_examples=int(os.environ.get("BPETITE_HYPOTHESIS_EXAMPLES", "40")))
@@ -237,7 +250,7 @@ def test_whitespace_before_a_letter_across_a_cut() -> None:
     """ " \\nl" is " ", "\\n", "l" whole, but " \\n" alone is one chunk: a naive cut breaks it."""
     tokenizer = _small_tokenizer()
     pieces = ["a b \nl x", " y z"]  # the first buffer's final chunks end with " ", "\n"
-    batches = list(ordinary_batches(tokenizer, pieces))
+    batches = list(encode_pieces(tokenizer, pieces, allowed_special=set(), disallowed_special=()))
     assert [token for batch in batches for token in batch] == tokenizer.encode_ordinary(
         "".join(pieces)
     )

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bpetite._counting import Piece, count_piece, expand_inputs
+from bpetite._patterns import SplitPattern, resolve_pattern
 from bpetite._progress import Progress, ProgressCallback, ignore_progress
 from bpetite._streaming import DEFAULT_BLOCK_SIZE, check_block_size
 from bpetite._tokenizer import Tokenizer
@@ -33,7 +34,8 @@ from bpetite._tokenizer import Tokenizer
 #: The address that means "start a LocalCluster of processes on this machine".
 LOCAL: Final = "local"
 
-Setup = tuple[Sequence[tuple[int, int]], str, dict[str, int]]
+#: What a worker needs to rebuild the tokenizer: merges, pattern source, specials, byte order.
+Setup = tuple[Sequence[tuple[int, int]], str, dict[str, int], tuple[int, ...]]
 
 
 @contextmanager
@@ -79,6 +81,7 @@ def dask_count_files(
     *,
     block_size: int = DEFAULT_BLOCK_SIZE,
     progress: ProgressCallback | None = None,
+    pattern: str | SplitPattern = "gpt2",
 ) -> Counter[bytes]:
     """:func:`~bpetite._counting.count_files` on a Dask cluster: one task per file.
 
@@ -92,7 +95,8 @@ def dask_count_files(
     total = sum(sizes)
     report(Progress("count", "start", 0, total))
     # pure=False: a file named twice is two documents, so two tasks, not one cached.
-    futures = client.map(_count_file, files, block_size=block_size, pure=False)
+    source = resolve_pattern(pattern).source  # a str crosses the network; workers compile it
+    futures = client.map(_count_file, files, block_size=block_size, pattern=source, pure=False)
     str_counts: Counter[str] = Counter()
     done = 0
     from distributed import as_completed
@@ -107,10 +111,11 @@ def dask_count_files(
     return Counter({chunk.encode("utf-8"): n for chunk, n in str_counts.items()})
 
 
-def _count_file(path: str, block_size: int) -> Counter[str]:
-    """On a worker: the chunk counts of one whole file."""
+def _count_file(path: str, block_size: int, pattern: str) -> Counter[str]:
+    """On a worker: the chunk counts of one whole file, cut with `pattern`."""
     counts: Counter[str] = Counter()
-    count_piece(Piece(path, 0, None, Path(path).stat().st_size), block_size, counts)
+    piece = Piece(path, 0, None, Path(path).stat().st_size)
+    count_piece(piece, block_size, counts, pattern=pattern)
     return counts
 
 
@@ -149,9 +154,11 @@ def _encode_piece(model: tuple[str, Setup], job: Any, index: int) -> int:
     """On a worker: encode one piece with the (cached) tokenizer; return its token count."""
     from bpetite._dataset import encode_piece
 
-    key, (merges, pattern, specials) = model
+    key, (merges, pattern, specials, byte_order) = model
     tokenizer = _tokenizers.get(key)
     if tokenizer is None:
         _tokenizers.clear()  # one model at a time is all a worker needs
-        tokenizer = _tokenizers[key] = Tokenizer(merges, pattern=pattern, special_tokens=specials)
+        tokenizer = _tokenizers[key] = Tokenizer(
+            merges, pattern=pattern, special_tokens=specials, byte_order=byte_order
+        )
     return encode_piece(tokenizer, job, index, None)

@@ -32,7 +32,7 @@ import signal
 import sys
 import tempfile
 from array import array
-from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
+from collections.abc import Callable, Iterable, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -64,7 +64,7 @@ from bpetite._streaming import (
     DEFAULT_BLOCK_SIZE,
     check_block_size,
     check_file_utf8,
-    iter_chunks,
+    encode_pieces,
     read_blocks,
     stream_file_text,
 )
@@ -445,13 +445,14 @@ def _encode_all(
     """Encode every document into the train or val temp file, in input order."""
     files = [document.path for document in documents]
     total = sum(path.stat().st_size for path in files)
-    if tokenizer.pattern_name == "gpt2" and options.dask is None:
+    streaming = tokenizer.split_pattern.is_preset  # no proven cut points for a custom one
+    if streaming and options.dask is None:
         piece_bytes = options.piece_bytes
         if piece_bytes is None:
             wanted = -(-total // (options.workers * PIECES_PER_WORKER))
             piece_bytes = max(MIN_PIECE_BYTES, wanted)
         pieces = plan_pieces(files, piece_bytes)
-    else:  # one task per file on Dask; no proven cut points for another pattern
+    else:  # one task per file on Dask, and per file for a custom pattern
         pieces = [Piece(str(path), 0, None, path.stat().st_size) for path in files]
     # Which document each piece belongs to: a new document starts at every offset 0.
     owners: list[int] = []
@@ -497,9 +498,14 @@ def _encode_all(
             options.dtype,
             options.block_size,
             str(temp_dir),
-            tokenizer.pattern_name == "gpt2",
+            streaming,
         )
-        setup = (tokenizer.merges, tokenizer.pattern, dict(tokenizer.special_tokens))
+        setup = (
+            tokenizer.merges,
+            tokenizer.pattern,
+            dict(tokenizer.special_tokens),
+            tokenizer.byte_order,
+        )
         if options.dask is not None:
             _encode_on_dask(options.dask, setup, job, append, total, report)
         elif processes <= 1:
@@ -537,7 +543,9 @@ def encode_piece(
     # A piece that fits in one block is encoded whole: streaming would read it in one
     # block anyway, and it costs a second regex pass to find where the text may be cut.
     if job.streaming and piece.size > job.block_size:
-        batches: Iterable[list[int]] = ordinary_batches(tokenizer, text)
+        batches: Iterable[list[int]] = encode_pieces(
+            tokenizer, text, allowed_special=set(), disallowed_special=()
+        )
     else:
         batches = [tokenizer.encode_ordinary("".join(text))]
     typecode = _TYPECODES[job.dtype]
@@ -555,30 +563,6 @@ def encode_piece(
             sink.write(_to_bytes(packed))
             tokens += len(ids)
     return tokens
-
-
-def ordinary_batches(tokenizer: Tokenizer, pieces: Iterable[str]) -> Iterator[list[int]]:
-    """Yield the ids of ``encode_ordinary("".join(pieces))`` in batches (GPT-2 pattern only).
-
-    :func:`~bpetite._streaming.iter_chunks` gives the whole text's chunks a batch at a
-    time. A batch is encoded up to its last chunk that does not end in whitespace;
-    that stretch re-splits into the same chunks (a chunk ending otherwise was found
-    without reading past its end, and a match depends only on the text from its start),
-    while ``\\s+(?!\\S)`` would take a trailing whitespace run differently on its own.
-    The rest waits for the next batch.
-    """
-    carry = ""
-    for batch in iter_chunks(pieces):
-        cut = len(batch)
-        while cut and _WHITESPACE.match(batch[cut - 1][-1]):
-            cut -= 1
-        if cut:
-            yield tokenizer.encode_ordinary(carry + "".join(batch[:cut]))
-            carry = "".join(batch[cut:])
-        else:
-            carry += "".join(batch)
-    if carry:
-        yield tokenizer.encode_ordinary(carry)
 
 
 def _to_bytes(packed: array[int]) -> bytes:
@@ -608,7 +592,8 @@ def _encode_here(
     report(Progress("encode", "done", total, total))
 
 
-Setup = tuple[Sequence[tuple[int, int]], str, dict[str, int]]
+#: What a worker needs to rebuild the tokenizer: merges, pattern source, specials, byte order.
+Setup = tuple[Sequence[tuple[int, int]], str, dict[str, int], tuple[int, ...]]
 
 
 def _encode_on_dask(
@@ -755,8 +740,10 @@ def _work(
         bytes_done[slot] += size
 
     try:
-        merges, pattern, specials = setup
-        tokenizer = Tokenizer(merges, pattern=pattern, special_tokens=specials)
+        merges, pattern, specials, byte_order = setup
+        tokenizer = Tokenizer(
+            merges, pattern=pattern, special_tokens=specials, byte_order=byte_order
+        )
         while True:
             with next_piece.get_lock():
                 index = next_piece.value
