@@ -10,18 +10,20 @@ doing work only for merges that apply.
 
 Speed comes from three layers, cheapest first:
 
-1. a bounded cache from chunk text to ids; on warm text the whole encode is one
-   ``map`` over the regex matches, which runs at C speed, so the regex pass itself is
-   most of the cost;
-2. chunks whose bytes are a whole token (most words, with a large vocabulary) are
-   verified once and then answered by a dictionary lookup;
+1. a table from the text of every whole token (a token whose bytes encode to exactly
+   that token, which is every token of a trained vocabulary) to its id; when every
+   chunk of a text is in it, the whole encode is the split plus one ``map`` at C speed,
+   warm or cold;
+2. a bounded cache from the other chunks' text to their ids, flattened with ``chain``;
 3. short chunks run a small "find the lowest rank, merge it" loop; long chunks (a
-   million letters is one chunk) use a linked list and a heap, O(n log n).
+   million letters is one chunk) use a linked list and buckets of positions, O(n log n).
 
 Tried and dropped: a second cache of whole lines, split at newlines between two
 non-space characters (always a chunk of their own). Re-encoding the same text became
 4x faster than the regex pass, but every line of new text paid for its own small
-list, and encoding new text, the common case, became 1.4x slower.
+list, and encoding new text, the common case, became 1.4x slower. Flattening through
+one ``bytes`` join of packed ids and ``memoryview.cast("I").tolist()`` was slower than
+``chain`` (every id becomes a new int object).
 """
 
 from collections import defaultdict
@@ -56,6 +58,7 @@ class Encoder:
         "_merges",
         "_rights",
         "_split",
+        "_token_of_text",
         "_whole_tokens",
     )
 
@@ -79,6 +82,7 @@ class Encoder:
         self._merge_ids = merge_ids
         self._split = split
         self._whole_tokens = self._find_whole_tokens(vocab)
+        self._token_of_text = _texts_of(self._whole_tokens)
         self._chunk_cache = _BoundedCache(CHUNK_CACHE_SIZE)
 
     def encode_chunk(self, chunk: bytes) -> list[int]:
@@ -95,22 +99,39 @@ class Encoder:
     def encode_text(self, text: str) -> list[int]:
         """Return the ids of `text`, every character ordinary (the caller checked it is a str)."""
         pieces = self._split(text)
+        # Each path below is one C-speed pass that raises KeyError at the first chunk it
+        # cannot answer; trying the next costs at most the part already done.
         try:
-            # The warm path: every chunk is cached, and the loop runs in C.
+            return list(map(self._token_of_text.__getitem__, pieces))
+        except KeyError:
+            pass
+        try:
             return list(chain.from_iterable(map(self._chunk_cache.entries.__getitem__, pieces)))
         except KeyError:
             local = self._chunk_ids(pieces)
             return list(chain.from_iterable(map(local.__getitem__, pieces)))
 
     def _chunk_ids(self, pieces: Iterable[str]) -> dict[str, tuple[int, ...]]:
-        """The ids of each distinct chunk, from the cache or computed (and then cached)."""
+        """The ids of each distinct chunk, from the tables or computed (and then cached)."""
         cached = self._chunk_cache.entries
+        token_of_text = self._token_of_text
         local: dict[str, tuple[int, ...]] = {}
         fresh: dict[str, tuple[int, ...]] = {}
         for piece in dict.fromkeys(pieces):
             ids = cached.get(piece)
             if ids is None:
-                ids = fresh[piece] = tuple(self.encode_chunk(piece.encode("utf-8")))
+                token = token_of_text.get(piece)
+                if token is not None:
+                    ids = fresh[piece] = (token,)
+                else:
+                    data = piece.encode("utf-8")
+                    tokens = list(data)
+                    merged = (
+                        self._merge_long(tokens)
+                        if len(data) > LONG_CHUNK_BYTES
+                        else self._merge_short(tokens)
+                    )
+                    ids = fresh[piece] = tuple(merged)
             local[piece] = ids
         self._chunk_cache.remember(fresh)
         return local
@@ -223,6 +244,17 @@ class Encoder:
             if is_whole:
                 whole.setdefault(vocab[new_id], new_id)
         return whole
+
+
+def _texts_of(whole_tokens: dict[bytes, int]) -> dict[str, int]:
+    """The whole tokens keyed by their text; a token that is part of a character has none."""
+    texts: dict[str, int] = {}
+    for data, token in whole_tokens.items():
+        try:
+            texts[data.decode("utf-8")] = token
+        except UnicodeDecodeError:
+            continue
+    return texts
 
 
 def _halves_join(
