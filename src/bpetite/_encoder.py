@@ -90,6 +90,10 @@ class Encoder:
         whole = self._whole_tokens.get(chunk)
         if whole is not None:
             return [whole]
+        return self._merge(chunk)
+
+    def _merge(self, chunk: bytes) -> list[int]:
+        """Apply the merges to `chunk`'s bytes, by the loop that suits its length."""
         if self._byte_ids is not None:
             chunk = chunk.translate(self._byte_ids)  # bytes to their ids, still one byte each
         if len(chunk) > LONG_CHUNK_BYTES:
@@ -124,14 +128,7 @@ class Encoder:
                 if token is not None:
                     ids = fresh[piece] = (token,)
                 else:
-                    data = piece.encode("utf-8")
-                    tokens = list(data)
-                    merged = (
-                        self._merge_long(tokens)
-                        if len(data) > LONG_CHUNK_BYTES
-                        else self._merge_short(tokens)
-                    )
-                    ids = fresh[piece] = tuple(merged)
+                    ids = fresh[piece] = tuple(self._merge(piece.encode("utf-8")))
             local[piece] = ids
         self._chunk_cache.remember(fresh)
         return local
