@@ -18,30 +18,36 @@ from bpetite._errors import DisallowedSpecialError, ParameterError
 #: The policy arguments: a set of special texts, or "all" of them.
 SpecialPolicy = Literal["all"] | Collection[str]
 
+_NONE: frozenset[str] = frozenset()
+
 
 class SpecialTokens:
     """An ordered table of special texts and their ids, and the regexes that find them."""
 
-    __slots__ = ("_matchers", "ids")
+    __slots__ = ("_all", "_matchers", "ids")
 
     def __init__(self, ids: Mapping[str, int]) -> None:
         self.ids: Mapping[str, int] = ids
+        self._all = frozenset(ids)
         self._matchers: dict[frozenset[str], regex.Pattern[str]] = {}
 
     def resolve(
         self, allowed: SpecialPolicy, disallowed: SpecialPolicy
     ) -> tuple[frozenset[str], frozenset[str]]:
         """Return (allowed, disallowed) as sets of known specials; unknown names raise."""
+        if allowed == "all" and disallowed == ():
+            # The default policy, on every encode call: no sets to build or check.
+            return self._all, _NONE
         allowed_set = self._named(allowed, "allowed_special")
         if disallowed == "all":
-            disallowed_set = frozenset(self.ids) - allowed_set
+            disallowed_set = self._all - allowed_set
         else:
             disallowed_set = self._named(disallowed, "disallowed_special") - allowed_set
         return allowed_set, disallowed_set
 
     def _named(self, policy: SpecialPolicy, keyword: str) -> frozenset[str]:
         if policy == "all":
-            return frozenset(self.ids)
+            return self._all
         if isinstance(policy, str):
             raise TypeError(
                 f"{keyword} must be 'all' or a collection of special tokens, got {policy!r}"
@@ -57,7 +63,7 @@ class SpecialTokens:
 
     def check_disallowed(self, text: str, disallowed: frozenset[str]) -> None:
         """Raise DisallowedSpecialError if `text` contains one of `disallowed`."""
-        if not disallowed or not any(special in text for special in disallowed):
+        if not self.occur_in(text, disallowed):
             return
         match = self.matcher(disallowed).search(text)
         if match is None:  # pragma: no cover - the `in` test above found one
@@ -79,9 +85,17 @@ class SpecialTokens:
             self._matchers[specials] = found
         return found
 
+    @staticmethod
+    def occur_in(text: str, specials: frozenset[str]) -> bool:
+        """Whether any of `specials` occurs in `text` (a substring search each, in C)."""
+        for special in specials:
+            if special in text:
+                return True
+        return False
+
     def segments(self, text: str, allowed: frozenset[str]) -> Iterator[str | int]:
         """Yield the ordinary runs of `text` (non-empty str) and the allowed specials' ids."""
-        if not allowed or not any(special in text for special in allowed):
+        if not self.occur_in(text, allowed):
             if text:
                 yield text
             return

@@ -293,12 +293,17 @@ class Tokenizer:
         """
         if not isinstance(text, str):
             raise TypeError(f"encode() takes a str, got {type(text).__name__}")
-        require_utf8(text, "text")
-        allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
-        self._specials.check_disallowed(text, disallowed)
+        if not text.isascii():  # ASCII text cannot hold a lone surrogate
+            require_utf8(text, "text")
+        specials = self._specials
+        allowed, disallowed = specials.resolve(allowed_special, disallowed_special)
+        if disallowed:
+            specials.check_disallowed(text, disallowed)
+        if not specials.occur_in(text, allowed):  # the usual case: one ordinary run
+            return self._encoder.encode_text(text)
         encode_text = self._encoder.encode_text
         ids: list[int] = []
-        for segment in self._specials.segments(text, allowed):
+        for segment in specials.segments(text, allowed):
             if type(segment) is int:
                 ids.append(segment)
             else:
