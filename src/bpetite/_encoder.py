@@ -35,8 +35,9 @@ from bpetite._constants import BASE_VOCAB_SIZE
 
 Pair = tuple[int, int]
 
-#: Chunks longer than this many bytes take the O(n log n) heap path.
-LONG_CHUNK_BYTES = 64
+#: Chunks longer than this many bytes take the O(n log n) bucket path (measured: from
+#: about 16 bytes on it is faster than the short loop).
+LONG_CHUNK_BYTES = 16
 #: The chunk cache's size, counted as characters of chunk text plus ids held (about 8
 #: bytes each: the lists share the int objects); it is emptied when it would grow past.
 CHUNK_CACHE_SIZE = 1 << 21
@@ -136,31 +137,30 @@ class Encoder:
     def _merge_short(self, tokens: list[int]) -> list[int]:
         """Quadratic in the worst case, but the fastest loop for the usual few bytes.
 
-        Each round ranks every adjacent pair with one ``map`` (C speed), then merges the
-        lowest-ranked one at every non-overlapping position, left to right.
+        `ranks[i]` is the id the pair at `i` merges into (an id is its rank), with a
+        sentinel after the last token. Each step merges the leftmost lowest-ranked pair
+        and re-ranks only its two neighbours: a merge only creates pairs of higher rank,
+        so "leftmost lowest, repeatedly" is the rank-pass rule, overlaps included.
+        ``min`` and ``index`` scan at C speed, so the Python work is a few statements
+        per merge. Re-ranking every pair each round, with one ``map``, was 1.6-2x slower.
         """
         rank_of = self._merge_ids.get
-        while len(tokens) > 1:
-            ranks = list(map(rank_of, pairwise(tokens), repeat(_NO_RANK)))
+        ranks = list(map(rank_of, pairwise(tokens), repeat(_NO_RANK)))
+        ranks.append(_NO_RANK)
+        while True:
             best = min(ranks)
             if best == _NO_RANK:
-                break
+                return tokens
             i = ranks.index(best)
-            if ranks.count(best) == 1:  # the usual case: one occurrence
-                tokens[i : i + 2] = (best,)
-                continue
-            merged = tokens[:i]
-            while True:
-                merged.append(best)
-                resume = i + 2
-                try:
-                    i = ranks.index(best, resume)  # the next occurrence that does not overlap
-                except ValueError:
-                    break
-                merged += tokens[resume:i]
-            merged += tokens[resume:]
-            tokens = merged
-        return tokens
+            tokens[i] = best
+            del tokens[i + 1]
+            del ranks[i]
+            if i:
+                ranks[i - 1] = rank_of((tokens[i - 1], best), _NO_RANK)
+            if i + 1 < len(tokens):
+                ranks[i] = rank_of((best, tokens[i + 1]), _NO_RANK)
+            else:
+                ranks[i] = _NO_RANK
 
     def _merge_long(self, tokens: list[int]) -> list[int]:
         """O(n log n): a doubly linked list over positions and buckets of positions per merge.
