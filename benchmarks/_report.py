@@ -6,6 +6,7 @@ from typing import Any
 
 _TEXT_LABELS = {
     "regex": "bare pre-tokenizer regex pass (`PRETOKENIZER.findall`)",
+    "split": "bpetite's pre-tokenizer (`split_pattern.split`; the ASCII twin on ASCII text)",
     "bpetite_cold": "bpetite, cold (fresh tokenizer, empty cache)",
     "bpetite_warm": "bpetite, warm (same text again)",
     "tiktoken_cold": "tiktoken, cold (fresh `Encoding`)",
@@ -17,8 +18,9 @@ _TEXT_LABELS = {
 }
 _SENTENCE_LABELS = {
     "bpetite_cold": "bpetite, cold (first encode on a fresh tokenizer)",
-    "bpetite_warm": "bpetite, warm",
-    "tiktoken": "tiktoken",
+    "bpetite_warm": "bpetite, warm (steady state)",
+    "tiktoken_cold": "tiktoken, cold (first encode on a fresh `Encoding`)",
+    "tiktoken": "tiktoken, warm (steady state)",
     "naive": "naive rank-pass encoder (`tests.reference.naive_encode`)",
 }
 
@@ -190,6 +192,24 @@ def _encoding(results: dict[str, Any]) -> str:
         lines.append(f"| {_TEXT_LABELS.get(name, name)} | {spread(stat)} | {speed} |")
     checks = ", ".join(f"{name}: {'yes' if ok else 'NO'}" for name, ok in text["checks"].items())
     lines += ["", f"Checks: {checks}."]
+    mixed = encoding.get("multilingual")
+    if mixed:
+        lines += [
+            "",
+            f"### A multilingual text ({mixed['bytes']:,} bytes, {mixed['tokens']:,} tokens, "
+            "its own 5k model)",
+            "",
+            "| what | time, median (min–max) | MB/s |",
+            "| --- | --- | ---: |",
+        ]
+        for name, stat in mixed["stats"].items():
+            lines.append(
+                f"| {_TEXT_LABELS.get(name, name)} | {spread(stat)} | {stat['mb_per_s']:.1f} |"
+            )
+        checks = ", ".join(
+            f"{name}: {'yes' if ok else 'NO'}" for name, ok in mixed["checks"].items()
+        )
+        lines += ["", f"Checks: {checks}."]
     long = encoding["long_chunk"]
     lines += [
         "",
