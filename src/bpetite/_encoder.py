@@ -84,7 +84,9 @@ class Encoder:
         self._split = split
         self._whole_tokens = self._find_whole_tokens(vocab)
         self._token_of_text = _texts_of(self._whole_tokens)
-        self._chunk_cache = _BoundedCache(CHUNK_CACHE_SIZE)
+        self._chunk_cache = _BoundedCache(
+            CHUNK_CACHE_SIZE, {text: (token,) for text, token in self._token_of_text.items()}
+        )
 
     def encode_chunk(self, chunk: bytes) -> list[int]:
         """Return the ids of one pre-tokenized chunk (uncached)."""
@@ -117,19 +119,14 @@ class Encoder:
             return list(chain.from_iterable(map(local.__getitem__, pieces)))
 
     def _chunk_ids(self, pieces: Iterable[str]) -> dict[str, tuple[int, ...]]:
-        """The ids of each distinct chunk, from the tables or computed (and then cached)."""
+        """The ids of each distinct chunk, from the cache or computed (and then cached)."""
         cached = self._chunk_cache.entries
-        token_of_text = self._token_of_text
         local: dict[str, tuple[int, ...]] = {}
         fresh: dict[str, tuple[int, ...]] = {}
         for piece in dict.fromkeys(pieces):
             ids = cached.get(piece)
             if ids is None:
-                token = token_of_text.get(piece)
-                if token is not None:
-                    ids = fresh[piece] = (token,)
-                else:
-                    ids = fresh[piece] = tuple(self._merge(piece.encode("utf-8")))
+                ids = fresh[piece] = tuple(self._merge(piece.encode("utf-8")))
             local[piece] = ids
         self._chunk_cache.remember(fresh)
         return local
@@ -286,19 +283,22 @@ def _halves_join(
 
 
 class _BoundedCache:
-    """A dict from text to ids, emptied when it would hold more than `capacity` units.
+    """A dict from text to ids: `permanent` entries, and remembered ones up to `capacity` units.
 
     A unit is a character of a key or an id in a value, so the bound holds for any
-    input: a huge, varied text empties the cache now and then instead of growing it.
-    Emptying it whole is cheaper and more predictable than evicting entry by entry.
+    input: a huge, varied text empties the remembered part now and then instead of
+    growing it. Emptying it whole is cheaper and more predictable than evicting entry
+    by entry. The permanent entries (the whole tokens, bounded by the vocabulary) make
+    one dict answer every chunk, so the warm path stays a single C-speed lookup pass.
     Values are tuples: immutable, and flattening them is a little faster than lists.
     """
 
-    __slots__ = ("capacity", "entries", "size")
+    __slots__ = ("capacity", "entries", "permanent", "size")
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, permanent: dict[str, tuple[int, ...]]) -> None:
         self.capacity = capacity
-        self.entries: dict[str, tuple[int, ...]] = {}
+        self.permanent = permanent
+        self.entries: dict[str, tuple[int, ...]] = dict(permanent)
         self.size = 0
 
     def remember(self, fresh: dict[str, tuple[int, ...]]) -> None:
@@ -309,6 +309,7 @@ class _BoundedCache:
             units = len(key) + len(ids)
             if self.size + units > self.capacity:
                 entries.clear()
+                entries.update(self.permanent)
                 self.size = 0
             entries[key] = ids
             self.size += units
