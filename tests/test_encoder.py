@@ -1,5 +1,6 @@
 """The fast encoder must give exactly the ids of the spec's one-pass-per-rank encoder."""
 
+import contextlib
 import random
 
 import pytest
@@ -174,3 +175,54 @@ def test_encode_rejects_non_text() -> None:
     tokenizer = Tokenizer.train("ab ab ab", 258)
     with pytest.raises(TypeError, match="takes a str"):
         tokenizer.encode(b"ab")  # type: ignore[arg-type]
+
+
+@given(trained(), st.lists(texts, min_size=1, max_size=4), st.integers(1, 64))
+def test_every_encode_path_matches_the_rank_pass_encoder(
+    tokenizer: Tokenizer, parts: list[str], capacity: int
+) -> None:
+    """Cold, warm, partly cached, and with a tiny cache that empties on almost every chunk.
+
+    The text path answers from the whole-token table, the cache, or fresh merges, and
+    each can give way to the next mid-text; all must agree with the rank-pass encoder.
+    """
+    tokenizer._encoder._chunk_cache.capacity = capacity
+    text = "".join(parts)
+    for piece in (*parts, text, text, parts[0] + text):
+        assert tokenizer.encode(piece) == naive_encode(piece, tokenizer.merges)
+    cache = tokenizer._encoder._chunk_cache
+    assert cache.permanent.items() <= cache.entries.items()
+
+
+@given(merge_lists())
+def test_the_whole_token_text_table_is_the_decodable_part_of_the_bytes_table(
+    merges: list[tuple[int, int]],
+) -> None:
+    encoder = encoder_for(merges)
+    expected = {}
+    for data, token in encoder._whole_tokens.items():
+        with contextlib.suppress(UnicodeDecodeError):
+            expected[data.decode("utf-8")] = token
+    assert encoder._token_of_text == expected
+
+
+@given(merge_lists(), st.binary(max_size=120).map(lambda b: bytes(x % 5 + 96 for x in b)))
+def test_short_and_long_loops_match_the_rank_pass_on_chunks_of_any_length(
+    merges: list[tuple[int, int]], chunk: bytes
+) -> None:
+    """Either loop may meet any length near the threshold between them."""
+    encoder = encoder_for(merges)
+    expected = naive_encode_chunk(chunk, merges)
+    assert encoder._merge_short(list(chunk)) == expected
+    assert encoder._merge_long(list(chunk)) == expected
+
+
+@given(trained(), tricky_text)
+def test_the_default_policy_shortcut_equals_the_general_policy(
+    tokenizer: Tokenizer, text: str
+) -> None:
+    """("all", ()) skips building sets; a list instead of a tuple takes the general path."""
+    assert tokenizer.encode(text) == tokenizer.encode(
+        text, allowed_special=set(tokenizer.special_tokens), disallowed_special=[]
+    )
+    assert tokenizer.encode(text) == naive_encode(text, tokenizer.merges)

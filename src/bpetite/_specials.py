@@ -88,7 +88,9 @@ class SpecialTokens:
     @staticmethod
     def occur_in(text: str, specials: frozenset[str]) -> bool:
         """Whether any of `specials` occurs in `text` (a substring search each, in C)."""
-        for special in specials:
+        # A plain loop, not any() over a generator: this runs on every encode call, and
+        # the generator costs more than the search on a short text.
+        for special in specials:  # noqa: SIM110
             if special in text:
                 return True
         return False
