@@ -7,13 +7,16 @@ character can play in the patterns), and hypothesis on longer and mixed text.
 """
 
 import itertools
+import random
+import re
+from unittest import mock
 
 import pytest
 import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import PRESETS, Tokenizer
+from bpetite import PRESETS, Tokenizer, _patterns
 from bpetite._patterns import _L, _LL, _LU, _N, _S, ASCII_TWINS, preset_pattern, resolve_pattern
 from tests.reference import naive_encode
 from tests.strategies import texts
@@ -127,3 +130,53 @@ def test_split_equals_the_unicode_regex_on_any_text(name: str, parts: list[str])
 def test_encode_with_the_twin_matches_the_rank_pass_encoder(text: str) -> None:
     tokenizer = Tokenizer.train("it's a test, isn't it?\n\n  12345 ll 'LL 've\r\n", 300)
     assert tokenizer.encode(text) == naive_encode(text, tokenizer.merges)
+
+
+_LINE_CHARS = REPRESENTATIVES + "é中ſ\u212a\x85\u2028\u3000😀"
+# A line's own characters, and its first and last ones drawn apart so that the cases
+# at a cut (punctuation or "/" on either side, ASCII or not) come up often.
+_EDGE = st.sampled_from("!/'a0 é中\t")
+mixed_lines = st.lists(
+    st.tuples(
+        _EDGE,
+        st.text(st.sampled_from(_LINE_CHARS), max_size=10),
+        _EDGE,
+        st.sampled_from(["\n", "\r\n", "\n\n", "\r", " \n", ""]),
+    ),
+    max_size=14,
+).map(lambda lines: "".join("".join(parts) for parts in lines))
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+@given(text=mixed_lines)
+def test_cutting_mixed_text_at_every_ascii_run_keeps_the_chunks(name: str, text: str) -> None:
+    """With the thresholds at their lowest, every run of ASCII lines is cut out and split
+    by the twin; the chunks must still be the Unicode pattern's."""
+    pattern = preset_pattern(name)
+    with (
+        mock.patch.object(_patterns, "_mostly_ascii", lambda text: True),
+        mock.patch.object(_patterns, "MIN_ASCII_CHARS", 0),
+        mock.patch.object(_patterns, "_ASCII_LINE_RUN", re.compile(rb"\x01+")),
+    ):
+        assert pattern.split(text) == pattern.compiled.findall(text)
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_long_mostly_ascii_text_with_a_few_other_characters_keeps_the_chunks(
+    name: str, newline: str
+) -> None:
+    """The default thresholds, on text long enough for them: prose, code, "/" and
+    punctuation at line ends, blank lines, and a non-ASCII character now and then."""
+    rng = random.Random(name + newline)
+    words = ["the", "King's", "said:", "/path", "x/y", "'ll", "42", "--", "  ", "\t"]
+    lines = [
+        "".join(rng.choice(words) + rng.choice(" ,.!/") for _ in range(rng.randint(0, 12)))
+        + ("é" if rng.random() < 0.005 else "—" if rng.random() < 0.005 else "")
+        for _ in range(3000)
+    ]
+    text = newline.join(lines)
+    assert not text.isascii()
+    assert _patterns._mostly_ascii(text)
+    pattern = preset_pattern(name)
+    assert pattern.split(text) == pattern.compiled.findall(text)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import accumulate
 from types import MappingProxyType
 from typing import Final
 
@@ -121,13 +122,102 @@ class SplitPattern:
         ['Hello', ' world', '!!']
         """
         twin = self.ascii_twin
-        if twin is not None and text.isascii():
-            ascii_pieces: list[str] = twin.findall(text)
-            return ascii_pieces
+        if twin is not None:
+            if text.isascii():
+                ascii_pieces: list[str] = twin.findall(text)
+                return ascii_pieces
+            cut = _CUTS.get(self.name)
+            if cut is not None and _mostly_ascii(text):
+                return _split_mixed(text, self.compiled, twin, cut)
         pieces: list[str] = self.compiled.findall(text)
         if not self.is_preset:
             check_tiling(pieces, text)
         return pieces
+
+
+# A cut: a place where a preset's chunks of a text can be found by splitting the part
+# before it and the part after it on their own. Every cut is after a line that ends in
+# an ASCII non-space character X ("X\n" or "X\r\n") and before an ASCII non-space
+# character Y other than "/" (o200k joins "/" to a punctuation line end). No preset's
+# chunk spans one: the newline is a chunk of its own or ends X's chunk. And neither
+# side depends on the other: the presets look behind nothing, and where a chunk ends
+# at the cut, its one-character lookahead or "$" gives the same chunk whether Y or the
+# end of the text follows. Only GPT-2's pattern splits "X\r\nY" as "X", "\r", "\n",
+# so its CRLF cut falls between "\r" and "\n". tests/test_patterns.py checks these
+# against the Unicode patterns on mixed text.
+_Y = "[!-.0-~]"
+_CUTS: Final[Mapping[str, re.Pattern[str]]] = MappingProxyType(
+    {
+        "gpt2": re.compile(rf"[!-~](?:\n(?={_Y})|\r(?=\n{_Y}))"),
+        "cl100k": re.compile(rf"[!-~]\r?\n(?={_Y})"),
+        "o200k": re.compile(rf"[!-~]\r?\n(?={_Y})"),
+    }
+)
+#: Runs of at least this many ASCII lines, and this many characters between their
+#: cuts, are split with the twin; shorter ones would not repay the few calls they cost.
+MIN_ASCII_LINES: Final = 4
+MIN_ASCII_CHARS: Final = 512
+_ASCII_LINE_RUN = re.compile(rb"\x01{%d,}" % MIN_ASCII_LINES)
+
+
+#: Samples of this many characters decide whether a text is mostly ASCII.
+_SAMPLE_CHARS: Final = 1024
+_SAMPLES: Final = 32
+
+
+def _mostly_ascii(text: str) -> bool:
+    """Whether at least half of some evenly spread samples of `text` are all ASCII.
+
+    Cutting a text into ASCII and other stretches costs a pass over its lines, which
+    only pays when the ASCII stretches are long; text in other scripts (where every
+    few lines hold a non-ASCII character) goes to `regex` whole. Each sample costs a
+    small copy, and ``str.isascii`` of a string is a flag lookup.
+    """
+    if len(text) < 4 * _SAMPLE_CHARS:
+        return False
+    step = max(len(text) // _SAMPLES, _SAMPLE_CHARS)
+    starts = range(0, len(text) - _SAMPLE_CHARS + 1, step)
+    ascii_samples = sum(text[start : start + _SAMPLE_CHARS].isascii() for start in starts)
+    return 2 * ascii_samples >= len(starts)
+
+
+def _split_mixed(
+    text: str, compiled: regex.Pattern[str], twin: re.Pattern[str], cut: re.Pattern[str]
+) -> list[str]:
+    """The preset's chunks of a text that is not all ASCII: long ASCII stretches by the twin.
+
+    Lines are told apart by one ``str.isascii`` each and runs of ASCII lines found by a
+    byte regex over those flags, all at C speed; each run long enough is trimmed to
+    its first and last cut and split with the twin, the rest with `regex`.
+    """
+    lines = text.split("\n")
+    runs = list(_ASCII_LINE_RUN.finditer(bytes(map(str.isascii, lines))))
+    if not runs:
+        pieces: list[str] = compiled.findall(text)
+        return pieces
+    # Line k starts after the k lines before it and their k newlines.
+    lengths_before = [0, *accumulate(map(len, lines))]
+    pieces = []
+    done = 0  # the chunks before this cut are in `pieces`
+    for run in runs:
+        first_line, end_line = run.span()
+        start = lengths_before[first_line] + first_line
+        end = lengths_before[end_line] + end_line  # just past the run's last newline
+        opening = cut.search(text, start, end)
+        if opening is None:
+            continue
+        # The last cut in the run: its X is on one of the run's last few lines.
+        tail = max(first_line, end_line - 4)
+        closing = opening
+        for found in cut.finditer(text, lengths_before[tail] + tail, end + 1):
+            closing = found
+        if closing.end() - opening.end() < MIN_ASCII_CHARS:
+            continue
+        pieces += compiled.findall(text, done, opening.end())
+        pieces += twin.findall(text, opening.end(), closing.end())
+        done = closing.end()
+    pieces += compiled.findall(text, done)
+    return pieces
 
 
 def check_tiling(pieces: list[str], text: str) -> None:
