@@ -229,3 +229,17 @@ def test_the_default_policy_shortcut_equals_the_general_policy(
         text, allowed_special=set(tokenizer.special_tokens), disallowed_special=[]
     )
     assert tokenizer.encode(text) == naive_encode(text, tokenizer.merges)
+
+
+@given(
+    st.lists(
+        st.sampled_from([" ab", " ab", " ab", " abc", "c", "\n", " é", "!?", "cc"]), max_size=80
+    )
+)
+def test_a_few_chunks_of_several_tokens_are_patched_in_exactly(words: list[str]) -> None:
+    """Mostly whole tokens with a few others: the -1 marks are replaced in place, in order."""
+    tokenizer = Tokenizer.train("ab ab ab ab abc abc", 260)
+    text = "ab" + " ab" * 200 + "".join(words)
+    expected = naive_encode(text, tokenizer.merges)
+    assert tokenizer.encode(text) == expected
+    assert tokenizer.encode(text) == expected

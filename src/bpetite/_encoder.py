@@ -44,6 +44,11 @@ LONG_CHUNK_BYTES = 16
 #: The chunk cache's size, counted as characters of chunk text plus ids held (about 8
 #: bytes each: the lists share the int objects); it is emptied when it would grow past.
 CHUNK_CACHE_SIZE = 1 << 21
+#: A text whose chunks are all whole tokens but one in this many (or fewer) has the
+#: others patched in; with more, every chunk's ids are flattened from the cache. The
+#: first `_HEAD` chunks decide whether to try.
+_PATCH_AT_MOST = 8
+_HEAD = 256
 #: Chunks longer than this many characters are never cached (rare, and large).
 CACHE_MAX_KEY_CHARS = 256
 
@@ -107,17 +112,42 @@ class Encoder:
     def encode_text(self, text: str) -> list[int]:
         """Return the ids of `text`, every character ordinary (the caller checked it is a str)."""
         pieces = self._split(text)
-        # Each path below is one C-speed pass that raises KeyError at the first chunk it
-        # cannot answer; trying the next costs at most the part already done.
+        token_of_text = self._token_of_text
+        # Each path is one C-speed pass over the chunks; the first answers a text whose
+        # chunks are all whole tokens and stops with KeyError at the first that is not.
         try:
-            return list(map(self._token_of_text.__getitem__, pieces))
+            return list(map(token_of_text.__getitem__, pieces))
         except KeyError:
             pass
+        # A few chunks of several tokens (judged on the first ones): mark them with -1 and
+        # patch them in. -1, not None: ints compare with ints fast in count() and index().
+        head = list(map(token_of_text.get, pieces[:_HEAD], repeat(-1)))
+        if head.count(-1) * _PATCH_AT_MOST <= len(head):
+            ids = list(map(token_of_text.get, pieces, repeat(-1)))
+            missing = ids.count(-1)
+            if missing * _PATCH_AT_MOST <= len(ids):
+                return self._patched(ids, pieces, missing)
+        # Many: flattening every chunk's tuple from the cache beats patching.
         try:
             return list(chain.from_iterable(map(self._chunk_cache.entries.__getitem__, pieces)))
         except KeyError:
             local = self._chunk_ids(pieces)
             return list(chain.from_iterable(map(local.__getitem__, pieces)))
+
+    def _patched(self, ids: list[int], pieces: list[str], missing: int) -> list[int]:
+        """`ids` with each -1 replaced by the ids of its chunk, in one left-to-right copy."""
+        places = [ids.index(-1)]
+        for _ in range(missing - 1):
+            places.append(ids.index(-1, places[-1] + 1))
+        chunk_ids = self._chunk_ids([pieces[place] for place in places])
+        patched: list[int] = []
+        start = 0
+        for place in places:
+            patched += ids[start:place]
+            patched += chunk_ids[pieces[place]]
+            start = place + 1
+        patched += ids[start:]
+        return patched
 
     def _chunk_ids(self, pieces: Iterable[str]) -> dict[str, tuple[int, ...]]:
         """The ids of each distinct chunk, from the cache or computed (and then cached)."""
