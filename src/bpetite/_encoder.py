@@ -46,7 +46,7 @@ LONG_CHUNK_BYTES = 16
 CHUNK_CACHE_SIZE = 1 << 21
 #: A text whose chunks are all whole tokens but one in this many (or fewer) has the
 #: others patched in; with more, every chunk's ids are flattened from the cache. The
-#: first `_HEAD` chunks decide whether to try.
+#: first `_HEAD` chunks decide whether to try; a text with fewer is always flattened.
 _PATCH_AT_MOST = 8
 _HEAD = 256
 #: Chunks longer than this many characters are never cached (rare, and large).
@@ -119,14 +119,16 @@ class Encoder:
             return list(map(token_of_text.__getitem__, pieces))
         except KeyError:
             pass
-        # A few chunks of several tokens (judged on the first ones): mark them with -1 and
-        # patch them in. -1, not None: ints compare with ints fast in count() and index().
-        head = list(map(token_of_text.get, pieces[:_HEAD], repeat(-1)))
-        if head.count(-1) * _PATCH_AT_MOST <= len(head):
-            ids = list(map(token_of_text.get, pieces, repeat(-1)))
-            missing = ids.count(-1)
-            if missing * _PATCH_AT_MOST <= len(ids):
-                return self._patched(ids, pieces, missing)
+        # A long text with a few chunks of several tokens (judged on its first chunks):
+        # mark those with -1 and patch them in; a short one is cheaper to flatten.
+        # -1, not None: ints compare with ints fast in count() and index().
+        if len(pieces) >= _HEAD:
+            head = list(map(token_of_text.get, pieces[:_HEAD], repeat(-1)))
+            if head.count(-1) * _PATCH_AT_MOST <= _HEAD:
+                ids = list(map(token_of_text.get, pieces, repeat(-1)))
+                missing = ids.count(-1)
+                if missing * _PATCH_AT_MOST <= len(ids):
+                    return self._patched(ids, pieces, missing)
         # Many: flattening every chunk's tuple from the cache beats patching.
         try:
             return list(chain.from_iterable(map(self._chunk_cache.entries.__getitem__, pieces)))
