@@ -239,7 +239,7 @@ def test_the_default_policy_shortcut_equals_the_general_policy(
 def test_a_few_chunks_of_several_tokens_are_patched_in_exactly(words: list[str]) -> None:
     """Mostly whole tokens with a few others: the -1 marks are replaced in place, in order."""
     tokenizer = Tokenizer.train("ab ab ab ab abc abc", 260)
-    text = "ab" + " ab" * 200 + "".join(words)
+    text = "ab" + " ab" * 300 + "".join(words)  # enough chunks to be patched
     expected = naive_encode(text, tokenizer.merges)
     assert tokenizer.encode(text) == expected
     assert tokenizer.encode(text) == expected
