@@ -29,7 +29,6 @@ one ``bytes`` join of packed ids and ``memoryview.cast("I").tolist()`` was slowe
 faster than ``map``.
 """
 
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from heapq import heapify, heappop, heappush
 from itertools import chain, pairwise, repeat
@@ -211,10 +210,14 @@ class Encoder:
         n = len(tokens)
         following = list(range(1, n + 1))  # n marks the end
         preceding = list(range(-1, n - 1))
-        buckets: defaultdict[int, list[int]] = defaultdict(list)
+        buckets: dict[int, list[int]] = {}
         for i, new_id in enumerate(map(merge_ids.get, pairwise(tokens))):
             if new_id is not None:
-                buckets[new_id].append(i)
+                bucket = buckets.get(new_id)
+                if bucket is None:
+                    buckets[new_id] = [i]
+                else:
+                    bucket.append(i)
         ranks = list(buckets)
         heapify(ranks)
         # The two neighbour updates below are written out rather than shared through a
@@ -223,7 +226,8 @@ class Encoder:
             new_id = heappop(ranks)
             left, right = lefts[new_id], rights[new_id]
             positions = buckets.pop(new_id)
-            positions.sort()
+            if len(positions) > 1:
+                positions.sort()
             for i in positions:
                 j = following[i]
                 if j == n or tokens[i] != left or tokens[j] != right:
@@ -236,16 +240,22 @@ class Encoder:
                     preceding[k] = i
                     after = merge_ids.get((new_id, tokens[k]))
                     if after is not None:
-                        if after not in buckets:
+                        bucket = buckets.get(after)
+                        if bucket is None:
+                            buckets[after] = [i]
                             heappush(ranks, after)
-                        buckets[after].append(i)
+                        else:
+                            bucket.append(i)
                 h = preceding[i]
                 if h >= 0:
                     before = merge_ids.get((tokens[h], new_id))
                     if before is not None:
-                        if before not in buckets:
+                        bucket = buckets.get(before)
+                        if bucket is None:
+                            buckets[before] = [h]
                             heappush(ranks, before)
-                        buckets[before].append(h)
+                        else:
+                            bucket.append(h)
         return [token for token in tokens if token >= 0]
 
     def _find_whole_tokens(self, vocab: Sequence[bytes]) -> dict[bytes, int]:
