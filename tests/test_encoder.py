@@ -2,21 +2,28 @@
 
 import contextlib
 import random
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from bpetite import Tokenizer
+from bpetite import _encoder as encoder_module
 from bpetite._encoder import CHUNK_CACHE_SIZE, LONG_CHUNK_BYTES, Encoder
 from bpetite._pretokenizer import PRETOKENIZER
-from tests.reference import naive_encode, naive_encode_chunk, naive_vocab
+from tests.reference import naive_encode, naive_encode_chunk, naive_pretokenize, naive_vocab
 from tests.strategies import merge_lists, texts, tricky_text
 
 
-def encoder_for(merges: list[tuple[int, int]]) -> Encoder:
+def encoder_for(merges: Sequence[tuple[int, int]]) -> Encoder:
     vocab = naive_vocab(merges)
     return Encoder(merges, [vocab[i] for i in range(len(vocab))], PRETOKENIZER.findall)
+
+
+def naive_ordinary(text: str, merges: Sequence[tuple[int, int]]) -> list[int]:
+    """The rank-pass encoder on every chunk, special texts included as ordinary text."""
+    return [i for chunk in naive_pretokenize(text) for i in naive_encode_chunk(chunk, merges)]
 
 
 @st.composite
@@ -38,15 +45,15 @@ def test_matches_rank_pass_on_arbitrary_merge_lists(
     encoder = encoder_for(merges)
     expected = naive_encode_chunk(chunk, merges)
     assert encoder.encode_chunk(chunk) == expected
-    assert encoder._merge_long(list(chunk)) == expected
-    assert encoder._merge_short(list(chunk)) == expected
+    assert encoder.merge_long(list(chunk)) == expected
+    assert encoder.merge_short(list(chunk)) == expected
 
 
 @given(merge_lists())
 def test_whole_token_shortcut_is_exact(merges: list[tuple[int, int]]) -> None:
     """A token is answered by lookup only if encoding its bytes really gives that token."""
     vocab = naive_vocab(merges)
-    whole = encoder_for(merges)._whole_tokens
+    whole = encoder_for(merges).whole_tokens
     for token_id in range(256 + len(merges)):
         encodes_to_itself = naive_encode_chunk(vocab[token_id], merges) == [token_id]
         assert (whole.get(vocab[token_id]) == token_id) == encodes_to_itself
@@ -56,7 +63,7 @@ def test_whole_token_shortcut_refuses_an_unreachable_token() -> None:
     """bc first, then ab, then ab+c: 'abc' encodes as a, bc, never as the third token."""
     merges = [(98, 99), (97, 98), (257, 99)]
     encoder = encoder_for(merges)
-    assert b"abc" not in encoder._whole_tokens
+    assert b"abc" not in encoder.whole_tokens
     assert encoder.encode_chunk(b"abc") == [97, 256] == naive_encode_chunk(b"abc", merges)
 
 
@@ -125,11 +132,11 @@ def test_long_run_matches_rank_pass_on_a_smaller_copy(
 
 
 def test_cache_stays_bounded_on_huge_varied_input() -> None:
-    tokenizer = Tokenizer.train("ab ab ab", 258)
-    cache = tokenizer._encoder._chunk_cache
+    encoder = encoder_for(Tokenizer.train("ab ab ab", 258).merges)
+    cache = encoder.chunk_cache
     text = " ".join(f"w{i}" for i in range(CHUNK_CACHE_SIZE // 4))
-    ids = tokenizer.encode(text)
-    assert tokenizer.decode(ids) == text
+    ids = encoder.encode_text(text)
+    assert ids == naive_ordinary(text, [(97, 98), (32, 256)])
     assert 0 < cache.size <= CHUNK_CACHE_SIZE
     remembered = {key: ids for key, ids in cache.entries.items() if key not in cache.permanent}
     assert cache.size == sum(map(len, remembered)) + sum(map(len, remembered.values()))
@@ -187,11 +194,12 @@ def test_every_encode_path_matches_the_rank_pass_encoder(
     The text path answers from the whole-token table, the cache, or fresh merges, and
     each can give way to the next mid-text; all must agree with the rank-pass encoder.
     """
-    tokenizer._encoder._chunk_cache.capacity = capacity
+    encoder = encoder_for(tokenizer.merges)
+    encoder.chunk_cache.capacity = capacity
     text = "".join(parts)
     for piece in (*parts, text, text, parts[0] + text):
-        assert tokenizer.encode(piece) == naive_encode(piece, tokenizer.merges)
-    cache = tokenizer._encoder._chunk_cache
+        assert encoder.encode_text(piece) == naive_ordinary(piece, tokenizer.merges)
+    cache = encoder.chunk_cache
     assert {
         text: (token,) for text, token in cache.permanent.items()
     }.items() <= cache.entries.items()
@@ -203,10 +211,10 @@ def test_the_whole_token_text_table_is_the_decodable_part_of_the_bytes_table(
 ) -> None:
     encoder = encoder_for(merges)
     expected = {}
-    for data, token in encoder._whole_tokens.items():
+    for data, token in encoder.whole_tokens.items():
         with contextlib.suppress(UnicodeDecodeError):
             expected[data.decode("utf-8")] = token
-    assert encoder._token_of_text == expected
+    assert encoder.token_of_text == expected
 
 
 @given(merge_lists(), st.binary(max_size=120).map(lambda b: bytes(x % 5 + 96 for x in b)))
@@ -216,8 +224,8 @@ def test_short_and_long_loops_match_the_rank_pass_on_chunks_of_any_length(
     """Either loop may meet any length near the threshold between them."""
     encoder = encoder_for(merges)
     expected = naive_encode_chunk(chunk, merges)
-    assert encoder._merge_short(list(chunk)) == expected
-    assert encoder._merge_long(list(chunk)) == expected
+    assert encoder.merge_short(list(chunk)) == expected
+    assert encoder.merge_long(list(chunk)) == expected
 
 
 @given(trained(), tricky_text)
@@ -243,3 +251,16 @@ def test_a_few_chunks_of_several_tokens_are_patched_in_exactly(words: list[str])
     expected = naive_encode(text, tokenizer.merges)
     assert tokenizer.encode(text) == expected
     assert tokenizer.encode(text) == expected
+
+
+@given(
+    merge_lists(), st.binary(min_size=2, max_size=120).map(lambda b: bytes(x % 5 + 96 for x in b))
+)
+def test_the_long_loop_keeps_its_links_in_arrays_for_huge_chunks_and_stays_exact(
+    merges: list[tuple[int, int]], chunk: bytes
+) -> None:
+    """Past ARRAY_POSITIONS the links are arrays (less memory); forced here on small chunks."""
+    encoder = encoder_for(merges)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(encoder_module, "ARRAY_POSITIONS", 0)
+        assert encoder.merge_long(list(chunk)) == naive_encode_chunk(chunk, merges)

@@ -29,7 +29,8 @@ one ``bytes`` join of packed ids and ``memoryview.cast("I").tolist()`` was slowe
 faster than ``map``.
 """
 
-from collections.abc import Callable, Iterable, Sequence
+from array import array
+from collections.abc import Callable, Iterable, MutableSequence, Sequence
 from heapq import heapify, heappop, heappush
 from itertools import chain, pairwise, repeat
 
@@ -48,6 +49,8 @@ CHUNK_CACHE_SIZE = 1 << 21
 #: first `_HEAD` chunks decide whether to try; a text with fewer is always flattened.
 _PATCH_AT_MOST = 8
 _HEAD = 256
+#: Long chunks of more positions than this keep their links in arrays, not lists.
+ARRAY_POSITIONS = 1 << 16
 #: Chunks longer than this many characters are never cached (rare, and large).
 CACHE_MAX_KEY_CHARS = 256
 
@@ -60,14 +63,14 @@ class Encoder:
 
     __slots__ = (
         "_byte_ids",
-        "_chunk_cache",
+        "chunk_cache",
         "_lefts",
         "_merge_ids",
         "_merges",
         "_rights",
         "_split",
-        "_token_of_text",
-        "_whole_tokens",
+        "token_of_text",
+        "whole_tokens",
     )
 
     def __init__(
@@ -89,13 +92,13 @@ class Encoder:
             merge_ids.setdefault(pair, BASE_VOCAB_SIZE + rank)
         self._merge_ids = merge_ids
         self._split = split
-        self._whole_tokens = self._find_whole_tokens(vocab)
-        self._token_of_text = _texts_of(self._whole_tokens)
-        self._chunk_cache = _BoundedCache(CHUNK_CACHE_SIZE, self._token_of_text)
+        self.whole_tokens = self._find_whole_tokens(vocab)
+        self.token_of_text = _texts_of(self.whole_tokens)
+        self.chunk_cache = _BoundedCache(CHUNK_CACHE_SIZE, self.token_of_text)
 
     def encode_chunk(self, chunk: bytes) -> list[int]:
         """Return the ids of one pre-tokenized chunk (uncached)."""
-        whole = self._whole_tokens.get(chunk)
+        whole = self.whole_tokens.get(chunk)
         if whole is not None:
             return [whole]
         return self._merge(chunk)
@@ -105,13 +108,13 @@ class Encoder:
         if self._byte_ids is not None:
             chunk = chunk.translate(self._byte_ids)  # bytes to their ids, still one byte each
         if len(chunk) > LONG_CHUNK_BYTES:
-            return self._merge_long(list(chunk))
-        return self._merge_short(list(chunk))
+            return self.merge_long(list(chunk))
+        return self.merge_short(list(chunk))
 
     def encode_text(self, text: str) -> list[int]:
         """Return the ids of `text`, every character ordinary (the caller checked it is a str)."""
         pieces = self._split(text)
-        token_of_text = self._token_of_text
+        token_of_text = self.token_of_text
         # Each path is one C-speed pass over the chunks; the first answers a text whose
         # chunks are all whole tokens and stops with KeyError at the first that is not.
         try:
@@ -130,7 +133,7 @@ class Encoder:
                     return self._patched(ids, pieces, missing)
         # Many: flattening every chunk's tuple from the cache beats patching.
         try:
-            return list(chain.from_iterable(map(self._chunk_cache.entries.__getitem__, pieces)))
+            return list(chain.from_iterable(map(self.chunk_cache.entries.__getitem__, pieces)))
         except KeyError:
             local = self._chunk_ids(pieces)
             return list(chain.from_iterable(map(local.__getitem__, pieces)))
@@ -152,7 +155,7 @@ class Encoder:
 
     def _chunk_ids(self, pieces: Iterable[str]) -> dict[str, tuple[int, ...]]:
         """The ids of each distinct chunk, from the cache or computed (and then cached)."""
-        cached = self._chunk_cache.entries
+        cached = self.chunk_cache.entries
         local: dict[str, tuple[int, ...]] = {}
         fresh: dict[str, tuple[int, ...]] = {}
         for piece in dict.fromkeys(pieces):
@@ -160,10 +163,10 @@ class Encoder:
             if ids is None:
                 ids = fresh[piece] = tuple(self._merge(piece.encode("utf-8")))
             local[piece] = ids
-        self._chunk_cache.remember(fresh)
+        self.chunk_cache.remember(fresh)
         return local
 
-    def _merge_short(self, tokens: list[int]) -> list[int]:
+    def merge_short(self, tokens: list[int]) -> list[int]:
         """Quadratic in the worst case, but the fastest loop for the usual few bytes.
 
         `ranks[i]` is the id the pair at `i` merges into (an id is its rank), with a
@@ -191,7 +194,7 @@ class Encoder:
             else:
                 ranks[i] = _NO_RANK
 
-    def _merge_long(self, tokens: list[int]) -> list[int]:
+    def merge_long(self, tokens: list[int]) -> list[int]:
         """O(n log n): a doubly linked list over positions and buckets of positions per merge.
 
         Merges are applied in rank order, each at its positions left to right, which is
@@ -208,8 +211,16 @@ class Encoder:
         merge_ids = self._merge_ids
         lefts, rights = self._lefts, self._rights
         n = len(tokens)
-        following = list(range(1, n + 1))  # n marks the end
-        preceding = list(range(-1, n - 1))
+        # Lists of ints cost about 36 bytes a position (every int past 256 is an object of
+        # its own); for a huge chunk, machine-integer arrays cost 8, at a little speed.
+        following: MutableSequence[int]
+        preceding: MutableSequence[int]
+        if n > ARRAY_POSITIONS:
+            following = array("q", range(1, n + 1))  # n marks the end
+            preceding = array("q", range(-1, n - 1))
+        else:
+            following = list(range(1, n + 1))  # n marks the end
+            preceding = list(range(-1, n - 1))
         buckets: dict[int, list[int]] = {}
         for i, new_id in enumerate(map(merge_ids.get, pairwise(tokens))):
             if new_id is not None:
