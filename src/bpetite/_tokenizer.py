@@ -21,7 +21,7 @@ from bpetite._patterns import SplitPattern, resolve_pattern
 from bpetite._pretokenizer import count_chunks, require_utf8
 from bpetite._progress import ProgressCallback
 from bpetite._specials import SpecialPolicy, SpecialTokens
-from bpetite._trainer import check_vocab_size, train_merges
+from bpetite._trainer import MAX_TOKEN_ID, check_vocab_size, train_merges
 
 #: The spec's special tokens: exactly ``<|endoftext|>``, right after the merges.
 DEFAULT_SPECIAL_TOKENS: Final = (END_OF_TEXT_TOKEN,)
@@ -41,6 +41,9 @@ class Tokenizer:
     >>> tokenizer.encode("ab<|endoftext|>"), tokenizer.n_vocab
     ([256, 258], 259)
     """
+
+    #: The largest ``vocab_size`` training accepts: every id must fit in a character.
+    MAX_VOCAB_SIZE: Final = MAX_TOKEN_ID + 1
 
     __slots__ = (
         "_byte_order",
