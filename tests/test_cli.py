@@ -22,8 +22,9 @@ import pytest
 
 from bpetite import Progress, Tokenizer
 from bpetite._visualize import render_plain, token_pieces
-from bpetite.cli import _common as common
 from bpetite.cli import _demo as demo
+from bpetite.cli import _output as output
+from bpetite.cli import _progress as progress
 from bpetite.cli import _train as train
 from bpetite.cli import main
 from tests.datafiles import build_tiktoken_cache
@@ -367,8 +368,8 @@ def test_train_interrupted_leaves_no_file(
 ) -> None:
     """Ctrl-C half-way: one line, exit 1, and neither the artifact nor a temp file."""
 
-    def interrupting(phase: common.PhaseProgress) -> Any:
-        forward = common.training_progress(phase)
+    def interrupting(phase: progress.PhaseProgress) -> Any:
+        forward = progress.training_progress(phase)
 
         def report(event: Progress) -> None:
             forward(event)
@@ -965,7 +966,7 @@ class FakeClock:
 def test_phase_progress_plain_lines() -> None:
     log = io.StringIO()
     clock = FakeClock()
-    with common.PhaseProgress("count", "bytes", stream=log, terminal=False, clock=clock) as phase:
+    with progress.PhaseProgress("count", "bytes", stream=log, terminal=False, clock=clock) as phase:
         assert not phase.terminal
         phase.start(400)
         clock.now += 1
@@ -985,7 +986,7 @@ def test_phase_progress_plain_lines() -> None:
 def test_phase_progress_slow_rates_and_long_durations() -> None:
     log = io.StringIO()
     clock = FakeClock()
-    phase = common.PhaseProgress("train", "merges", stream=log, terminal=False, clock=clock)
+    phase = progress.PhaseProgress("train", "merges", stream=log, terminal=False, clock=clock)
     phase.start(1000)
     clock.now += 75
     phase.update(10)  # 0.133/s: 990 to go take 7425 s
@@ -999,8 +1000,8 @@ def test_phase_progress_slow_rates_and_long_durations() -> None:
 
 def test_training_progress_adapter() -> None:
     log = io.StringIO()
-    phase = common.PhaseProgress("train", "merges", stream=log, terminal=False)
-    report = common.training_progress(phase)
+    phase = progress.PhaseProgress("train", "merges", stream=log, terminal=False)
+    report = progress.training_progress(phase)
     report(Progress("merge", "start", 0, 300))
     report(Progress("merge", "update", 100, 300))
     report(Progress("merge", "done", 150, 300))
@@ -1017,13 +1018,13 @@ def test_is_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
             return True
 
     monkeypatch.setenv("TERM", "xterm-256color")
-    assert common.is_terminal(Tty())
-    assert not common.is_terminal(io.StringIO())
+    assert output.is_terminal(Tty())
+    assert not output.is_terminal(io.StringIO())
     monkeypatch.setenv("TERM", "dumb")
-    assert not common.is_terminal(Tty())
+    assert not output.is_terminal(Tty())
     closed = io.StringIO()
     closed.close()
-    assert not common.is_terminal(closed)
+    assert not output.is_terminal(closed)
 
 
 def test_rich_is_not_needed_off_a_terminal(

@@ -22,7 +22,7 @@ from bpetite import Tokenizer
 from bpetite._visualize import PALETTE, token_pieces
 from bpetite.cli import main
 from bpetite.cli._inspect import stats_tables
-from bpetite.cli._show import render_ansi
+from bpetite.cli._render import render_ansi
 from tests.reference import naive_encode, naive_vocab
 from tests.rendering import expected_label, parse_page, parse_plain
 
@@ -403,7 +403,7 @@ def test_inspect_bad_top(model: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["inspect", "--model", str(model), "--top", "-1"]) == 2
     assert "must be 0 or more, got -1" in capsys.readouterr().err
     assert main(["inspect", "--model", str(model), "--top", "many"]) == 2
-    assert "must be a whole number, got 'many'" in capsys.readouterr().err
+    assert "invalid int value: 'many'" in capsys.readouterr().err
 
 
 def test_tables_show_token_text_literally() -> None:
@@ -436,6 +436,7 @@ def test_visualize_and_commands_do_not_import_rich(model: Path, tmp_path: Path) 
     code = (
         "import sys\n"
         "import bpetite, bpetite._visualize, bpetite.cli._show, bpetite.cli._inspect\n"
+        "import bpetite.cli._render\n"
         "assert 'rich' not in sys.modules, 'imported rich'\n"
         "from bpetite.cli import main\n"
         f"assert main(['show', '--model', {str(model)!r}, '--text', 'hi', '--color', 'never',"

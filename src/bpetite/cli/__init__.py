@@ -3,12 +3,16 @@
 Results go to stdout and nothing else does; progress, tables and errors go to stderr.
 Exit codes: 0 success, 1 a failure the user can act on (missing file, invalid UTF-8,
 corrupt artifact, a counting worker killed, Ctrl-C, ...), 2 a usage error (argparse's
-convention), 143 stopped by SIGTERM. A user's mistake never prints a traceback.
+convention), 143 stopped by SIGTERM. A user's mistake never prints a traceback; an
+unexpected exception is a bug and does.
 
 Each subcommand lives in its own module ``bpetite.cli._<name>`` exposing
 ``register(subparsers)``, which adds its parser and sets ``handler`` to a function
-``(args) -> int``. ``rich`` is imported only inside the command modules, lazily, so
-``import bpetite`` never pulls it in.
+``(args) -> int``. Command modules use bpetite's public API and the shared helpers
+(``_output``, ``_inputs``, ``_files``, ``_parser``, ``_progress``, ``_sources``,
+``_render``), never each other; ``_library`` lists what they need beyond the public
+API. ``rich`` is imported only when something is drawn, so ``import bpetite`` never
+pulls it in.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 
 import bpetite
+from bpetite import BpetiteError
+from bpetite.cli._errors import CliError
+from bpetite.cli._output import error_line, shorten, write_stderr
 
 #: Subcommand modules, in the order ``--help`` lists them.
 _COMMANDS: tuple[str, ...] = (
@@ -46,24 +53,28 @@ Handler = Callable[[argparse.Namespace], int]
 EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
-class CliError(Exception):
-    """A failure the user can act on: printed as one line on stderr, exit code 1."""
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from bpetite.cli._parser import Parser
+
+    parser = Parser(
         prog="bpetite",
         description="Train, run and inspect deterministic byte-level BPE tokenizers.",
     )
     parser.add_argument("--version", action="version", version=f"bpetite {bpetite.__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=Parser
+    )
     for name in _COMMANDS:
         importlib.import_module(f"bpetite.cli._{name}").register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one bpetite command and return its exit code (tests call this in-process)."""
+    """Run one bpetite command and return its exit code (tests call this in-process).
+
+    Caught and printed as one line (exit 1): CliError, any BpetiteError, an OSError
+    about a named file, a UnicodeDecodeError of an input, Ctrl-C. Nothing else.
+    """
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -83,14 +94,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (`bpetite encode ... | head`): not worth a message.
         return 1
+    except BpetiteError as error:  # str() is the bare message
+        return _fail(str(error))
+    except UnicodeDecodeError as error:
+        return _fail(f"an input is not valid UTF-8: {error}")
     except OSError as error:
+        if error.filename is None:
+            raise  # not about a file the user named: a bug, with its traceback
         return _fail(_describe_os_error(error))
-    except KeyError as error:  # str() of a KeyError adds quotes around the message
-        return _fail(error.args[0] if error.args else "KeyError")
-    except (ValueError, TypeError) as error:  # UnicodeError included: str() has the details
-        return _fail(str(error) or type(error).__name__)
-    except bpetite.WorkerError as error:  # a counting worker was killed (OOM, signal)
-        return _fail(error)
 
 
 def run() -> None:
@@ -132,10 +143,13 @@ def _sigterm_raises() -> Iterator[None]:
 
 
 def _fail(message: object) -> int:
-    print(f"bpetite: error: {message}", file=sys.stderr)
+    write_stderr(error_line(message) + "\n")
     return 1
 
 
 def _describe_os_error(error: OSError) -> str:
     reason = error.strerror or str(error)
-    return f"{error.filename}: {reason}" if error.filename else reason
+    return f"{shorten(str(error.filename))}: {reason}"
+
+
+__all__ = ["CliError", "build_parser", "main", "run"]

@@ -16,20 +16,15 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from bpetite import Tokenizer
-from bpetite._constants import END_OF_TEXT_TOKEN
-from bpetite._visualize import make_piece
-from bpetite.cli import CliError
-from bpetite.cli._common import (
-    add_command,
-    check_argument_text,
-    is_terminal,
-    load_model,
-    stderr_console,
-    write_json,
-)
+from bpetite.cli._errors import CliError
+from bpetite.cli._files import load_model
+from bpetite.cli._inputs import check_argument_text
+from bpetite.cli._library import make_piece
+from bpetite.cli._output import is_terminal, shorten, stderr_console, write_json
+from bpetite.cli._parser import add_command
 
 if TYPE_CHECKING:
-    from bpetite.cli._common import Subparsers
+    from bpetite.cli._parser import Subparsers
 
 INSTALL_HINT = "install it with `uv sync --extra tiktoken` or `pip install 'bpetite[tiktoken]'`"
 
@@ -64,9 +59,9 @@ def run(args: argparse.Namespace) -> int:
     text = check_argument_text(args.text, "--text")
     encoding = load_encoding(args.encoding)
     ours = tokenizer.encode(text)
-    # Like bpetite, treat only an exact <|endoftext|> as special and every other
-    # special-looking string as plain text (tiktoken would refuse it by default).
-    specials = {END_OF_TEXT_TOKEN} & set(encoding.special_tokens_set)
+    # Like bpetite, treat only the model's own special tokens as special and every
+    # other special-looking string as plain text (tiktoken would refuse it by default).
+    specials = set(tokenizer.special_tokens) & set(encoding.special_tokens_set)
     theirs: list[int] = encoding.encode(text, allowed_special=specials, disallowed_special=())
 
     if is_terminal(sys.stderr):
@@ -97,7 +92,9 @@ def load_encoding(name: str) -> Any:
         ) from None
     names = tiktoken.list_encoding_names()
     if name not in names:
-        raise CliError(f"tiktoken has no encoding '{name}'; choose one of: {', '.join(names)}")
+        raise CliError(
+            f"tiktoken has no encoding '{shorten(name)}'; choose one of: {', '.join(names)}"
+        )
     try:
         with _cache_only(tiktoken.load):
             return tiktoken.get_encoding(name)

@@ -9,25 +9,19 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bpetite import InvalidUtf8Error, Progress, dask_client, write_dataset
-from bpetite.cli import CliError
-from bpetite.cli._common import (
-    PhaseProgress,
-    add_command,
-    check_output_path,
-    describe_input,
-    load_model,
-    write_json,
-)
+from bpetite import InvalidUtf8Error, dask_client, write_dataset
+from bpetite.cli._errors import CliError
+from bpetite.cli._files import check_output_path, load_model
+from bpetite.cli._inputs import describe_input
+from bpetite.cli._output import write_json
+from bpetite.cli._parser import add_command, positive_int
+from bpetite.cli._progress import PhaseProgress, counting_progress
 
 if TYPE_CHECKING:
-    from bpetite import ProgressCallback
-    from bpetite.cli._common import Subparsers
+    from bpetite.cli._parser import Subparsers
 
 #: The default separator: the end-of-text special token, as nanoGPT writes it.
 END_OF_TEXT = "<|endoftext|>"
-#: Off a terminal, a plain progress line about every this share of the input bytes.
-PLAIN_PROGRESS_STEP = 0.1
 
 
 def register(subparsers: Subparsers) -> None:
@@ -95,7 +89,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "--workers",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="processes that encode in parallel (default: one per CPU); the output is the same",
@@ -147,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
                 val_output=outputs[1] if len(outputs) > 1 else None,
                 workers=args.workers,
                 overwrite=args.force,
-                progress=_progress(phase),
+                progress=counting_progress(phase),
                 dask=client,
             )
         except InvalidUtf8Error as error:
@@ -175,35 +169,6 @@ def run(args: argparse.Namespace) -> int:
     summary["elapsed_ms"] = round((time.perf_counter() - started) * 1000)
     write_json(summary)
     return 0
-
-
-def _progress(phase: PhaseProgress) -> ProgressCallback:
-    """Encoding reports as a phase in bytes; off a terminal, about one line per tenth."""
-    next_line = 0
-
-    def report(event: Progress) -> None:
-        nonlocal next_line
-        if event.stage == "start":
-            phase.start(event.total)
-            next_line = round(event.total * PLAIN_PROGRESS_STEP)
-        elif event.stage == "update":
-            if phase.terminal or event.done >= next_line:
-                phase.update(event.done)
-                next_line = event.done + round(event.total * PLAIN_PROGRESS_STEP)
-        else:
-            phase.finish(event.done)
-
-    return report
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid positive integer: '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _fraction(text: str) -> float:

@@ -19,37 +19,27 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bpetite import Tokenizer
-from bpetite._constants import END_OF_TEXT_TOKEN
-from bpetite._pretokenizer import count_chunks
-from bpetite._trainer import check_vocab_size
-from bpetite._visualize import TokenPiece, render_plain, token_pieces
-from bpetite.cli import CliError
-from bpetite.cli._common import (
-    PhaseProgress,
-    add_command,
-    check_argument_text,
-    check_output_path,
-    is_terminal,
-    load_model,
-    read_input_text,
-    save_model,
-    stderr_console,
-    training_progress,
-    write_json,
-)
+from bpetite import Tokenizer, count_chunks
+from bpetite.cli._errors import CliError
+from bpetite.cli._files import check_output_path, load_model, save_model
+from bpetite.cli._inputs import check_argument_text, read_input_text
+from bpetite.cli._library import render_plain
+from bpetite.cli._output import is_terminal, note, stderr_console, write_json
+from bpetite.cli._parser import add_command, check_vocab_size, vocab_size
+from bpetite.cli._progress import PhaseProgress, training_progress
+from bpetite.cli._render import pieces_of, render_for_terminal
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from bpetite.cli._common import Subparsers
+    from bpetite.cli._parser import Subparsers
 
 #: The default corpus: TinyShakespeare, gzipped, inside the package (``bpetite/_corpus/``).
 PACKAGED_CORPUS = ("_corpus", "tinyshakespeare.txt.gz")
 #: How the summary and the narration name the default corpus.
 PACKAGED_CORPUS_NAME = "TinyShakespeare (built in)"
 DEFAULT_VOCAB_SIZE = 4096
-DEFAULT_TEXT = f"To be, or not to be: that is the question. 🤔 Naïve café!{END_OF_TEXT_TOKEN}"
+DEFAULT_TEXT = "To be, or not to be: that is the question. 🤔 Naïve café!<|endoftext|>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +76,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "--vocab-size",
-        type=int,
+        type=vocab_size,
         default=DEFAULT_VOCAB_SIZE,
         metavar="N",
         help=f"mergeable vocabulary size (default: {DEFAULT_VOCAB_SIZE})",
@@ -107,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
     check_vocab_size(args.vocab_size)
     text = check_argument_text(args.text, "--text")
     if args.output is not None:
-        check_output_path(args.output, force=args.force)
+        inputs = [args.input] if args.input is not None else []
+        check_output_path(args.output, force=args.force, inputs=inputs)
     terminal = is_terminal(sys.stderr)
     console = stderr_console() if terminal else None
     say = _Reporter(console)
@@ -210,30 +201,15 @@ class _Reporter:
         if self._console is not None:
             self._console.print(text, markup=False)
         else:
-            print(f"demo: {text}", file=sys.stderr, flush=True)
+            note(f"demo: {text}")
 
     def tokens(self, tokenizer: Tokenizer, ids: Sequence[int]) -> None:
-        special_ids = set(tokenizer.special_tokens.values())
-        pieces = token_pieces(ids, tokenizer.vocab, special_ids)
+        pieces = pieces_of(tokenizer, ids)
         console = self._console
         if console is None or console.no_color or console.color_system is None:
             # Without colour the boundaries would vanish: '|' between tokens instead.
             shown = render_plain(pieces).rstrip("\n")
             self.line(f"tokens: {shown}")
             return
-        console.file.write("tokens: " + _coloured(pieces, console.color_system))
+        console.file.write("tokens: " + render_for_terminal(pieces, console.color_system))
         console.file.flush()
-
-
-def _coloured(pieces: Sequence[TokenPiece], detected: str) -> str:
-    """The pieces in colour exactly as ``bpetite show`` draws them, for this terminal."""
-    from rich.color import ColorSystem
-
-    from bpetite.cli._show import BASIC_THEME, RICH_THEME, render_ansi
-
-    systems = {"256": ColorSystem.EIGHT_BIT, "truecolor": ColorSystem.TRUECOLOR}
-    # Below 256 colours the pastel backgrounds collapse into one: use the basic theme.
-    theme = RICH_THEME if detected in systems else BASIC_THEME
-    return render_ansi(
-        pieces, theme=theme, color_system=systems.get(detected, ColorSystem.STANDARD)
-    )

@@ -3,39 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import shutil
-import sys
-import tempfile
 from collections.abc import Iterable, Iterator
-from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Final
 
-from bpetite._errors import InvalidUtf8Error
-from bpetite._streaming import (
-    DEFAULT_BLOCK_SIZE,
-    decode_blocks,
-    encode_pieces,
-    read_blocks,
-)
-from bpetite.cli import CliError
-from bpetite.cli._common import (
-    STDIN,
-    add_command,
-    check_argument_text,
-    load_model,
-    write_json,
-    write_stdout_bytes,
-)
-from bpetite.cli._count import invalid_utf8
+from bpetite import InvalidUtf8Error, Tokenizer
+from bpetite.cli._files import load_model
+from bpetite.cli._inputs import check_argument_text, invalid_utf8, spool_checked
+from bpetite.cli._library import DEFAULT_BLOCK_SIZE, decode_blocks, encode_pieces, read_blocks
+from bpetite.cli._output import write_stdout_bytes
+from bpetite.cli._parser import add_command
 
 if TYPE_CHECKING:
-    from bpetite import Tokenizer
-    from bpetite.cli._common import Subparsers
+    from bpetite.cli._parser import Subparsers
 
 #: Bytes read at a time from --input; the output is the same for any size.
-BLOCK_SIZE = DEFAULT_BLOCK_SIZE
-#: Standard input is held in memory up to this size, then spooled to a temp file.
-SPOOL_BYTES = 64 << 20
+BLOCK_SIZE: Final = DEFAULT_BLOCK_SIZE
+#: ``--special`` choices: how the text of a special token is read.
+SPECIAL_POLICIES: Final = ("allow", "ordinary", "raise")
 
 
 def register(subparsers: Subparsers) -> None:
@@ -45,11 +29,15 @@ def register(subparsers: Subparsers) -> None:
         summary="turn text into token ids",
         description=(
             "Encode text with a trained tokenizer and print the ids as one compact JSON "
-            "array. Exact '<|endoftext|>' literals become the special token's id."
+            "array. By default (--special allow) the exact text of a special token, such "
+            "as '<|endoftext|>', becomes its id, which lets text from an untrusted user "
+            "inject one; --special ordinary reads it as plain text, and --special raise "
+            "refuses a text that holds one (tiktoken's safe mode)."
         ),
         examples=[
             'bpetite encode --model tokenizer.json --text "Hello world"',
             "bpetite encode --model tokenizer.json --input notes.txt > ids.json",
+            "bpetite encode --model tokenizer.json --input user.txt --special raise",
         ],
     )
     parser.add_argument("--model", required=True, metavar="PATH", help="tokenizer artifact")
@@ -58,6 +46,13 @@ def register(subparsers: Subparsers) -> None:
     source.add_argument(
         "--input", metavar="PATH", help="a UTF-8 file to encode byte for byte; '-' for stdin"
     )
+    parser.add_argument(
+        "--special",
+        choices=SPECIAL_POLICIES,
+        default="allow",
+        help="special-token text: 'allow' (default) encodes it as the special token, "
+        "'ordinary' as plain text, 'raise' fails",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -65,50 +60,43 @@ def run(args: argparse.Namespace) -> int:
     tokenizer = load_model(args.model)
     if args.text is not None:
         text = check_argument_text(args.text, "--text")
-        write_json(tokenizer.encode(text), compact=True)
+        write_id_batches([encode_text(tokenizer, text, args.special)])
         return 0
-    if args.input == STDIN:
-        # Standard input can be read only once, so it is spooled first (in memory up to
-        # SPOOL_BYTES, then in a temp file): a bad byte must fail before any output.
-        with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
-            shutil.copyfileobj(sys.stdin.buffer, spool)
-            spool.seek(0)
-            _check_then_encode(tokenizer, spool, STDIN)
-        return 0
-    path = args.input
-    try:
-        with Path(path).open("rb") as stream:
-            _check_then_encode(tokenizer, stream, path)
-    except FileNotFoundError:
-        raise CliError(f"--input file '{path}' does not exist") from None
-    except IsADirectoryError:
-        raise CliError(f"--input '{path}' is a directory, not a file") from None
-    except PermissionError:
-        raise CliError(f"--input file '{path}' cannot be read: permission denied") from None
+    # The input is read once, checked as it is read, into a private copy: a bad byte
+    # fails before any output, and nothing can change under the encoder.
+    with spool_checked(args.input) as spool:
+        if args.special == "allow" and _streams_exactly(tokenizer):
+            write_id_batches(_encode_stream(tokenizer, spool, args.input))
+        else:
+            text = spool.read().decode("utf-8")  # checked already
+            write_id_batches([encode_text(tokenizer, text, args.special)])
     return 0
 
 
-def _check_then_encode(tokenizer: Tokenizer, stream: IO[bytes], source: str) -> None:
-    """A first pass checks the whole input (C speed), so a bad byte fails before any
-    output; the second pass encodes, holding only a block at a time."""
-    try:
-        for _ in decode_blocks(read_blocks(stream, BLOCK_SIZE), source):
-            pass
-    except InvalidUtf8Error as error:
-        raise invalid_utf8(error) from None
-    stream.seek(0)
-    write_id_batches(_encode_stream(tokenizer, stream, source))
+def encode_text(tokenizer: Tokenizer, text: str, special: str) -> list[int]:
+    """Encode `text` under the ``--special`` policy `special`."""
+    if special == "ordinary":
+        return tokenizer.encode_ordinary(text)
+    if special == "raise":
+        return tokenizer.encode(text, allowed_special=set(), disallowed_special="all")
+    return tokenizer.encode(text)
+
+
+def _streams_exactly(tokenizer: Tokenizer) -> bool:
+    """Whether the block-wise encoder gives exactly ``encode``: it knows the spec's
+    configuration only (the gpt2 pattern and the single <|endoftext|>)."""
+    return tokenizer.pattern_name == "gpt2" and list(tokenizer.special_tokens) == ["<|endoftext|>"]
 
 
 def _encode_stream(tokenizer: Tokenizer, stream: IO[bytes], source: str) -> Iterator[list[int]]:
     try:
         yield from encode_pieces(tokenizer, decode_blocks(read_blocks(stream, BLOCK_SIZE), source))
-    except InvalidUtf8Error as error:
+    except InvalidUtf8Error as error:  # pragma: no cover - the spool was checked
         raise invalid_utf8(error) from None
 
 
 def write_id_batches(batches: Iterable[list[int]]) -> None:
-    """Write batches of ids as one compact JSON array, exactly as ``write_json`` would."""
+    """Write batches of ids as one compact JSON array, exactly as ``json.dumps`` would."""
     write_stdout_bytes(b"[")
     separator = b""
     for batch in batches:

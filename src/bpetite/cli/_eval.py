@@ -8,20 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bpetite import CompressionReport, Tokenizer, evaluate_compression, write_atomically
-from bpetite.cli import CliError
-from bpetite.cli._common import (
-    STDIN,
-    add_command,
-    check_output_path,
-    is_terminal,
-    load_model,
-    read_input_text,
-    stderr_console,
-    write_json,
-)
+from bpetite.cli._errors import CliError
+from bpetite.cli._files import check_output_path, load_model
+from bpetite.cli._inputs import STDIN, read_input_text
+from bpetite.cli._output import is_terminal, note, stderr_console, write_json
+from bpetite.cli._parser import add_command
 
 if TYPE_CHECKING:
-    from bpetite.cli._common import Subparsers
+    from bpetite.cli._parser import Subparsers
 
 _COLUMNS = ("text", "model", "tokens", "bytes/token", "tokens/word", "ratio")
 
@@ -164,4 +158,4 @@ def _print_table(report: CompressionReport) -> None:
             cell.ljust(width) if index < 2 else cell.rjust(width)
             for index, (cell, width) in enumerate(zip(row, widths, strict=True))
         ]
-        print("  ".join(cells).rstrip(), file=sys.stderr)
+        note("  ".join(cells).rstrip())

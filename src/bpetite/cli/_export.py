@@ -9,14 +9,15 @@ is refused.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
-from bpetite.cli import CliError
-from bpetite.cli._common import add_command, check_output_path, load_model, write_stdout_bytes
+from bpetite.cli._errors import CliError
+from bpetite.cli._files import check_output_path, load_model
+from bpetite.cli._output import exists_message, note, shorten, write_stdout_bytes
+from bpetite.cli._parser import add_command
 
 if TYPE_CHECKING:
-    from bpetite.cli._common import Subparsers
+    from bpetite.cli._parser import Subparsers
 
 
 def register(subparsers: Subparsers) -> None:
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported here so `bpetite --help` and the other commands do not load it.
     from bpetite.interop import InteropError, write_hf, write_tiktoken
 
-    check_output_path(args.output, force=args.force)
+    check_output_path(args.output, force=args.force, inputs=[args.model])
     tokenizer = load_model(args.model)
     try:
         if args.format == "hf":
@@ -65,11 +66,9 @@ def run(args: argparse.Namespace) -> int:
             code = export.python_code(args.output)
             what = ".tiktoken file"
     except InteropError as error:
-        raise CliError(f"cannot export '{args.model}' as {args.format}: {error}") from None
+        raise CliError(f"cannot export '{shorten(args.model)}' as {args.format}: {error}") from None
     except FileExistsError:
-        raise CliError(
-            f"--output '{args.output}' already exists; pass --force to replace it"
-        ) from None
+        raise CliError(exists_message("--output", args.output)) from None
     write_stdout_bytes(code.encode("utf-8"))
-    print(f"bpetite: wrote the {what} '{args.output}'", file=sys.stderr)
+    note(f"bpetite: wrote the {what} '{shorten(args.output)}'")
     return 0

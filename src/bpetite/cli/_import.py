@@ -8,16 +8,16 @@ files, another regex, tokens bpetite's merges cannot reach.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bpetite._constants import END_OF_TEXT_TOKEN
-from bpetite.cli import CliError
-from bpetite.cli._common import add_command, check_output_path, save_model, write_json
+from bpetite.cli._errors import CliError
+from bpetite.cli._files import check_output_path, save_model
+from bpetite.cli._output import note, shorten, write_json
+from bpetite.cli._parser import add_command
 
 if TYPE_CHECKING:
-    from bpetite.cli._common import Subparsers
+    from bpetite.cli._parser import Subparsers
 
 
 def register(subparsers: Subparsers) -> None:
@@ -50,20 +50,22 @@ def run(args: argparse.Namespace) -> int:
     # Imported here so `bpetite --help` and the other commands do not load it.
     from bpetite.interop import InteropError, import_vocabulary
 
-    check_output_path(args.output, force=args.force)
+    check_output_path(args.output, force=args.force, inputs=args.inputs)
     for path in args.inputs:
         if not Path(path).is_file():
             problem = "is a directory, not a file" if Path(path).is_dir() else "does not exist"
-            raise CliError(f"input file '{path}' {problem}")
+            raise CliError(f"input file '{shorten(path)}' {problem}")
     try:
         result = import_vocabulary(args.inputs)
     except InteropError as error:
         raise CliError(f"cannot import: {error}") from None
     except OSError as error:
-        raise CliError(f"cannot read {error.filename}: {error.strerror or error}") from None
+        raise CliError(
+            f"cannot read {shorten(str(error.filename))}: {error.strerror or error}"
+        ) from None
     save_model(result.tokenizer, args.output, force=args.force)
     tokenizer = result.tokenizer
-    special_id = tokenizer.special_tokens.get(END_OF_TEXT_TOKEN)
+    special_id = tokenizer.special_tokens.get("<|endoftext|>")
     write_json(
         {
             "format": result.format,
@@ -80,8 +82,6 @@ def run(args: argparse.Namespace) -> int:
         "renumbered": "ids differ from the source's; bpetite.interop.import_vocabulary "
         "gives the mapping (ImportResult.source_ids)",
     }
-    print(
-        f"bpetite: imported {result.format} into '{args.output}': {notes[result.id_layout]}",
-        file=sys.stderr,
-    )
+    into = shorten(args.output)
+    note(f"bpetite: imported {result.format} into '{into}': {notes[result.id_layout]}")
     return 0

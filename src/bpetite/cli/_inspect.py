@@ -7,31 +7,17 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from bpetite._visualize import corpus_stats, partial_label, visible, vocabulary_stats
-from bpetite.cli._common import (
-    add_command,
-    is_terminal,
-    load_model,
-    read_input_text,
-    stderr_console,
-    write_json,
-)
+from bpetite.cli._files import load_model
+from bpetite.cli._inputs import read_input_text
+from bpetite.cli._library import corpus_stats, partial_label, visible, vocabulary_stats
+from bpetite.cli._output import is_terminal, stderr_console, write_json
+from bpetite.cli._parser import add_command, non_negative_int
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
     from rich.text import Text
 
-    from bpetite.cli._common import Subparsers
-
-
-def _non_negative(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {value!r}") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {number}")
-    return number
+    from bpetite.cli._parser import Subparsers
 
 
 def register(subparsers: Subparsers) -> None:
@@ -60,7 +46,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "--top",
-        type=_non_negative,
+        type=non_negative_int,
         default=10,
         metavar="N",
         help="how many longest tokens, first/last merges and frequent tokens (default 10)",

@@ -5,29 +5,32 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
-from bpetite import Tokenizer
-from bpetite._constants import BASE_VOCAB_SIZE
-from bpetite._trainer import check_vocab_size
-from bpetite.cli._common import (
-    PhaseProgress,
-    add_command,
-    check_output_path,
-    save_model,
-    training_progress,
-    write_json,
-)
-from bpetite.cli._count import (
+from bpetite import PRESETS, SplitPattern, Tokenizer
+from bpetite.cli._errors import CliError
+from bpetite.cli._files import check_output_path, refuse_overwriting_inputs, save_model
+from bpetite.cli._inputs import check_argument_text
+from bpetite.cli._output import shorten, write_json
+from bpetite.cli._parser import MIN_VOCAB_SIZE, add_command, check_vocab_size, vocab_size
+from bpetite.cli._progress import PhaseProgress, training_progress
+from bpetite.cli._sources import (
+    Counted,
     add_dask_argument,
     add_input_argument,
     add_workers_argument,
-    count_inputs,
+    count_sources,
+    gather_inputs,
     load_count_files,
 )
 
 if TYPE_CHECKING:
-    from bpetite.cli._common import Subparsers
+    from bpetite.cli._parser import Subparsers
+
+#: The placeholder that --output needs when several --vocab-size are given.
+SIZE_FIELD: Final = "{vocab_size}"
+#: The specification's special tokens, used when no --special-token is given.
+DEFAULT_SPECIAL_TOKENS: Final = ("<|endoftext|>",)
 
 
 def register(subparsers: Subparsers) -> None:
@@ -41,8 +44,10 @@ def register(subparsers: Subparsers) -> None:
             "document, streamed and counted by --workers processes; --counts takes counts "
             "files written by 'bpetite count' and gives exactly the same artifact as "
             "training on the files they count. Files are used byte for byte: no newline "
-            "translation, no normalisation. Progress goes to stderr (bytes counted, then "
-            "merges); a JSON summary to stdout."
+            "translation, no normalisation. Several --vocab-size values train once, at "
+            "the largest, and write every size (a smaller vocabulary is a prefix of the "
+            "merges); --output must then hold {vocab_size}. Progress goes to stderr "
+            "(bytes counted, then merges); a JSON summary to stdout."
         ),
         examples=[
             "bpetite train --input data/tinyshakespeare.txt --vocab-size 512 "
@@ -51,6 +56,9 @@ def register(subparsers: Subparsers) -> None:
             "--output tok.json",
             "cat corpus.txt | bpetite train --input - --vocab-size 1024 --output tok.json --force",
             "bpetite train --counts c1.json c2.json --vocab-size 4096 --output tok.json",
+            "bpetite train --input corpus.txt --pattern cl100k --special-token '<|user_start|>' "
+            "--special-token '<|user_end|>' --vocab-size 4096 --vocab-size 32000 "
+            "--output 'tok-{vocab_size}.json'",
         ],
     )
     source = parser.add_mutually_exclusive_group(required=True)
@@ -64,13 +72,33 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--vocab-size",
         required=True,
-        type=int,
+        action="append",
+        type=vocab_size,
         metavar="N",
-        help=f"mergeable vocabulary size, at least {BASE_VOCAB_SIZE} (the special token "
-        "comes on top)",
+        help=f"mergeable vocabulary size, {MIN_VOCAB_SIZE} to {Tokenizer.MAX_VOCAB_SIZE:,} "
+        "(the special tokens come on top); repeat it for several sizes from one run",
     )
-    parser.add_argument("--output", required=True, metavar="PATH", help="artifact to write")
+    parser.add_argument(
+        "--output",
+        required=True,
+        metavar="PATH",
+        help=f"artifact to write; {SIZE_FIELD} in it becomes the size",
+    )
     parser.add_argument("--force", action="store_true", help="replace --output if it exists")
+    split = parser.add_mutually_exclusive_group()
+    split.add_argument(
+        "--pattern",
+        choices=tuple(PRESETS),
+        help="the split pattern: gpt2 (the default, GPT-2's), cl100k (GPT-4's), o200k (GPT-4o's)",
+    )
+    split.add_argument("--pattern-regex", metavar="REGEX", help="a custom split pattern")
+    parser.add_argument(
+        "--special-token",
+        action="append",
+        metavar="TEXT",
+        help="a special token, repeatable; they take the ids after the merges in order "
+        "(default: the single <|endoftext|>)",
+    )
     add_workers_argument(parser)
     add_dask_argument(parser)
     parser.set_defaults(handler=run)
@@ -78,36 +106,113 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Every check that can fail fast runs before the corpus is even read.
-    check_vocab_size(args.vocab_size)
-    check_output_path(args.output, force=args.force)
+    sizes = sorted({check_vocab_size(size) for size in args.vocab_size})
+    outputs = _outputs(args.output, sizes)
+    specials = _special_tokens(args.special_token)
+    pattern = _split_pattern(args.pattern, args.pattern_regex, specials)
+    for path in outputs.values():
+        check_output_path(path, force=args.force)
 
     started = time.perf_counter()
     if args.counts is not None:
+        for path in outputs.values():
+            refuse_overwriting_inputs(path, args.counts)
         counted = load_count_files(args.counts)
     else:
-        counted = count_inputs(args.input, args.workers, stream=sys.stderr, dask=args.dask)
-    counted_at = time.perf_counter()
-    with PhaseProgress("train", "merges", stream=sys.stderr) as phase:
-        tokenizer = Tokenizer.train_from_counts(
-            counted.counts, args.vocab_size, progress=training_progress(phase)
+        sources = gather_inputs(args.input)
+        for path in outputs.values():
+            refuse_overwriting_inputs(path, sources.paths)
+        counted = count_sources(
+            sources, args.workers, pattern=pattern, stream=sys.stderr, dask=args.dask
         )
+    counted_at = time.perf_counter()
+    largest = _train(counted, sizes[-1], pattern, specials)
     trained_at = time.perf_counter()
-    # The save is atomic, so a Ctrl-C anywhere up to here leaves no file behind.
-    save_model(tokenizer, args.output, force=args.force)
+    # Each save is atomic, so a Ctrl-C anywhere up to here leaves no file behind.
+    written = []
+    for size in sizes:
+        tokenizer = _prefix(largest, size)
+        save_model(tokenizer, outputs[size], force=args.force)
+        written.append((size, outputs[size], tokenizer))
 
-    write_json(
+    summary: dict[str, object] = {
+        # Unknown when training from counts files, which record chunks, not bytes.
+        "corpus_bytes": None if args.counts is not None else counted.corpus_bytes,
+    }
+    if len(written) == 1:
+        summary["requested_vocab_size"] = sizes[0]
+        summary["actual_mergeable_vocab_size"] = largest.mergeable_vocab_size
+    else:
+        summary["outputs"] = [
+            {
+                "output": path,
+                "requested_vocab_size": size,
+                "actual_mergeable_vocab_size": tokenizer.mergeable_vocab_size,
+            }
+            for size, path, tokenizer in written
+        ]
+    summary.update(
         {
-            # Unknown when training from counts files, which record chunks, not bytes.
-            "corpus_bytes": None if args.counts is not None else counted.corpus_bytes,
-            "requested_vocab_size": args.vocab_size,
-            "actual_mergeable_vocab_size": tokenizer.mergeable_vocab_size,
-            "special_token_count": len(tokenizer.special_tokens),
+            "special_token_count": len(largest.special_tokens),
             "count_ms": _ms(counted_at - started),
             "merge_ms": _ms(trained_at - counted_at),
             "elapsed_ms": _ms(trained_at - started),
         }
     )
+    write_json(summary)
     return 0
+
+
+def _outputs(template: str, sizes: list[int]) -> dict[int, str]:
+    """The path each size is written to; several sizes need {vocab_size} to differ."""
+    if len(sizes) > 1 and SIZE_FIELD not in template:
+        raise CliError(
+            f"several --vocab-size values need {SIZE_FIELD} in --output, e.g. "
+            f"'tok-{SIZE_FIELD}.json'; got '{shorten(template)}'"
+        )
+    return {size: template.replace(SIZE_FIELD, str(size)) for size in sizes}
+
+
+def _special_tokens(given: list[str] | None) -> tuple[str, ...]:
+    if given is None:
+        return DEFAULT_SPECIAL_TOKENS
+    return tuple(check_argument_text(text, "--special-token") for text in given)
+
+
+def _split_pattern(
+    preset: str | None, regex: str | None, specials: tuple[str, ...]
+) -> SplitPattern:
+    """The pattern as the library resolves it; a bad regex or special fails here, early."""
+    if regex is not None:
+        check_argument_text(regex, "--pattern-regex")
+    # Building an empty tokenizer checks the pattern and the special tokens together.
+    probe = Tokenizer((), pattern=regex or preset or "gpt2", special_tokens=specials)
+    return probe.split_pattern
+
+
+def _train(
+    counted: Counted, size: int, pattern: SplitPattern, specials: tuple[str, ...]
+) -> Tokenizer:
+    with PhaseProgress("train", "merges", stream=sys.stderr) as phase:
+        return Tokenizer.train_from_counts(
+            counted.counts,
+            size,
+            pattern=pattern,
+            special_tokens=specials,
+            progress=training_progress(phase),
+        )
+
+
+def _prefix(largest: Tokenizer, size: int) -> Tokenizer:
+    """The tokenizer a separate run at `size` learns: merges are learned greedily, so
+    its merges are the first ``size - 256`` of the largest run's."""
+    if size - MIN_VOCAB_SIZE >= len(largest.merges):
+        return largest
+    return Tokenizer(
+        largest.merges[: size - MIN_VOCAB_SIZE],
+        pattern=largest.split_pattern,
+        special_tokens=tuple(largest.special_tokens),
+    )
 
 
 def _ms(seconds: float) -> int:

@@ -1,0 +1,112 @@
+"""Files a command writes, and the models it loads: checked early, written whole.
+
+Slow work (training can take minutes) must not end in "the file exists" or "that
+directory is missing", so every output is checked before the work starts, and an
+output that is one of the command's own inputs is refused even with ``--force``:
+replacing it would destroy the data the result was made from. Writes are atomic.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from bpetite import Tokenizer
+from bpetite.cli._errors import CliError
+from bpetite.cli._library import write_atomically
+from bpetite.cli._output import exists_message, shorten
+
+
+def load_model(path: str, option: str = "--model") -> Tokenizer:
+    """Load and validate the artifact at `path`; every defect becomes one clear line."""
+    shown = shorten(path)
+    try:
+        return Tokenizer.load(path)
+    except FileNotFoundError:
+        raise CliError(f"model file '{shown}' does not exist") from None
+    except IsADirectoryError:
+        raise CliError(f"model '{shown}' is a directory, not a tokenizer artifact") from None
+    except PermissionError:
+        raise CliError(f"model file '{shown}' cannot be read: permission denied") from None
+    except OSError as error:
+        raise CliError(f"model file '{shown}' cannot be read: {error.strerror or error}") from None
+    except (KeyError, ValueError) as error:  # the loader's documented failures
+        detail = str(error.args[0]) if error.args else type(error).__name__
+        # The loader starts its messages with the path; say it once.
+        detail = detail.removeprefix(f"{path}: ")
+        raise CliError(f"model '{shown}' is not a valid bpetite artifact: {detail}") from None
+
+
+def check_output_path(
+    path: str, *, force: bool, option: str = "--output", inputs: Iterable[str | Path] = ()
+) -> None:
+    """Refuse an output path that cannot be written, before any slow work starts.
+
+    `inputs` are the files the command reads: an output that is one of them (by any
+    name: a symbolic or hard link counts) is refused whatever `force` says. The save
+    itself checks existence again, atomically.
+    """
+    destination = Path(path)
+    shown = shorten(path)
+    if destination.is_dir():
+        raise CliError(f"{option} '{shown}' is a directory; give the path of a file")
+    refuse_overwriting_inputs(path, inputs, option=option)
+    if not force and (destination.exists() or destination.is_symlink()):
+        raise CliError(exists_message(option, path))
+    parent = destination.parent
+    if not parent.is_dir():
+        problem = "is not a directory" if parent.exists() else "does not exist"
+        raise CliError(
+            f"cannot write {option} '{shown}': directory '{shorten(str(parent))}' {problem}"
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CliError(
+            f"cannot write {option} '{shown}': directory '{shorten(str(parent))}' is not writable"
+        )
+
+
+def refuse_overwriting_inputs(
+    path: str, inputs: Iterable[str | Path], *, option: str = "--output"
+) -> None:
+    """Refuse `path` when it is the same file as one of `inputs` (after resolving links)."""
+    try:
+        target = Path(path).stat()
+    except OSError:
+        return  # nothing there yet: it cannot be an input
+    for source in inputs:
+        if str(source) == "-":
+            continue
+        try:
+            same = os.path.samestat(target, Path(source).stat())
+        except OSError:
+            continue
+        if same:
+            raise CliError(
+                f"{option} '{shorten(path)}' is the input '{shorten(str(source))}'; writing it "
+                f"would destroy the input, even with --force: choose another path"
+            )
+
+
+def save_model(tokenizer: Tokenizer, path: str, *, force: bool, option: str = "--output") -> None:
+    """Save atomically: an interrupted or failed save leaves no file and no temp file."""
+    try:
+        tokenizer.save(path, overwrite=force)
+    except FileExistsError:
+        raise CliError(exists_message(option, path)) from None
+    except OSError as error:
+        raise CliError(
+            f"cannot write {option} '{shorten(path)}': {error.strerror or error}"
+        ) from None
+
+
+def write_file(path: str, data: bytes, *, force: bool, option: str) -> None:
+    """Write `data` to `path` atomically, with the same one-line failures as a model."""
+    try:
+        write_atomically(path, data, overwrite=force)
+    except FileExistsError:
+        raise CliError(exists_message(option, path)) from None
+    except OSError as error:
+        raise CliError(
+            f"cannot write {option} '{shorten(path)}': {error.strerror or error}"
+        ) from None

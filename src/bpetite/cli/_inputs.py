@@ -1,0 +1,225 @@
+"""Reading what a command is given: files, standard input, argv text, id lists.
+
+Inputs are read as bytes and decoded as strict UTF-8 (text mode would translate
+``\\r\\n`` and use the locale's encoding; a corpus must mean exactly its bytes). Every
+input is read exactly once, from its start, so a pipe or a process substitution
+(``--input <(cmd)``) works like a file and a file that changes while it is read can
+never give a result made of two versions of it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from array import array
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Final
+
+from bpetite import InvalidUtf8Error, Tokenizer
+from bpetite.cli._errors import CliError
+from bpetite.cli._library import DEFAULT_BLOCK_SIZE, decode_blocks, read_blocks
+from bpetite.cli._output import shorten
+
+#: The path that means "standard input" wherever a command reads a file.
+STDIN: Final = "-"
+#: An input is held in memory up to this size while it is read, then spooled to a
+#: temp file (removed by the system even if the process is killed).
+SPOOL_BYTES: Final = 64 << 20
+#: An id list is parsed this many bytes at a time (cut at a comma).
+ID_BLOCK_BYTES: Final = 1 << 20
+
+
+def describe_input(path: str) -> str:
+    """How error messages name an input: the path in quotes, or standard input."""
+    return "standard input" if path == STDIN else f"'{shorten(path)}'"
+
+
+def open_failure(error: OSError, path: str, option: str) -> CliError:
+    """One line for an input that cannot be opened or read."""
+    shown = shorten(path)
+    if isinstance(error, FileNotFoundError):
+        return CliError(f"{option} file '{shown}' does not exist")
+    if isinstance(error, IsADirectoryError):
+        return CliError(f"{option} '{shown}' is a directory, not a file")
+    if isinstance(error, PermissionError):
+        return CliError(f"{option} file '{shown}' cannot be read: permission denied")
+    return CliError(f"{option} file '{shown}' cannot be read: {error.strerror or error}")
+
+
+def read_input_bytes(path: str, option: str = "--input") -> bytes:
+    """Return the exact bytes of `path`, or of standard input for ``-``."""
+    if path == STDIN:
+        return _stdin().read()
+    try:
+        with Path(path).open("rb") as stream:
+            return stream.read()  # not read_bytes(): a pipe has no size to trust
+    except OSError as error:
+        raise open_failure(error, path, option) from None
+
+
+def decode_utf8(data: bytes, source: str) -> str:
+    """Decode `data` as strict UTF-8, or fail naming `source` and the first bad byte's offset."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CliError(
+            f"{source} is not valid UTF-8: byte 0x{data[error.start]:02x} at byte offset "
+            f"{error.start} ({error.reason})"
+        ) from None
+
+
+def read_input_text(path: str, option: str = "--input") -> str:
+    """The text of `path` (``-`` for standard input): its exact bytes as strict UTF-8."""
+    return decode_utf8(read_input_bytes(path, option), describe_input(path))
+
+
+def invalid_utf8(error: InvalidUtf8Error) -> CliError:
+    """The same wording as a whole-input decode error, so every command reads alike."""
+    return CliError(
+        f"{describe_input(error.source)} is not valid UTF-8: byte 0x{error.byte:02x} at "
+        f"byte offset {error.offset} ({error.reason})"
+    )
+
+
+def spool_checked(path: str, option: str = "--input") -> IO[bytes]:
+    """Read `path` once, checking it is UTF-8, into a private copy positioned at its start.
+
+    The copy is in memory up to SPOOL_BYTES, then in an anonymous temp file; the caller
+    closes it. A bad byte fails here, before the command writes anything, and the copy
+    cannot change afterwards, whatever happens to the input.
+    """
+    spool: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115
+    try:
+        if path == STDIN:
+            _copy_checked(_stdin(), spool, STDIN)
+        else:
+            try:
+                with Path(path).open("rb") as stream:
+                    _copy_checked(stream, spool, path)
+            except OSError as error:
+                raise open_failure(error, path, option) from None
+        spool.seek(0)
+    except BaseException:
+        spool.close()
+        raise
+    return spool
+
+
+def _copy_checked(source: IO[bytes], target: IO[bytes], name: str) -> None:
+    def blocks() -> Iterator[bytes]:
+        for block in read_blocks(source, DEFAULT_BLOCK_SIZE):
+            target.write(block)
+            yield block
+
+    try:
+        for _ in decode_blocks(blocks(), name):
+            pass
+    except InvalidUtf8Error as error:
+        raise invalid_utf8(error) from None
+
+
+def check_argument_text(text: str, option: str) -> str:
+    """Return `text` if it is valid Unicode; argv can smuggle in raw non-UTF-8 bytes.
+
+    On POSIX, Python turns argv bytes that are not UTF-8 into lone surrogates
+    (``surrogateescape``), which cannot be encoded; name the original byte instead.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        bad = text[error.start]
+        code = ord(bad)
+        shown = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else repr(bad)
+        raise CliError(f"{option} is not valid UTF-8: {shown} at character {error.start}") from None
+    return text
+
+
+def _stdin() -> IO[bytes]:
+    stream = sys.stdin
+    if stream is None:
+        raise CliError("standard input is closed; give --input a file instead of '-'")
+    return stream.buffer
+
+
+# --------------------------------------------------------------------------- id lists
+
+
+def parse_id_list(data: bytes, source: str) -> Sequence[int]:
+    """Parse a JSON array of token ids, as ``bpetite encode`` prints it, compactly.
+
+    Ids are kept in an ``array`` (8 bytes each) rather than a list of int objects, and
+    the text is parsed a block at a time, so millions of ids take a few bytes each.
+    Anything unusual (not an array, an item that is not an integer, invalid UTF-8 or
+    JSON) is parsed again in full only to name the problem exactly.
+    """
+    ids = _parse_ids_fast(data)
+    if ids is not None:
+        return ids
+    return _parse_ids_slow(data, source)
+
+
+def _parse_ids_fast(data: bytes) -> array[int] | None:
+    """The ids of a well-formed array of small integers, or None to take the slow path."""
+    view = memoryview(data)
+    start = len(data) - len(data.lstrip())
+    end = len(data.rstrip())
+    if end - start < 2 or data[start] != ord("[") or data[end - 1] != ord("]"):
+        return None
+    ids: array[int] = array("q")
+    position = start + 1
+    body_end = end - 1
+    if not data[position:body_end].strip():
+        return ids
+    while position < body_end:
+        cut = body_end
+        if body_end - position > ID_BLOCK_BYTES:
+            comma = data.find(b",", position + ID_BLOCK_BYTES, body_end)
+            cut = body_end if comma < 0 else comma
+        part = bytes(view[position:cut])
+        try:
+            items = json.loads(b"[" + part + b"]")
+        except (ValueError, RecursionError):
+            return None
+        if len(items) != part.count(b",") + 1 or any(type(item) is not int for item in items):
+            return None  # an empty item, a string holding a comma, a float, a bool
+        try:
+            ids.extend(items)
+        except OverflowError:
+            return None
+        position = cut + 1  # past the comma
+        if cut < body_end and position >= body_end:
+            return None  # a trailing comma
+    return ids
+
+
+def _parse_ids_slow(data: bytes, source: str) -> list[int]:
+    text = decode_utf8(data, source)
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise CliError(f"{source} is nested too deeply to be a JSON array of token ids") from None
+    except ValueError as error:
+        raise CliError(f"{source} is not valid JSON: {error}") from None
+    if not isinstance(value, list):
+        raise CliError(f"{source} must hold a JSON array of token ids, got {type(value).__name__}")
+    for position, item in enumerate(value):
+        if type(item) is not int:  # bool is an int subclass, and 1.0 is not an id
+            raise CliError(
+                f"{source} must hold a JSON array of integers, but item {position} is "
+                f"{shorten(json.dumps(item))}"
+            )
+    return value
+
+
+def first_unknown_id(tokenizer: Tokenizer, ids: Sequence[int]) -> str | None:
+    """Describe the first id that is not a token of `tokenizer`, or None if all are."""
+    vocab = tokenizer.vocab
+    for position, token_id in enumerate(ids):
+        if token_id not in vocab:
+            return (
+                f"unknown token id {token_id} at position {position}: valid ids are "
+                f"0..{tokenizer.n_vocab - 1}"
+            )
+    return None

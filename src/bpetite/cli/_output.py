@@ -1,0 +1,177 @@
+"""What a command writes: its result on stdout, notes and errors on stderr.
+
+Every byte of a result reaches stdout or the command fails: a raw or non-blocking
+stream may accept only part of a write, so writes loop until the last byte is taken.
+stdout or stderr may also be closed (``>&-``), in which case Python sets them to None;
+a result then fails with one line on stderr, and a note is dropped rather than ever
+falling back onto stdout, which only ``print(file=None)`` would do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import sys
+from typing import TYPE_CHECKING, Final, Protocol, TextIO
+
+from bpetite.cli._errors import CliError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+#: An error line shows at most this many characters of a value a user gave.
+SHOWN_CHARS: Final = 80
+#: A whole error line is cut to at most this many characters.
+ERROR_LINE_CHARS: Final = 1000
+
+
+class _BinaryWriter(Protocol):
+    def write(self, data: memoryview, /) -> int | None: ...
+
+
+def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
+    """`text` itself when short; else its start and end around how much was left out.
+
+    A value a user gave can be megabytes long; an error line that quotes it must stay
+    a line.
+    """
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 20, 2)
+    head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3 :]
+    return f"{head}…[{len(text) - len(head) - len(tail)} characters]…{tail}"
+
+
+def exists_message(option: str, path: str) -> str:
+    """The one wording for an output that is already there."""
+    return f"{option} '{shorten(path)}' already exists; pass --force to replace it"
+
+
+# --------------------------------------------------------------------------- stdout
+
+
+def write_json(value: object, *, compact: bool = False) -> None:
+    """Write `value` as one line of JSON to stdout: the command's whole result.
+
+    ``ensure_ascii`` keeps the bytes identical whatever the terminal's locale.
+    """
+    separators = (",", ":") if compact else (", ", ": ")
+    write_stdout_bytes((json.dumps(value, separators=separators) + "\n").encode("ascii"))
+
+
+def write_stdout_bytes(data: bytes) -> None:
+    """Write all of `data` to stdout, raw: no newline translation, no locale encoding.
+
+    Raises CliError when stdout is closed or refuses the bytes (a full disk); a reader
+    that went away raises BrokenPipeError, which ``main`` turns into a quiet exit 1.
+    """
+    stream = sys.stdout
+    if stream is None:
+        raise CliError("standard output is closed; the result was not written")
+    try:
+        stream.flush()  # whatever was printed before comes first
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:  # a text-only stream someone swapped in; text is all it takes
+            stream.write(data.decode("utf-8"))
+            stream.flush()
+            return
+        buffer.flush()
+        fd = _fileno(buffer)
+        if fd is None:
+            write_all(buffer, data)
+            buffer.flush()
+        else:
+            write_all_fd(fd, data)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise CliError(f"cannot write to standard output: {error.strerror or error}") from None
+
+
+def write_all(stream: _BinaryWriter, data: bytes) -> None:
+    """Write `data` to a binary stream that may take fewer bytes than offered."""
+    view = memoryview(data)
+    while view:
+        try:
+            written = stream.write(view)
+        except BlockingIOError as error:
+            written = error.characters_written
+        if not written:  # None (would block) or 0: no progress, and no fd to wait on
+            raise CliError("standard output accepted no more bytes; the result is incomplete")
+        view = view[written:]
+
+
+def write_all_fd(fd: int, data: bytes) -> None:
+    """Write `data` to file descriptor `fd`, waiting when it is non-blocking and full."""
+    view = memoryview(data)
+    while view:
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            select.select([], [fd], [])
+            continue
+        view = view[written:]
+
+
+def _fileno(stream: object) -> int | None:
+    try:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation, a closed stream
+        return None
+    return fd if isinstance(fd, int) else None
+
+
+# --------------------------------------------------------------------------- stderr
+
+
+def note(text: str) -> None:
+    """Write one line to stderr; dropped when stderr is closed or cannot take it."""
+    write_stderr(text + "\n")
+
+
+def write_stderr(text: str, stream: TextIO | None = None) -> None:
+    """Write `text` to `stream` (default stderr) and flush; never to stdout, never raises
+    for a stream that is gone: a note is not worth failing a command for."""
+    target = stream if stream is not None else sys.stderr
+    if target is None:
+        return
+    try:
+        target.write(text)
+        target.flush()
+    except (OSError, ValueError):  # a full device, a closed stream
+        pass
+
+
+def error_line(message: object) -> str:
+    """The one line a failure prints, bounded in length whatever the message holds."""
+    text = " ".join(str(message).splitlines()) or "error"
+    return f"bpetite: error: {shorten(text, ERROR_LINE_CHARS)}"
+
+
+def is_terminal(stream: TextIO | None) -> bool:
+    """True when `stream` is an interactive terminal that can draw live output.
+
+    ``TERM=dumb`` (Emacs shells, some CI logs) is a terminal that cannot move the
+    cursor, so it gets the plain lines too. A closed stream (None) is not a terminal.
+    """
+    if stream is None:
+        return False
+    try:
+        interactive = stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or the stream is closed
+        return False
+    return interactive and os.environ.get("TERM", "") != "dumb"
+
+
+def stderr_console(stream: TextIO | None = None) -> Console:
+    """A rich Console on stderr (imports rich: call it only when drawing to a terminal).
+
+    Only call it for a stream that exists: rich, like print, falls back to stdout.
+    """
+    from rich.console import Console
+
+    target = stream if stream is not None else sys.stderr
+    if target is None:
+        raise ValueError("stderr is closed: nothing to draw on")
+    return Console(file=target, highlight=False)

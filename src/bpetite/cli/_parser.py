@@ -1,0 +1,98 @@
+"""Building the command line: subcommand parsers, and the argument types they share.
+
+Integers accept ASCII digits only: Python's ``int()`` also reads ``١٠٤`` (Arabic-Indic
+digits) and ``1_04``, which no user means as a number on a command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import textwrap
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final, NoReturn
+
+from bpetite import Tokenizer
+from bpetite.cli._errors import CliError
+from bpetite.cli._output import ERROR_LINE_CHARS, shorten
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+#: Help descriptions are wrapped to this width (argparse's own default is the terminal's).
+_HELP_WIDTH: Final = 79
+#: An optional sign, then ASCII digits; at most this many, far past any id or size.
+_MAX_DIGITS: Final = 30
+_INTEGER: Final = re.compile(r"[+-]?[0-9]+")
+
+#: The smallest vocabulary: one token per byte value.
+MIN_VOCAB_SIZE: Final = 256
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors stay one bounded line, however long the value."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(shorten(" ".join(message.splitlines()), ERROR_LINE_CHARS))
+
+
+def add_command(
+    subparsers: Subparsers, name: str, *, summary: str, description: str, examples: Sequence[str]
+) -> argparse.ArgumentParser:
+    """Add a subcommand parser whose --help ends with worked examples."""
+    # Raw formatting keeps each example on one line, so the description is wrapped here.
+    epilog = "examples:\n" + "\n".join(f"  {example}" for example in examples)
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name,
+        help=summary,
+        description=textwrap.fill(description, width=_HELP_WIDTH),
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
+def integer(text: str) -> int:
+    """An argparse type: a whole number written in ASCII digits, with an optional sign."""
+    if len(text) > _MAX_DIGITS + 1 or not _INTEGER.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"invalid int value: '{shorten(text)}'")
+    return int(text)
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    value = integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer of at least 0."""
+    value = integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def vocab_size(text: str) -> int:
+    """An argparse type for --vocab-size: an integer; its range is checked by the command.
+
+    The range is a runtime error (exit 1, like the library's), checked before any input
+    is read; see :func:`check_vocab_size`.
+    """
+    return integer(text)
+
+
+def check_vocab_size(size: int) -> int:
+    """Return `size` if training can reach it; otherwise a CliError, before any work."""
+    if size < MIN_VOCAB_SIZE:
+        raise CliError(
+            f"vocab_size must be at least {MIN_VOCAB_SIZE} (one token per byte), got {size}"
+        )
+    if size > Tokenizer.MAX_VOCAB_SIZE:
+        raise CliError(
+            f"vocab_size must be at most {Tokenizer.MAX_VOCAB_SIZE:,} (the largest vocabulary "
+            f"bpetite can train), got {size:,}"
+        )
+    return size
