@@ -7,6 +7,7 @@ gets the permissions any new file would (``mkstemp`` makes it 0o600).
 """
 
 import contextlib
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -80,15 +81,14 @@ def _write(destination: Path, data: bytes, *, overwrite: bool) -> None:
     single metadata operation on one filesystem, never a cross-device copy.
     """
     parent = destination.parent
-    fd, temp_name = tempfile.mkstemp(dir=parent, prefix=f".{destination.name}.", suffix=".tmp")
-    temp = Path(temp_name)
+    fd, temp = _create_temp(parent)
     temp_is_ours = True
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        # mkstemp creates 0o600; an artifact should get the permissions any new file would.
+        # The temp file is created 0o600; an artifact gets the permissions any new file would.
         temp.chmod(0o666 & ~_current_umask())
         if overwrite:
             temp.replace(destination)
@@ -101,6 +101,17 @@ def _write(destination: Path, data: bytes, *, overwrite: bool) -> None:
             with contextlib.suppress(FileNotFoundError):
                 temp.unlink()
     _fsync_directory(parent)
+
+
+def _create_temp(directory: Path) -> tuple[int, Path]:
+    """Create a new, private (0o600) temp file in `directory`: ``.bpetite-<random>.tmp``.
+
+    The name is short whatever the destination's is, so a destination name that the
+    filesystem only just accepts never fails at the end for a longer temp name;
+    ``mkstemp`` creates it with ``O_EXCL``, safe against a name someone else holds.
+    """
+    fd, name = tempfile.mkstemp(dir=directory, prefix=".bpetite-", suffix=".tmp")
+    return fd, Path(name)
 
 
 def _publish_without_clobbering(temp: Path, destination: Path) -> None:
@@ -135,12 +146,24 @@ def _current_umask() -> int:
     return umask
 
 
+#: fsync of a directory fails with these where the filesystem does not support it
+#: (some network and FUSE filesystems): the file is in place, so that is not a failure.
+_FSYNC_UNSUPPORTED = frozenset({errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP})
+
+
 def _fsync_directory(directory: Path) -> None:
-    """Make the new directory entry itself durable, not just the file's contents."""
+    """Make the new directory entry itself durable, not just the file's contents.
+
+    Runs after the file is published: a filesystem that cannot fsync a directory
+    leaves the file in place, complete, and is not reported as a failure.
+    """
     if os.name == "nt":  # Windows cannot open a directory as a file descriptor.
         return
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
+    except OSError as error:
+        if error.errno not in _FSYNC_UNSUPPORTED:
+            raise
     finally:
         os.close(fd)

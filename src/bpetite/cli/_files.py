@@ -94,6 +94,8 @@ def save_model(tokenizer: Tokenizer, path: str, *, force: bool, option: str = "-
         tokenizer.save(path, overwrite=force)
     except FileExistsError:
         raise CliError(exists_message(option, path)) from None
+    except ValueError as error:  # a tokenizer the artifact schema cannot hold
+        raise CliError(f"cannot save {option} '{shorten(path)}': {error}") from None
     except OSError as error:
         raise CliError(
             f"cannot write {option} '{shorten(path)}': {error.strerror or error}"
