@@ -1,0 +1,276 @@
+"""Modern tokenizers from the command line: split patterns, several special tokens, the
+special-token policy of encode, and several vocabulary sizes from one training run.
+
+Expected results come from the library called directly (separate runs, ``encode`` with
+tiktoken's policy keywords), never from the command under test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bpetite import Tokenizer
+from bpetite.cli import main
+
+CORPUS = (
+    "<|user_start|>Hello there, how's it going?<|user_end|>"
+    "<|assistant_start|>It's going well: 123 4567 tokens!<|assistant_end|>\r\n"
+    "The quick brown fox jumps over the lazy dog; naïve café 🤔 日本語.\n"
+) * 30
+CHAT = ("<|user_start|>", "<|user_end|>", "<|assistant_start|>", "<|assistant_end|>")
+TEXT = "<|user_start|>Hi, it's 2024!<|user_end|><|endoftext|> tail <|user_start"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def one_line(err: str, *fragments: str) -> None:
+    assert "Traceback" not in err
+    (line,) = err.splitlines()
+    assert line.startswith("bpetite: error: ")
+    for fragment in fragments:
+        assert fragment in line, (fragment, line)
+
+
+def saved_bytes(tokenizer: Tokenizer, path: Path) -> bytes:
+    tokenizer.save(path, overwrite=True)
+    return path.read_bytes()
+
+
+@pytest.fixture
+def corpus_file(tmp_path: Path) -> Path:
+    path = tmp_path / "chat.txt"
+    path.write_bytes(CORPUS.encode("utf-8"))
+    return path
+
+
+# --------------------------------------------------------------------------- several sizes
+
+
+def test_several_sizes_from_one_run_equal_separate_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, corpus_file: Path
+) -> None:
+    sizes = [300, 260, 420]
+    argv = ["train", "--input", str(corpus_file), "--workers", "1"]
+    for size in sizes:
+        argv += ["--vocab-size", str(size)]
+    code, out, err = run(capsys, *argv, "--output", str(tmp_path / "tok-{vocab_size}.json"))
+    assert code == 0, err
+    summary = json.loads(out)
+    assert [entry["requested_vocab_size"] for entry in summary["outputs"]] == sorted(sizes)
+    assert err.count("train: started") == 1  # one training run
+    for size in sizes:
+        separate = Tokenizer.train(CORPUS, size)
+        written = (tmp_path / f"tok-{size}.json").read_bytes()
+        assert written == saved_bytes(separate, tmp_path / "separate.json")
+
+
+def test_a_size_past_where_training_stops_equals_a_separate_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, corpus_file: Path
+) -> None:
+    argv = ["train", "--input", str(corpus_file), "--vocab-size", "300"]
+    argv += ["--vocab-size", "100000", "--output", str(tmp_path / "t{vocab_size}.json")]
+    code, _, err = run(capsys, *argv)
+    assert code == 0, err
+    separate = Tokenizer.train(CORPUS, 100000)
+    expected = saved_bytes(separate, tmp_path / "separate.json")
+    assert (tmp_path / "t100000.json").read_bytes() == expected
+
+
+def test_several_sizes_need_the_size_in_the_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, corpus_file: Path
+) -> None:
+    argv = ["train", "--input", str(corpus_file), "--vocab-size", "300", "--vocab-size", "400"]
+    code, out, err = run(capsys, *argv, "--output", str(tmp_path / "tok.json"))
+    assert (code, out) == (1, "")
+    one_line(err, "{vocab_size}")
+    assert list(tmp_path.iterdir()) == [corpus_file]
+
+
+def test_every_output_is_checked_before_training(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, corpus_file: Path
+) -> None:
+    (tmp_path / "tok-400.json").write_bytes(b"keep")
+    argv = ["train", "--input", str(corpus_file), "--vocab-size", "300", "--vocab-size", "400"]
+    code, out, err = run(capsys, *argv, "--output", str(tmp_path / "tok-{vocab_size}.json"))
+    assert (code, out) == (1, "")
+    one_line(err, "tok-400.json", "already exists")
+    assert not (tmp_path / "tok-300.json").exists()
+
+
+# --------------------------------------------------------------------------- patterns, specials
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+def test_train_with_a_preset_and_chat_special_tokens(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, corpus_file: Path, pattern: str
+) -> None:
+    output = tmp_path / "tok.json"
+    argv = ["train", "--input", str(corpus_file), "--vocab-size", "350", "--pattern", pattern]
+    for special in CHAT:
+        argv += ["--special-token", special]
+    code, _, err = run(capsys, *argv, "--output", str(output), "--workers", "1")
+    assert code == 0, err
+    expected = Tokenizer.train(CORPUS, 350, pattern=pattern, special_tokens=CHAT)
+    assert output.read_bytes() == saved_bytes(expected, tmp_path / "expected.json")
+    loaded = Tokenizer.load(output)
+    assert loaded.pattern_name == pattern
+    assert list(loaded.special_tokens) == list(CHAT)
+
+
+def test_train_from_stdin_with_a_custom_pattern(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import sys
+
+    regex = r"\s*\S+|\s+"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(CORPUS.encode("utf-8"))))
+    output = tmp_path / "tok.json"
+    argv = ["train", "--input", "-", "--vocab-size", "300", "--pattern-regex", regex]
+    code, _, err = run(capsys, *argv, "--output", str(output))
+    assert code == 0, err
+    expected = Tokenizer.train(CORPUS, 300, pattern=regex)
+    assert output.read_bytes() == saved_bytes(expected, tmp_path / "expected.json")
+
+
+def test_pattern_and_pattern_regex_exclude_each_other(
+    capsys: pytest.CaptureFixture[str], corpus_file: Path
+) -> None:
+    argv = ["train", "--input", str(corpus_file), "--vocab-size", "300", "--output", "o.json"]
+    code, out, err = run(capsys, *argv, "--pattern", "cl100k", "--pattern-regex", r"\S+|\s+")
+    assert (code, out) == (2, "")
+    assert "not allowed with argument" in err
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "fragment"),
+    [
+        ("--pattern-regex", "(", "not a valid regex"),
+        ("--pattern-regex", "a*", "empty string"),
+        ("--special-token", "", "non-empty"),
+    ],
+)
+def test_a_bad_pattern_or_special_fails_before_counting(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    corpus_file: Path,
+    option: str,
+    value: str,
+    fragment: str,
+) -> None:
+    argv = ["train", "--input", str(corpus_file), "--vocab-size", "300"]
+    code, out, err = run(capsys, *argv, "--output", str(tmp_path / "o.json"), option, value)
+    assert (code, out) == (1, "")
+    one_line(err, fragment)  # the only line: no counting progress before it
+
+
+def test_a_special_token_given_twice_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, corpus_file: Path
+) -> None:
+    argv = ["train", "--input", str(corpus_file), "--vocab-size", "300"]
+    argv += ["--special-token", "<|a|>", "--special-token", "<|a|>"]
+    code, out, err = run(capsys, *argv, "--output", str(tmp_path / "o.json"))
+    assert (code, out) == (1, "")
+    one_line(err, "twice")
+
+
+# --------------------------------------------------------------------------- encode --special
+
+
+@pytest.fixture
+def spec_model(tmp_path: Path) -> Path:
+    path = tmp_path / "spec.json"
+    Tokenizer.train(CORPUS, 300).save(path)
+    return path
+
+
+@pytest.mark.parametrize("source", ["text", "input"])
+@pytest.mark.parametrize("policy", ["allow", "ordinary"])
+def test_encode_special_policies(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, spec_model: Path, source: str, policy: str
+) -> None:
+    tokenizer = Tokenizer.load(spec_model)
+    expected = tokenizer.encode(TEXT) if policy == "allow" else tokenizer.encode_ordinary(TEXT)
+    where = ["--text", TEXT]
+    if source == "input":
+        (tmp_path / "in.txt").write_bytes(TEXT.encode("utf-8"))
+        where = ["--input", str(tmp_path / "in.txt")]
+    code, out, err = run(capsys, "encode", "--model", str(spec_model), *where, "--special", policy)
+    assert code == 0, err
+    assert json.loads(out) == expected
+    assert (policy == "allow") == (tokenizer.special_tokens["<|endoftext|>"] in expected)
+
+
+@pytest.mark.parametrize("source", ["text", "input"])
+def test_encode_special_raise_refuses_special_text(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, spec_model: Path, source: str
+) -> None:
+    where = ["--text", TEXT]
+    if source == "input":
+        (tmp_path / "in.txt").write_bytes(TEXT.encode("utf-8"))
+        where = ["--input", str(tmp_path / "in.txt")]
+    code, out, err = run(capsys, "encode", "--model", str(spec_model), *where, "--special", "raise")
+    assert (code, out) == (1, "")
+    one_line(err, "<|endoftext|>")
+
+
+def test_encode_special_raise_accepts_plain_text(
+    capsys: pytest.CaptureFixture[str], spec_model: Path
+) -> None:
+    text = "no special token here <|endoftext"
+    code, out, _ = run(
+        capsys, "encode", "--model", str(spec_model), "--text", text, "--special", "raise"
+    )
+    assert code == 0
+    assert json.loads(out) == Tokenizer.load(spec_model).encode_ordinary(text)
+
+
+# --------------------------------------------------------------------------- several specials
+
+
+@pytest.fixture
+def chat_model(tmp_path: Path) -> Path:
+    path = tmp_path / "chat.json"
+    Tokenizer.train(CORPUS, 320, pattern="cl100k", special_tokens=CHAT).save(path)
+    return path
+
+
+def test_encode_and_decode_with_chat_special_tokens(
+    capsys: pytest.CaptureFixture[str], chat_model: Path
+) -> None:
+    tokenizer = Tokenizer.load(chat_model)
+    code, out, _ = run(capsys, "encode", "--model", str(chat_model), "--text", TEXT)
+    assert code == 0
+    ids = json.loads(out)
+    assert ids == tokenizer.encode(TEXT)
+    assert tokenizer.special_tokens["<|user_start|>"] in ids
+    code, out, _ = run(capsys, "decode", "--model", str(chat_model), "--ids", *map(str, ids))
+    assert (code, out) == (0, TEXT)
+
+
+def test_show_marks_every_special_token(
+    capsys: pytest.CaptureFixture[str], chat_model: Path
+) -> None:
+    code, out, _ = run(
+        capsys, "show", "--model", str(chat_model), "--text", TEXT, "--ids", "--color", "never"
+    )
+    assert code == 0
+    tokenizer = Tokenizer.load(chat_model)
+    for special in ("<|user_start|>", "<|user_end|>"):
+        assert f"{special}[{tokenizer.special_tokens[special]}]" in out
+
+
+def test_inspect_lists_every_special_token(
+    capsys: pytest.CaptureFixture[str], chat_model: Path
+) -> None:
+    code, out, _ = run(capsys, "inspect", "--model", str(chat_model))
+    assert code == 0
+    stats = json.loads(out)
+    assert stats["special_tokens"] == dict(Tokenizer.load(chat_model).special_tokens)
