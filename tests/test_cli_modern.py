@@ -218,7 +218,7 @@ def test_encode_special_raise_refuses_special_text(
         where = ["--input", str(tmp_path / "in.txt")]
     code, out, err = run(capsys, "encode", "--model", str(spec_model), *where, "--special", "raise")
     assert (code, out) == (1, "")
-    one_line(err, "<|endoftext|>")
+    one_line(err, "<|endoftext|>", "--special raise", f"at character {TEXT.index('<|endoftext|>')}")
 
 
 def test_encode_special_raise_accepts_plain_text(

@@ -6,7 +6,8 @@ import argparse
 from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Final
 
-from bpetite import InvalidUtf8Error, Tokenizer
+from bpetite import DisallowedSpecialError, InvalidUtf8Error, Tokenizer
+from bpetite.cli._errors import CliError
 from bpetite.cli._files import load_model
 from bpetite.cli._inputs import check_argument_text, invalid_utf8, spool_checked
 from bpetite.cli._library import DEFAULT_BLOCK_SIZE, decode_blocks, encode_pieces, read_blocks
@@ -78,8 +79,28 @@ def encode_text(tokenizer: Tokenizer, text: str, special: str) -> list[int]:
     if special == "ordinary":
         return tokenizer.encode_ordinary(text)
     if special == "raise":
-        return tokenizer.encode(text, allowed_special=set(), disallowed_special="all")
+        try:
+            return tokenizer.encode(text, allowed_special=set(), disallowed_special="all")
+        except DisallowedSpecialError:
+            raise CliError(_disallowed(tokenizer, text)) from None
     return tokenizer.encode(text)
+
+
+def _disallowed(tokenizer: Tokenizer, text: str) -> str:
+    """Name the first special token in `text` (leftmost, then longest) and the options."""
+    found = min(
+        ((text.find(special), -len(special), special) for special in tokenizer.special_tokens),
+        key=lambda hit: (hit[0] < 0, hit[0], hit[1]),
+    )
+    where = (
+        f"the special token {found[2]!r} at character {found[0]}"
+        if found[0] >= 0
+        else ("a special token")
+    )
+    return (
+        f"the text contains {where}, refused by --special raise; --special allow encodes it "
+        f"as its id, --special ordinary as plain text"
+    )
 
 
 def _streams_exactly(tokenizer: Tokenizer) -> bool:
