@@ -274,3 +274,15 @@ def test_inspect_lists_every_special_token(
     assert code == 0
     stats = json.loads(out)
     assert stats["special_tokens"] == dict(Tokenizer.load(chat_model).special_tokens)
+
+
+def test_counts_files_train_only_the_pattern_they_were_cut_with(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, corpus_file: Path
+) -> None:
+    counts = tmp_path / "counts.json"
+    assert main(["count", "--input", str(corpus_file), "--output", str(counts)]) == 0
+    capsys.readouterr()
+    argv = ["train", "--counts", str(counts), "--vocab-size", "300", "--pattern", "cl100k"]
+    code, out, err = run(capsys, *argv, "--output", str(tmp_path / "o.json"))
+    assert (code, out) == (1, "")
+    one_line(err, "gpt2", "--input")

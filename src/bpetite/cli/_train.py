@@ -115,6 +115,11 @@ def run(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     if args.counts is not None:
+        if pattern.name != "gpt2":
+            raise CliError(
+                f"--counts files hold chunks cut with the gpt2 pattern, so they cannot train "
+                f"a {pattern.name} tokenizer; train from --input instead"
+            )
         for path in outputs.values():
             refuse_overwriting_inputs(path, args.counts)
         counted = load_count_files(args.counts)
