@@ -163,6 +163,7 @@ def test_public_api_is_the_spec_methods_plus_the_documented_surface() -> None:
         "encode_batch",
         "encode_ordinary_batch",
         "train_from_iterator",
+        "MAX_VOCAB_SIZE",
     }
     assert public == spec | surface
     assert "Tokenizer" in bpetite.__all__
