@@ -264,7 +264,8 @@ def test_show_marks_every_special_token(
     assert code == 0
     tokenizer = Tokenizer.load(chat_model)
     for special in ("<|user_start|>", "<|user_end|>"):
-        assert f"{special}[{tokenizer.special_tokens[special]}]" in out
+        shown = special.replace("|", "\\|")  # the plain rendering escapes "|"
+        assert f"{shown}[{tokenizer.special_tokens[special]}]" in out
 
 
 def test_inspect_lists_every_special_token(
@@ -286,3 +287,19 @@ def test_counts_files_train_only_the_pattern_they_were_cut_with(
     code, out, err = run(capsys, *argv, "--output", str(tmp_path / "o.json"))
     assert (code, out) == (1, "")
     one_line(err, "gpt2", "--input")
+
+
+def test_a_custom_pattern_model_loads_only_when_trusted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    regex = r"\s*\S+|\s+"
+    path = tmp_path / "custom.json"
+    tokenizer = Tokenizer.train(CORPUS, 300, pattern=regex)
+    tokenizer.save(path)
+    code, out, err = run(capsys, "encode", "--model", str(path), "--text", "Hello there")
+    assert (code, out) == (1, "")
+    one_line(err, "custom split pattern", "--trust-custom-pattern")
+    argv = ["encode", "--model", str(path), "--text", "Hello there", "--trust-custom-pattern"]
+    code, out, _ = run(capsys, *argv)
+    assert code == 0
+    assert json.loads(out) == tokenizer.encode("Hello there")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from bpetite import Tokenizer
 from bpetite.cli._errors import CliError
-from bpetite.cli._files import load_model
+from bpetite.cli._files import add_model_argument, load_model
 from bpetite.cli._inputs import check_argument_text
 from bpetite.cli._library import make_piece
 from bpetite.cli._output import is_terminal, shorten, stderr_console, write_json
@@ -46,7 +46,7 @@ def register(subparsers: Subparsers) -> None:
             'bpetite compare-tiktoken --model tokenizer.json --text "Hi" --encoding r50k_base',
         ],
     )
-    parser.add_argument("--model", required=True, metavar="PATH", help="tokenizer artifact")
+    add_model_argument(parser)
     parser.add_argument("--text", required=True, metavar="TEXT", help="the text to encode")
     parser.add_argument(
         "--encoding", default="gpt2", metavar="NAME", help="tiktoken encoding (default: gpt2)"
@@ -55,7 +55,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    tokenizer = load_model(args.model)
+    tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
     text = check_argument_text(args.text, "--text")
     encoding = load_encoding(args.encoding)
     ours = tokenizer.encode(text)

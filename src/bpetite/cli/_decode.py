@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 from bpetite import Tokenizer
 from bpetite.cli._errors import CliError
-from bpetite.cli._files import load_model
+from bpetite.cli._files import add_model_argument, load_model
 from bpetite.cli._inputs import describe_input, first_unknown_id, parse_id_list, read_input_bytes
 from bpetite.cli._output import write_stdout_bytes
 from bpetite.cli._parser import add_command, integer
@@ -42,7 +42,7 @@ def register(subparsers: Subparsers) -> None:
             "bpetite decode --model tokenizer.json --input -",
         ],
     )
-    parser.add_argument("--model", required=True, metavar="PATH", help="tokenizer artifact")
+    add_model_argument(parser)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--ids", nargs="*", type=integer, metavar="ID", help="token ids to decode")
     source.add_argument(
@@ -54,7 +54,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    tokenizer = load_model(args.model)
+    tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
     ids: Sequence[int]
     if args.ids is not None:
         ids = args.ids

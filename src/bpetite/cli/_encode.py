@@ -8,7 +8,7 @@ from typing import IO, TYPE_CHECKING, Final
 
 from bpetite import DisallowedSpecialError, InvalidUtf8Error, Tokenizer
 from bpetite.cli._errors import CliError
-from bpetite.cli._files import load_model
+from bpetite.cli._files import add_model_argument, load_model
 from bpetite.cli._inputs import check_argument_text, invalid_utf8, spool_checked
 from bpetite.cli._library import DEFAULT_BLOCK_SIZE, decode_blocks, encode_pieces, read_blocks
 from bpetite.cli._output import write_stdout_bytes
@@ -41,7 +41,7 @@ def register(subparsers: Subparsers) -> None:
             "bpetite encode --model tokenizer.json --input user.txt --special raise",
         ],
     )
-    parser.add_argument("--model", required=True, metavar="PATH", help="tokenizer artifact")
+    add_model_argument(parser)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", metavar="TEXT", help="the text to encode")
     source.add_argument(
@@ -58,7 +58,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    tokenizer = load_model(args.model)
+    tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
     if args.text is not None:
         text = check_argument_text(args.text, "--text")
         write_id_batches([encode_text(tokenizer, text, args.special)])

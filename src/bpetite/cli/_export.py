@@ -12,7 +12,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from bpetite.cli._errors import CliError
-from bpetite.cli._files import check_output_path, load_model
+from bpetite.cli._files import add_model_argument, check_output_path, load_model
 from bpetite.cli._output import exists_message, note, shorten, write_stdout_bytes
 from bpetite.cli._parser import add_command
 
@@ -38,7 +38,7 @@ def register(subparsers: Subparsers) -> None:
             "> load_tok.py",
         ],
     )
-    parser.add_argument("--model", required=True, metavar="PATH", help="tokenizer artifact")
+    add_model_argument(parser)
     parser.add_argument(
         "--format", required=True, choices=("hf", "tiktoken"), help="the format to write"
     )
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from bpetite.interop import InteropError, write_hf, write_tiktoken
 
     check_output_path(args.output, force=args.force, inputs=[args.model])
-    tokenizer = load_model(args.model)
+    tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
     try:
         if args.format == "hf":
             write_hf(tokenizer, args.output, overwrite=args.force)

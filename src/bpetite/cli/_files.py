@@ -8,6 +8,7 @@ replacing it would destroy the data the result was made from. Writes are atomic.
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,11 +19,26 @@ from bpetite.cli._library import write_atomically
 from bpetite.cli._output import exists_message, shorten
 
 
-def load_model(path: str, option: str = "--model") -> Tokenizer:
-    """Load and validate the artifact at `path`; every defect becomes one clear line."""
+def add_model_argument(parser: argparse.ArgumentParser) -> None:
+    """``--model PATH`` and ``--trust-custom-pattern``, for every command that loads one."""
+    parser.add_argument("--model", required=True, metavar="PATH", help="tokenizer artifact")
+    parser.add_argument(
+        "--trust-custom-pattern",
+        action="store_true",
+        help="load a model whose split pattern is a custom regex (it runs on every text "
+        "encoded): only for a model from a source you trust",
+    )
+
+
+def load_model(path: str, *, trust_custom_pattern: bool = False) -> Tokenizer:
+    """Load and validate the artifact at `path`; every defect becomes one clear line.
+
+    A custom split pattern is a regex that runs on every text encoded, so a model that
+    holds one loads only with `trust_custom_pattern` (``--trust-custom-pattern``).
+    """
     shown = shorten(path)
     try:
-        return Tokenizer.load(path)
+        return Tokenizer.load(path, trust_custom_pattern=trust_custom_pattern)
     except FileNotFoundError:
         raise CliError(f"model file '{shown}' does not exist") from None
     except IsADirectoryError:
@@ -35,6 +51,11 @@ def load_model(path: str, option: str = "--model") -> Tokenizer:
         detail = str(error.args[0]) if error.args else type(error).__name__
         # The loader starts its messages with the path; say it once.
         detail = detail.removeprefix(f"{path}: ")
+        if not trust_custom_pattern and "trust_custom_pattern" in detail:
+            raise CliError(
+                f"model '{shown}' uses a custom split pattern, a regex that runs on every "
+                f"text encoded; pass --trust-custom-pattern if you trust where it came from"
+            ) from None
         raise CliError(f"model '{shown}' is not a valid bpetite artifact: {detail}") from None
 
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from bpetite.cli._files import load_model
+from bpetite.cli._files import add_model_argument, load_model
 from bpetite.cli._inputs import read_input_text
 from bpetite.cli._library import corpus_stats, partial_label, visible, vocabulary_stats
 from bpetite.cli._output import is_terminal, stderr_console, write_json
@@ -40,7 +40,7 @@ def register(subparsers: Subparsers) -> None:
             "bpetite inspect --model tokenizer.json | jq .token_length_histogram",
         ],
     )
-    parser.add_argument("--model", required=True, metavar="PATH", help="tokenizer artifact")
+    add_model_argument(parser)
     parser.add_argument(
         "--corpus", metavar="PATH", help="a UTF-8 text to measure the tokenizer on; '-' for stdin"
     )
@@ -55,7 +55,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    tokenizer = load_model(args.model)
+    tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
     stats = vocabulary_stats(
         tokenizer.vocab, tokenizer.merges, tokenizer.special_tokens, top=args.top
     )

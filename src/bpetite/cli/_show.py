@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from bpetite.cli._files import check_output_path, load_model, write_file
+from bpetite.cli._files import add_model_argument, check_output_path, load_model, write_file
 from bpetite.cli._inputs import check_argument_text, describe_input, read_input_text
 from bpetite.cli._library import TokenPiece, render_html, render_plain, summarize
 from bpetite.cli._output import is_terminal, note, shorten, write_stdout_bytes
@@ -39,7 +39,7 @@ def register(subparsers: Subparsers) -> None:
             "bpetite show --model tokenizer.json --input notes.txt --html tokens.html",
         ],
     )
-    parser.add_argument("--model", required=True, metavar="PATH", help="tokenizer artifact")
+    add_model_argument(parser)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", metavar="TEXT", help="the text to show")
     source.add_argument(
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if args.html is not None:
         inputs = [args.model] + ([args.input] if args.input is not None else [])
         check_output_path(args.html, force=args.force, option="--html", inputs=inputs)
-    tokenizer = load_model(args.model)
+    tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
     if args.text is not None:
         text = check_argument_text(args.text, "--text")
         source = "text from --text"

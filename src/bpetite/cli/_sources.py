@@ -20,7 +20,13 @@ from typing import IO, TextIO
 
 from bpetite import InvalidUtf8Error, ProgressCallback, SplitPattern, count_chunks
 from bpetite.cli._errors import CliError
-from bpetite.cli._inputs import STDIN, invalid_utf8, open_failure
+from bpetite.cli._inputs import (
+    STDIN,
+    decode_utf8,
+    describe_input,
+    invalid_utf8,
+    open_failure,
+)
 from bpetite.cli._library import (
     count_expanded,
     count_pieces,
@@ -123,11 +129,11 @@ def count_sources(
         corpus_bytes += size
     if sources.files:
         if pattern is not None and pattern.name != "gpt2":
-            raise CliError(
-                f"--pattern {pattern.name} cannot count --input files yet (the parallel file "
-                f"counter only knows the gpt2 pattern); pipe the text in with '--input -' "
-                f"instead"
-            )
+            # The parallel file counter cuts with the spec's pattern only: any other
+            # pattern counts each file whole, here.
+            size, more = _count_files_whole(sources.files, pattern, stream)
+            counts = _add(counts, more)
+            return Counted(counts, len(sources.files) + len(sources.streams), corpus_bytes + size)
         with PhaseProgress("count", "bytes", stream=stream) as phase:
             try:
                 if dask is None:
@@ -159,6 +165,25 @@ def _count_on_dask(
             return dask_count_files(files, client, progress=progress)
     except ImportError as error:
         raise CliError(str(error)) from None
+
+
+def _count_files_whole(
+    files: Sequence[Path], pattern: SplitPattern, stream: TextIO | None
+) -> tuple[int, Counter[bytes]]:
+    counts: Counter[bytes] = Counter()
+    total = sum(path.stat().st_size for path in files)
+    with PhaseProgress("count", "bytes", stream=stream) as phase:
+        phase.start(total)
+        for path in files:
+            try:
+                data = path.read_bytes()
+            except OSError as error:
+                raise open_failure(error, str(path), "--input") from None
+            text = decode_utf8(data, describe_input(str(path)))
+            counts.update(count_chunks([text], pattern=pattern))
+            phase.advance(len(data))
+        phase.finish()
+    return phase.completed, counts
 
 
 def load_count_files(paths: Sequence[str]) -> Counted:
