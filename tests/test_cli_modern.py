@@ -53,11 +53,19 @@ def corpus_file(tmp_path: Path) -> Path:
 # --------------------------------------------------------------------------- several sizes
 
 
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k"])
+@pytest.mark.parametrize("specials", [(), CHAT])
 def test_several_sizes_from_one_run_equal_separate_runs(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, corpus_file: Path
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    corpus_file: Path,
+    pattern: str,
+    specials: tuple[str, ...],
 ) -> None:
     sizes = [300, 260, 420]
-    argv = ["train", "--input", str(corpus_file), "--workers", "1"]
+    argv = ["train", "--input", str(corpus_file), "--workers", "1", "--pattern", pattern]
+    for special in specials:
+        argv += ["--special-token", special]
     for size in sizes:
         argv += ["--vocab-size", str(size)]
     code, out, err = run(capsys, *argv, "--output", str(tmp_path / "tok-{vocab_size}.json"))
@@ -66,7 +74,9 @@ def test_several_sizes_from_one_run_equal_separate_runs(
     assert [entry["requested_vocab_size"] for entry in summary["outputs"]] == sorted(sizes)
     assert err.count("train: started") == 1  # one training run
     for size in sizes:
-        separate = Tokenizer.train(CORPUS, size)
+        separate = Tokenizer.train(
+            CORPUS, size, pattern=pattern, special_tokens=specials or ("<|endoftext|>",)
+        )
         written = (tmp_path / f"tok-{size}.json").read_bytes()
         assert written == saved_bytes(separate, tmp_path / "separate.json")
 
