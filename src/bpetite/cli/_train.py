@@ -210,13 +210,15 @@ def _train(
 
 def _prefix(largest: Tokenizer, size: int) -> Tokenizer:
     """The tokenizer a separate run at `size` learns: merges are learned greedily, so
-    its merges are the first ``size - 256`` of the largest run's."""
+    its merges are the first ``size - 256`` of the largest run's (also under the
+    training options, which only ever stop a run or skip a pair, whatever the size)."""
     if size - MIN_VOCAB_SIZE >= len(largest.merges):
         return largest
     return Tokenizer(
         largest.merges[: size - MIN_VOCAB_SIZE],
         pattern=largest.split_pattern,
         special_tokens=tuple(largest.special_tokens),
+        training=largest.training,
     )
 
 
