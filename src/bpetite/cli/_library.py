@@ -2,11 +2,10 @@
 
 Command modules import from ``bpetite`` and from the CLI's helper modules only; the
 pieces of the core that are not public yet (streaming over blocks, parallel file
-counting, counts files, the token renderings, the atomic writer) come through here,
-so the gap between the public API and what the CLI uses is this one list.
+counting, counts files, the token renderings) come through here, so the gap between
+the public API and what the CLI uses is this one list.
 """
 
-from bpetite._atomic import write_atomically
 from bpetite._counting import count_expanded, expand_inputs
 from bpetite._counts_file import load_counts, save_counts
 from bpetite._streaming import (
@@ -55,5 +54,4 @@ __all__ = [
     "token_pieces",
     "visible",
     "vocabulary_stats",
-    "write_atomically",
 ]
