@@ -287,6 +287,21 @@ def test_inspect_lists_every_special_token(
     assert stats["special_tokens"] == dict(Tokenizer.load(chat_model).special_tokens)
 
 
+@pytest.mark.parametrize("pattern", ["cl100k", "o200k"])
+def test_count_then_train_with_a_pattern_equals_training_on_the_text(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, corpus_file: Path, pattern: str
+) -> None:
+    counts = tmp_path / "counts.json"
+    argv = ["count", "--input", str(corpus_file), "--pattern", pattern, "--workers", "2"]
+    assert main([*argv, "--output", str(counts)]) == 0
+    output = tmp_path / "tok.json"
+    argv = ["train", "--counts", str(counts), "--vocab-size", "340", "--pattern", pattern]
+    code, _, err = run(capsys, *argv, "--output", str(output))
+    assert code == 0, err
+    expected = Tokenizer.train(CORPUS, 340, pattern=pattern)
+    assert output.read_bytes() == saved_bytes(expected, tmp_path / "expected.json")
+
+
 def test_counts_files_train_only_the_pattern_they_were_cut_with(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, corpus_file: Path
 ) -> None:
@@ -296,7 +311,49 @@ def test_counts_files_train_only_the_pattern_they_were_cut_with(
     argv = ["train", "--counts", str(counts), "--vocab-size", "300", "--pattern", "cl100k"]
     code, out, err = run(capsys, *argv, "--output", str(tmp_path / "o.json"))
     assert (code, out) == (1, "")
-    one_line(err, "gpt2", "--input")
+    one_line(err, "counts.json", "pattern")
+    assert not (tmp_path / "o.json").exists()
+
+
+@pytest.mark.parametrize("policy", ["allow", "ordinary", "raise"])
+def test_encode_input_streams_with_chat_special_tokens(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    chat_model: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    policy: str,
+) -> None:
+    """Tiny blocks cut special tokens and chunks everywhere; the ids stay encode's."""
+    from bpetite.cli import _encode
+
+    monkeypatch.setattr(_encode, "BLOCK_SIZE", 5)
+    text = TEXT * 7 if policy != "raise" else CORPUS.replace("<|", "< |")
+    source = tmp_path / "in.txt"
+    source.write_bytes(text.encode("utf-8"))
+    tokenizer = Tokenizer.load(chat_model)
+    argv = ["encode", "--model", str(chat_model), "--input", str(source), "--special", policy]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    expected = tokenizer.encode_ordinary(text) if policy != "allow" else tokenizer.encode(text)
+    assert json.loads(out) == expected
+
+
+def test_encode_input_raise_fails_before_any_output(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    chat_model: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from bpetite.cli import _encode
+
+    monkeypatch.setattr(_encode, "BLOCK_SIZE", 5)
+    text = "plain text " * 500 + "<|assistant_start|>" + " more" * 10
+    source = tmp_path / "in.txt"
+    source.write_bytes(text.encode("utf-8"))
+    argv = ["encode", "--model", str(chat_model), "--input", str(source), "--special", "raise"]
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (1, "")
+    one_line(err, "'<|assistant_start|>'", f"at character {text.index('<|assistant_start|>')}")
 
 
 def test_a_custom_pattern_model_loads_only_when_trusted(

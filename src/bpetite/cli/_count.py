@@ -14,9 +14,11 @@ from bpetite.cli._parser import add_command
 from bpetite.cli._sources import (
     add_dask_argument,
     add_input_argument,
+    add_pattern_arguments,
     add_workers_argument,
     count_sources,
     gather_inputs,
+    split_pattern,
 )
 
 if TYPE_CHECKING:
@@ -44,6 +46,7 @@ def register(subparsers: Subparsers) -> None:
         ],
     )
     add_input_argument(parser, required=True)
+    add_pattern_arguments(parser)
     add_workers_argument(parser)
     add_dask_argument(parser)
     parser.add_argument("--output", required=True, metavar="PATH", help="counts file to write")
@@ -52,14 +55,15 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    pattern = split_pattern(args.pattern, args.pattern_regex)
     check_output_path(args.output, force=args.force)
     sources = gather_inputs(args.input)
     refuse_overwriting_inputs(args.output, sources.paths)
     started = time.perf_counter()
-    counted = count_sources(sources, args.workers, dask=args.dask)
+    counted = count_sources(sources, args.workers, pattern=pattern, dask=args.dask)
     counted_at = time.perf_counter()
     try:
-        save_counts(args.output, counted.counts, overwrite=args.force)
+        save_counts(args.output, counted.counts, overwrite=args.force, pattern=pattern)
     except FileExistsError:
         raise CliError(exists_message("--output", args.output)) from None
     except OSError as error:

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable, Iterator
-from typing import IO, TYPE_CHECKING, Final
+from collections.abc import Set as AbstractSet
+from typing import IO, TYPE_CHECKING, Final, Literal
 
 from bpetite import DisallowedSpecialError, InvalidUtf8Error, Tokenizer
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, load_model
 from bpetite.cli._inputs import check_argument_text, invalid_utf8, spool_checked
-from bpetite.cli._library import DEFAULT_BLOCK_SIZE, decode_blocks, encode_pieces, read_blocks
+from bpetite.cli._library import (
+    DEFAULT_BLOCK_SIZE,
+    check_specials,
+    decode_blocks,
+    encode_pieces,
+    read_blocks,
+)
 from bpetite.cli._output import write_stdout_bytes
 from bpetite.cli._parser import add_command
 
@@ -64,13 +71,13 @@ def run(args: argparse.Namespace) -> int:
         write_id_batches([encode_text(tokenizer, text, args.special)])
         return 0
     # The input is read once, checked as it is read, into a private copy: a bad byte
-    # fails before any output, and nothing can change under the encoder.
+    # (or, with --special raise, a special token) fails before any output, and nothing
+    # can change under the encoder.
     with spool_checked(args.input) as spool:
-        if args.special == "allow" and _streams_exactly(tokenizer):
-            write_id_batches(_encode_stream(tokenizer, spool, args.input))
-        else:
-            text = spool.read().decode("utf-8")  # checked already
-            write_id_batches([encode_text(tokenizer, text, args.special)])
+        if args.special == "raise":
+            _check_no_special(tokenizer, spool, args.input)
+        allowed: AbstractSet[str] | Literal["all"] = "all" if args.special == "allow" else set()
+        write_id_batches(_encode_stream(tokenizer, spool, args.input, allowed))
     return 0
 
 
@@ -103,15 +110,34 @@ def _disallowed(tokenizer: Tokenizer, text: str) -> str:
     )
 
 
-def _streams_exactly(tokenizer: Tokenizer) -> bool:
-    """Whether the block-wise encoder gives exactly ``encode``: it knows the spec's
-    configuration only (the gpt2 pattern and the single <|endoftext|>)."""
-    return tokenizer.pattern_name == "gpt2" and list(tokenizer.special_tokens) == ["<|endoftext|>"]
-
-
-def _encode_stream(tokenizer: Tokenizer, stream: IO[bytes], source: str) -> Iterator[list[int]]:
+def _check_no_special(tokenizer: Tokenizer, spool: IO[bytes], source: str) -> None:
+    """Fail if the spooled text holds a special token; leave the spool at its start."""
     try:
-        yield from encode_pieces(tokenizer, decode_blocks(read_blocks(stream, BLOCK_SIZE), source))
+        for _ in check_specials(
+            tokenizer, _text_of(spool, source), allowed_special=set(), disallowed_special="all"
+        ):
+            pass
+    except DisallowedSpecialError:
+        spool.seek(0)
+        raise CliError(_disallowed(tokenizer, spool.read().decode("utf-8"))) from None
+    spool.seek(0)
+
+
+def _encode_stream(
+    tokenizer: Tokenizer,
+    stream: IO[bytes],
+    source: str,
+    allowed: AbstractSet[str] | Literal["all"],
+) -> Iterator[list[int]]:
+    """The ids of the text in `stream`, a block at a time: exactly ``encode``'s."""
+    return encode_pieces(
+        tokenizer, _text_of(stream, source), allowed_special=allowed, disallowed_special=()
+    )
+
+
+def _text_of(stream: IO[bytes], source: str) -> Iterator[str]:
+    try:
+        yield from decode_blocks(read_blocks(stream, BLOCK_SIZE), source)
     except InvalidUtf8Error as error:  # pragma: no cover - the spool was checked
         raise invalid_utf8(error) from None
 

@@ -10,6 +10,7 @@ from bpetite._counting import count_expanded, expand_inputs
 from bpetite._counts_file import load_counts, save_counts
 from bpetite._streaming import (
     DEFAULT_BLOCK_SIZE,
+    check_specials,
     count_pieces,
     decode_blocks,
     encode_pieces,
@@ -37,6 +38,7 @@ __all__ = [
     "PARTIAL_BACKGROUNDS",
     "SPECIAL_BACKGROUNDS",
     "TokenPiece",
+    "check_specials",
     "corpus_stats",
     "count_expanded",
     "count_pieces",

@@ -18,12 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TextIO
 
-from bpetite import InvalidUtf8Error, ProgressCallback, SplitPattern, count_chunks
+from bpetite import PRESETS, InvalidUtf8Error, ProgressCallback, SplitPattern, Tokenizer
 from bpetite.cli._errors import CliError
 from bpetite.cli._inputs import (
     STDIN,
-    decode_utf8,
-    describe_input,
+    check_argument_text,
     invalid_utf8,
     open_failure,
 )
@@ -61,6 +60,29 @@ def add_workers_argument(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="processes that count in parallel (default: one per CPU); the result is the same",
     )
+
+
+def add_pattern_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--pattern NAME`` or ``--pattern-regex REGEX``: how text is cut into chunks."""
+    split = parser.add_mutually_exclusive_group()
+    split.add_argument(
+        "--pattern",
+        choices=tuple(PRESETS),
+        help="the split pattern: gpt2 (the default, GPT-2's), cl100k (GPT-4's), o200k (GPT-4o's)",
+    )
+    split.add_argument("--pattern-regex", metavar="REGEX", help="a custom split pattern")
+
+
+def split_pattern(
+    preset: str | None, regex: str | None, specials: Sequence[str] = ()
+) -> SplitPattern:
+    """The pattern as the library resolves it; a bad regex (or special token) fails here,
+    before any input is read."""
+    if regex is not None:
+        check_argument_text(regex, "--pattern-regex")
+    # An empty tokenizer checks the pattern and the special tokens the library's way.
+    probe = Tokenizer((), pattern=regex or preset or "gpt2", special_tokens=tuple(specials))
+    return probe.split_pattern
 
 
 def add_dask_argument(parser: argparse.ArgumentParser) -> None:
@@ -118,31 +140,29 @@ def count_sources(
     stream: TextIO | None = None,
     dask: str | None = None,
 ) -> Counted:
-    """Count the chunks of `sources` (with `pattern`, the spec's when None)."""
+    """Count the chunks of `sources` cut with `pattern` (the spec's when None)."""
+    split: SplitPattern | str = "gpt2" if pattern is None else pattern
     counts: Counter[bytes] = Counter()
     corpus_bytes = 0
     for name in sources.streams:
         # A stream has no size to show progress against and can be read only once,
         # from here; it is counted as it is read.
-        size, more = _count_stream(name, pattern)
+        size, more = _count_stream(name, split)
         counts = _add(counts, more)
         corpus_bytes += size
     if sources.files:
-        if pattern is not None and pattern.name != "gpt2":
-            # The parallel file counter cuts with the spec's pattern only: any other
-            # pattern counts each file whole, here.
-            size, more = _count_files_whole(sources.files, pattern, stream)
-            counts = _add(counts, more)
-            return Counted(counts, len(sources.files) + len(sources.streams), corpus_bytes + size)
         with PhaseProgress("count", "bytes", stream=stream) as phase:
             try:
                 if dask is None:
                     file_counts = count_expanded(
-                        list(sources.files), workers=workers, progress=counting_progress(phase)
+                        list(sources.files),
+                        pattern=split,
+                        workers=workers,
+                        progress=counting_progress(phase),
                     )
                 else:
                     file_counts = _count_on_dask(
-                        list(sources.files), dask, workers, counting_progress(phase)
+                        list(sources.files), dask, workers, split, counting_progress(phase)
                     )
             except InvalidUtf8Error as error:
                 raise invalid_utf8(error) from None
@@ -156,43 +176,29 @@ def count_sources(
 
 
 def _count_on_dask(
-    files: list[Path], address: str, workers: int | None, progress: ProgressCallback
+    files: list[Path],
+    address: str,
+    workers: int | None,
+    pattern: SplitPattern | str,
+    progress: ProgressCallback,
 ) -> Counter[bytes]:
     from bpetite import dask_client, dask_count_files
 
     try:
         with dask_client(address, workers=workers) as client:
-            return dask_count_files(files, client, progress=progress)
+            return dask_count_files(files, client, pattern=pattern, progress=progress)
     except ImportError as error:
         raise CliError(str(error)) from None
 
 
-def _count_files_whole(
-    files: Sequence[Path], pattern: SplitPattern, stream: TextIO | None
-) -> tuple[int, Counter[bytes]]:
-    counts: Counter[bytes] = Counter()
-    total = sum(path.stat().st_size for path in files)
-    with PhaseProgress("count", "bytes", stream=stream) as phase:
-        phase.start(total)
-        for path in files:
-            try:
-                data = path.read_bytes()
-            except OSError as error:
-                raise open_failure(error, str(path), "--input") from None
-            text = decode_utf8(data, describe_input(str(path)))
-            counts.update(count_chunks([text], pattern=pattern))
-            phase.advance(len(data))
-        phase.finish()
-    return phase.completed, counts
-
-
-def load_count_files(paths: Sequence[str]) -> Counted:
-    """Load and sum ``--counts`` files; every defect becomes one line naming the file."""
+def load_count_files(paths: Sequence[str], pattern: SplitPattern | str = "gpt2") -> Counted:
+    """Load and sum ``--counts`` files, which must have been cut with `pattern`; every
+    defect becomes one line naming the file."""
     total: Counter[bytes] = Counter()
     for path in paths:
         shown = shorten(path)
         try:
-            counts = load_counts(path)
+            counts = load_counts(path, pattern=pattern)
         except FileNotFoundError:
             raise CliError(f"--counts file '{shown}' does not exist") from None
         except IsADirectoryError:
@@ -241,7 +247,7 @@ def _expand(path: str) -> list[Path]:
         raise CliError(f"--input {shorten(str(error), 300)}") from None
 
 
-def _count_stream(name: str, pattern: SplitPattern | None) -> tuple[int, Counter[bytes]]:
+def _count_stream(name: str, pattern: SplitPattern | str) -> tuple[int, Counter[bytes]]:
     if name == STDIN:
         if sys.stdin is None:
             raise CliError("standard input is closed; give --input a file instead of '-'")
@@ -254,7 +260,7 @@ def _count_stream(name: str, pattern: SplitPattern | None) -> tuple[int, Counter
 
 
 def _count_open(
-    stream: IO[bytes], name: str, pattern: SplitPattern | None
+    stream: IO[bytes], name: str, pattern: SplitPattern | str
 ) -> tuple[int, Counter[bytes]]:
     size = 0
 
@@ -265,11 +271,7 @@ def _count_open(
             yield block
 
     try:
-        if pattern is not None and pattern.name != "gpt2":
-            # The block-wise chunker knows the spec's pattern; any other reads whole.
-            text = "".join(decode_blocks(blocks(), name))
-            return size, count_chunks([text], pattern=pattern)
-        str_counts = count_pieces(decode_blocks(blocks(), name))
+        str_counts = count_pieces(decode_blocks(blocks(), name), pattern=pattern)
     except InvalidUtf8Error as error:
         raise invalid_utf8(error) from None
     return size, Counter({chunk.encode("utf-8"): n for chunk, n in str_counts.items()})

@@ -7,7 +7,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Final
 
-from bpetite import PRESETS, SplitPattern, Tokenizer
+from bpetite import SplitPattern, Tokenizer
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, refuse_overwriting_inputs, save_model
 from bpetite.cli._inputs import check_argument_text
@@ -18,10 +18,12 @@ from bpetite.cli._sources import (
     Counted,
     add_dask_argument,
     add_input_argument,
+    add_pattern_arguments,
     add_workers_argument,
     count_sources,
     gather_inputs,
     load_count_files,
+    split_pattern,
 )
 
 if TYPE_CHECKING:
@@ -85,13 +87,7 @@ def register(subparsers: Subparsers) -> None:
         help=f"artifact to write; {SIZE_FIELD} in it becomes the size",
     )
     parser.add_argument("--force", action="store_true", help="replace --output if it exists")
-    split = parser.add_mutually_exclusive_group()
-    split.add_argument(
-        "--pattern",
-        choices=tuple(PRESETS),
-        help="the split pattern: gpt2 (the default, GPT-2's), cl100k (GPT-4's), o200k (GPT-4o's)",
-    )
-    split.add_argument("--pattern-regex", metavar="REGEX", help="a custom split pattern")
+    add_pattern_arguments(parser)
     parser.add_argument(
         "--special-token",
         action="append",
@@ -109,20 +105,15 @@ def run(args: argparse.Namespace) -> int:
     sizes = sorted({check_vocab_size(size) for size in args.vocab_size})
     outputs = _outputs(args.output, sizes)
     specials = _special_tokens(args.special_token)
-    pattern = _split_pattern(args.pattern, args.pattern_regex, specials)
+    pattern = split_pattern(args.pattern, args.pattern_regex, specials)
     for path in outputs.values():
         check_output_path(path, force=args.force)
 
     started = time.perf_counter()
     if args.counts is not None:
-        if pattern.name != "gpt2":
-            raise CliError(
-                f"--counts files hold chunks cut with the gpt2 pattern, so they cannot train "
-                f"a {pattern.name} tokenizer; train from --input instead"
-            )
         for path in outputs.values():
             refuse_overwriting_inputs(path, args.counts)
-        counted = load_count_files(args.counts)
+        counted = load_count_files(args.counts, pattern)
     else:
         sources = gather_inputs(args.input)
         for path in outputs.values():
@@ -182,17 +173,6 @@ def _special_tokens(given: list[str] | None) -> tuple[str, ...]:
     if given is None:
         return DEFAULT_SPECIAL_TOKENS
     return tuple(check_argument_text(text, "--special-token") for text in given)
-
-
-def _split_pattern(
-    preset: str | None, regex: str | None, specials: tuple[str, ...]
-) -> SplitPattern:
-    """The pattern as the library resolves it; a bad regex or special fails here, early."""
-    if regex is not None:
-        check_argument_text(regex, "--pattern-regex")
-    # Building an empty tokenizer checks the pattern and the special tokens together.
-    probe = Tokenizer((), pattern=regex or preset or "gpt2", special_tokens=specials)
-    return probe.split_pattern
 
 
 def _train(
