@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Final
 
-from bpetite import InvalidUtf8Error, Tokenizer
+from bpetite import BpetiteError, InvalidUtf8Error, Tokenizer, parse_json_ids
 from bpetite.cli._errors import CliError
 from bpetite.cli._library import DEFAULT_BLOCK_SIZE, decode_blocks, read_blocks
 from bpetite.cli._output import shorten
@@ -152,7 +152,7 @@ def parse_id_list(data: bytes, source: str) -> Sequence[int]:
     Ids are kept in an ``array`` (8 bytes each) rather than a list of int objects, and
     the text is parsed a block at a time, so millions of ids take a few bytes each.
     Anything unusual (not an array, an item that is not an integer, invalid UTF-8 or
-    JSON) is parsed again in full only to name the problem exactly.
+    JSON, deep nesting) goes to bpetite's strict reader, which names the problem.
     """
     ids = _parse_ids_fast(data)
     if ids is not None:
@@ -195,22 +195,14 @@ def _parse_ids_fast(data: bytes) -> array[int] | None:
 
 
 def _parse_ids_slow(data: bytes, source: str) -> list[int]:
+    """bpetite's strict reader, for the exact problem: it names the item at fault."""
     text = decode_utf8(data, source)
     try:
-        value = json.loads(text)
-    except RecursionError:
-        raise CliError(f"{source} is nested too deeply to be a JSON array of token ids") from None
-    except ValueError as error:
-        raise CliError(f"{source} is not valid JSON: {error}") from None
-    if not isinstance(value, list):
-        raise CliError(f"{source} must hold a JSON array of token ids, got {type(value).__name__}")
-    for position, item in enumerate(value):
-        if type(item) is not int:  # bool is an int subclass, and 1.0 is not an id
-            raise CliError(
-                f"{source} must hold a JSON array of integers, but item {position} is "
-                f"{shorten(json.dumps(item))}"
-            )
-    return value
+        return parse_json_ids(text, source=source)
+    except BpetiteError as error:
+        detail = str(error).removeprefix(f"{source}: ")  # "not valid JSON: ...", "must ..."
+        joiner = " is " if detail.startswith("not ") else " "
+        raise CliError(f"{source}{joiner}{detail}") from None
 
 
 def first_unknown_id(tokenizer: Tokenizer, ids: Sequence[int]) -> str | None:
