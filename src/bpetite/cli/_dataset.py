@@ -13,7 +13,7 @@ from bpetite import InvalidUtf8Error, dask_client, write_dataset
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, load_model
 from bpetite.cli._inputs import describe_input
-from bpetite.cli._output import write_json
+from bpetite.cli._output import exists_message, write_json
 from bpetite.cli._parser import add_command, positive_int
 from bpetite.cli._progress import PhaseProgress, counting_progress
 
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
                 f"at byte offset {error.offset} ({error.reason})"
             ) from None
         except FileExistsError as error:
-            raise CliError(f"{error}; pass --force to replace it") from None
+            raise CliError(exists_message("--output", str(error.filename or args.output))) from None
     summary: dict[str, object] = {
         "dtype": result.train.dtype,
         "input_bytes": result.input_bytes,

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bpetite import CompressionReport, Tokenizer, evaluate_compression, write_atomically
+from bpetite import CompressionReport, Tokenizer, evaluate_compression
 from bpetite.cli._errors import CliError
-from bpetite.cli._files import check_output_path, load_model
+from bpetite.cli._files import check_output_path, load_model, write_file
 from bpetite.cli._inputs import STDIN, read_input_text
 from bpetite.cli._output import is_terminal, note, stderr_console, write_json
 from bpetite.cli._parser import add_command
@@ -65,12 +65,7 @@ def run(args: argparse.Namespace) -> int:
     texts = [(name, read_input_text(path)) for name, path in _inputs(args.input)]
     report = evaluate_compression(models, texts)
     if args.html is not None:
-        try:
-            write_atomically(args.html, report.to_html().encode("utf-8"), overwrite=args.force)
-        except FileExistsError:
-            raise CliError(
-                f"--html '{args.html}' already exists; pass --force to replace it"
-            ) from None
+        write_file(args.html, report.to_html().encode("utf-8"), force=args.force, option="--html")
     _print_table(report)
     write_json(report.to_json())
     return 0

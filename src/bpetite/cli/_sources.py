@@ -189,6 +189,10 @@ def _count_on_dask(
             return dask_count_files(files, client, pattern=pattern, progress=progress)
     except ImportError as error:
         raise CliError(str(error)) from None
+    except OSError as error:  # the scheduler cannot be reached
+        if error.filename is not None:
+            raise
+        raise CliError(f"cannot use the Dask cluster '{shorten(address)}': {error}") from None
 
 
 def load_count_files(paths: Sequence[str], pattern: SplitPattern | str = "gpt2") -> Counted:
