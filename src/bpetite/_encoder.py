@@ -63,12 +63,12 @@ class Encoder:
 
     __slots__ = (
         "_byte_ids",
-        "chunk_cache",
         "_lefts",
         "_merge_ids",
         "_merges",
         "_rights",
         "_split",
+        "chunk_cache",
         "token_of_text",
         "whole_tokens",
     )

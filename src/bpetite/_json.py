@@ -41,6 +41,10 @@ def _fail(error: ErrorClass, source: str, message: str) -> NoReturn:
     raise error(f"{source}: {message}")
 
 
+#: How much of a file is read at a time.
+_READ_BLOCK = 1 << 20
+
+
 def read_limited(
     path: str | os.PathLike[str], *, max_bytes: int, error: ErrorClass, what: str
 ) -> bytes:
@@ -55,10 +59,19 @@ def read_limited(
         info = os.fstat(file.fileno())
         if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
             _too_big(error, source, what, info.st_size, max_bytes)
-        data = file.read(max_bytes + 1)
-    if len(data) > max_bytes:
+        # Read in blocks: ``read(max_bytes + 1)`` would allocate the whole limit up front,
+        # 64 MiB for a tiny artifact.
+        blocks: list[bytes] = []
+        size = 0
+        while size <= max_bytes:
+            block = file.read(min(_READ_BLOCK, max_bytes + 1 - size))
+            if not block:
+                break
+            blocks.append(block)
+            size += len(block)
+    if size > max_bytes:
         _too_big(error, source, what, None, max_bytes)
-    return data
+    return b"".join(blocks)
 
 
 def _too_big(error: ErrorClass, source: str, what: str, size: int | None, limit: int) -> NoReturn:
