@@ -19,8 +19,6 @@ from tests.conftest import REPO_ROOT
 
 CLI_DIR = REPO_ROOT / "src" / "bpetite" / "cli"
 COMMAND_MODULES = tuple(f"_{name}" for name in _COMMANDS)
-#: The one helper that may reach into the core beyond its public API.
-BRIDGE = "_library"
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -48,10 +46,8 @@ def test_a_command_module_uses_the_public_api_and_helpers_only(module: str) -> N
     assert not other_commands, f"{module} imports another command module: {other_commands}"
 
 
-def test_only_the_bridge_imports_the_private_core() -> None:
+def test_no_cli_module_imports_the_private_core() -> None:
     for path in sorted(CLI_DIR.glob("*.py")):
-        if path.stem == BRIDGE:
-            continue
         private_core = {name for name in imported_modules(path) if re.match(r"bpetite\._", name)}
         assert not private_core, f"{path.name}: {private_core}"
 

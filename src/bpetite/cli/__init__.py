@@ -10,9 +10,8 @@ Each subcommand lives in its own module ``bpetite.cli._<name>`` exposing
 ``register(subparsers)``, which adds its parser and sets ``handler`` to a function
 ``(args) -> int``. Command modules use bpetite's public API and the shared helpers
 (``_output``, ``_inputs``, ``_files``, ``_parser``, ``_progress``, ``_sources``,
-``_render``), never each other; ``_library`` lists what they need beyond the public
-API. ``rich`` is imported only when something is drawn, so ``import bpetite`` never
-pulls it in.
+``_render``), never each other. ``rich`` is imported only when something is drawn,
+so ``import bpetite`` never pulls it in.
 """
 
 from __future__ import annotations

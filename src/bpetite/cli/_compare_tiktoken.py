@@ -19,9 +19,9 @@ from bpetite import Tokenizer
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, load_model
 from bpetite.cli._inputs import check_argument_text
-from bpetite.cli._library import make_piece
 from bpetite.cli._output import is_terminal, shorten, stderr_console, write_json
 from bpetite.cli._parser import add_command
+from bpetite.visualize import make_piece
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers

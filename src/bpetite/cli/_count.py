@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, refuse_overwriting_inputs
-from bpetite.cli._library import save_counts
 from bpetite.cli._output import exists_message, shorten, write_json
 from bpetite.cli._parser import add_command
 from bpetite.cli._sources import (
@@ -20,6 +19,7 @@ from bpetite.cli._sources import (
     gather_inputs,
     split_pattern,
 )
+from bpetite.corpus import save_counts
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers

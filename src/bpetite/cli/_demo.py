@@ -23,11 +23,11 @@ from bpetite import Tokenizer, count_chunks
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, load_model, save_model
 from bpetite.cli._inputs import check_argument_text, read_input_text
-from bpetite.cli._library import render_plain
 from bpetite.cli._output import is_terminal, note, stderr_console, write_json
 from bpetite.cli._parser import add_command, check_vocab_size, vocab_size
 from bpetite.cli._progress import PhaseProgress, training_progress
 from bpetite.cli._render import pieces_of, render_for_terminal
+from bpetite.visualize import render_plain
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -11,15 +11,15 @@ from bpetite import DisallowedSpecialError, InvalidUtf8Error, Tokenizer
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, load_model
 from bpetite.cli._inputs import check_argument_text, invalid_utf8, spool_checked
-from bpetite.cli._library import (
+from bpetite.cli._output import write_stdout_bytes
+from bpetite.cli._parser import add_command
+from bpetite.corpus import (
     DEFAULT_BLOCK_SIZE,
     check_specials,
     decode_blocks,
     encode_pieces,
     read_blocks,
 )
-from bpetite.cli._output import write_stdout_bytes
-from bpetite.cli._parser import add_command
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers

@@ -19,8 +19,8 @@ from typing import IO, Final
 
 from bpetite import BpetiteError, InvalidUtf8Error, Tokenizer, parse_json_ids
 from bpetite.cli._errors import CliError
-from bpetite.cli._library import DEFAULT_BLOCK_SIZE, decode_blocks, read_blocks
 from bpetite.cli._output import shorten
+from bpetite.corpus import DEFAULT_BLOCK_SIZE, decode_blocks, read_blocks
 
 #: The path that means "standard input" wherever a command reads a file.
 STDIN: Final = "-"

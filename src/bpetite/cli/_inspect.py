@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from bpetite.cli._files import add_model_argument, load_model
 from bpetite.cli._inputs import read_input_text
-from bpetite.cli._library import corpus_stats, partial_label, visible, vocabulary_stats
 from bpetite.cli._output import is_terminal, stderr_console, write_json
 from bpetite.cli._parser import add_command, non_negative_int
+from bpetite.visualize import corpus_stats, partial_label, visible, vocabulary_stats
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

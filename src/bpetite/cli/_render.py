@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from bpetite import Tokenizer
-from bpetite.cli._library import (
+from bpetite.visualize import (
     PALETTE,
     PARTIAL_BACKGROUNDS,
     SPECIAL_BACKGROUNDS,

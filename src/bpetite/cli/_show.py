@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, TextIO
 
 from bpetite.cli._files import add_model_argument, check_output_path, load_model, write_file
 from bpetite.cli._inputs import check_argument_text, describe_input, read_input_text
-from bpetite.cli._library import TokenPiece, render_html, render_plain, summarize
 from bpetite.cli._output import is_terminal, note, shorten, write_stdout_bytes
 from bpetite.cli._parser import add_command
 from bpetite.cli._render import pieces_of, render_for_terminal
+from bpetite.visualize import TokenPiece, render_html, render_plain, summarize
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers

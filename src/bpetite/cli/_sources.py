@@ -26,7 +26,10 @@ from bpetite.cli._inputs import (
     invalid_utf8,
     open_failure,
 )
-from bpetite.cli._library import (
+from bpetite.cli._output import shorten
+from bpetite.cli._parser import positive_int
+from bpetite.cli._progress import PhaseProgress, counting_progress
+from bpetite.corpus import (
     count_expanded,
     count_pieces,
     decode_blocks,
@@ -34,9 +37,6 @@ from bpetite.cli._library import (
     load_counts,
     read_blocks,
 )
-from bpetite.cli._output import shorten
-from bpetite.cli._parser import positive_int
-from bpetite.cli._progress import PhaseProgress, counting_progress
 
 
 def add_input_argument(container: argparse._ActionsContainer, *, required: bool) -> None:
