@@ -370,3 +370,99 @@ def test_a_custom_pattern_model_loads_only_when_trusted(
     code, out, _ = run(capsys, *argv)
     assert code == 0
     assert json.loads(out) == tokenizer.encode("Hello there")
+
+
+# --------------------------------------------------------------------------- training options
+
+
+@pytest.mark.parametrize(
+    ("flags", "options"),
+    [
+        (["--max-token-bytes", "3"], {"max_token_bytes": 3}),
+        (["--min-frequency", "40"], {"min_frequency": 40}),
+    ],
+)
+def test_training_options_equal_the_library(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    corpus_file: Path,
+    flags: list[str],
+    options: dict[str, int],
+) -> None:
+    out = tmp_path / "tok.json"
+    code, _, err = run(
+        capsys, "train", "--input", str(corpus_file), "--vocab-size", "400",
+        "--output", str(out), *flags,
+    )  # fmt: skip
+    assert code == 0, err
+    expected = Tokenizer.train(CORPUS, 400, **options)  # type: ignore[arg-type]
+    assert out.read_bytes() == saved_bytes(expected, tmp_path / "expected.json")
+    assert dict(Tokenizer.load(out).training) == options
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "code"), [("--max-token-bytes", "1", 1), ("--min-frequency", "0", 2)]
+)
+def test_training_options_are_checked_before_counting(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, flag: str, value: str, code: int
+) -> None:
+    result, out, err = run(
+        capsys, "train", "--input", str(tmp_path / "missing.txt"), "--vocab-size", "300",
+        "--output", str(tmp_path / "t.json"), flag, value,
+    )  # fmt: skip
+    assert result == code and out == ""
+    assert flag in err and "missing.txt" not in err
+
+
+# --------------------------------------------------------------------------- OpenAI files
+
+
+def test_import_recognises_cl100k_and_encodes_with_tiktokens_ids(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, openai_dir: Path
+) -> None:
+    out = tmp_path / "cl100k.json"
+    code, stdout, err = run(
+        capsys, "import", str(openai_dir / "cl100k_base.tiktoken"), "--output", str(out)
+    )
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert summary["vocabulary"] == "cl100k_base" and summary["pattern"] == "cl100k"
+    assert summary["special_tokens"]["<|endofprompt|>"] == 100276
+    code, stdout, err = run(
+        capsys, "encode", "--model", str(out), "--text", "hello world<|endoftext|>"
+    )
+    # tiktoken's cl100k_base ids for this text (tests/test_openai_vocabularies.py checks
+    # every id against tiktoken itself).
+    assert json.loads(stdout) == [15339, 1917, 100257]
+
+
+def test_another_tiktoken_file_takes_a_pattern_and_special_ids(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, openai_dir: Path
+) -> None:
+    copy = tmp_path / "mine.tiktoken"
+    copy.write_bytes((openai_dir / "cl100k_base.tiktoken").read_bytes() + b"\n")
+    code, _, err = run(capsys, "import", str(copy), "--output", str(tmp_path / "refused.json"))
+    one_line(err, "--pattern")
+    assert code == 1
+    out = tmp_path / "mine.json"
+    code, stdout, err = run(
+        capsys, "import", str(copy), "--pattern", "cl100k",
+        "--special-token", "<|endoftext|>=100257", "--special-token", "<|im_start|>=100264",
+        "--output", str(out),
+    )  # fmt: skip
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert summary["vocabulary"] is None
+    assert summary["special_tokens"] == {"<|endoftext|>": 100257, "<|im_start|>": 100264}
+    assert Tokenizer.load(out).encode("hello world<|im_start|>") == [15339, 1917, 100264]
+
+
+def test_a_special_token_needs_text_and_id(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, openai_dir: Path
+) -> None:
+    code, out, err = run(
+        capsys, "import", str(openai_dir / "cl100k_base.tiktoken"),
+        "--special-token", "<|x|>", "--output", str(tmp_path / "x.json"),
+    )  # fmt: skip
+    assert code == 2 and out == ""
+    assert "TEXT=ID" in err

@@ -15,7 +15,8 @@ The convention, for whoever edits the README:
   ``uv run python`` this interpreter; ``scripts/`` is linked in. Any other command
   fails the test, unless it is a line of ``.ci/run`` (``uv sync --locked``, ``uv run
   pytest``, ...), which CI runs instead.
-* The data: ``gpt2/`` in the working directory holds GPT-2's files, and
+* The data: ``gpt2/`` in the working directory holds GPT-2's files, ``openai/`` the
+  ``cl100k_base`` and ``o200k_base`` rank files, and
   ``data/tinyshakespeare.txt`` is what the README's download command fetches; both come
   from the committed test data (``tests/data/``).
 * The environment: ``BPETITE_CORPUS_URL`` points the download script at a local
@@ -109,6 +110,7 @@ def test_every_readme_command_runs_as_shown(
     tmp_path: Path,
     corpus_server: str,
     gpt2_dir: Path,
+    openai_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     if shutil.which("bash") is None:
@@ -117,6 +119,7 @@ def test_every_readme_command_runs_as_shown(
     work.mkdir()
     (work / "scripts").symlink_to(REPO_ROOT / "scripts", target_is_directory=True)
     (work / "gpt2").symlink_to(gpt2_dir, target_is_directory=True)
+    (work / "openai").symlink_to(openai_dir, target_is_directory=True)
     temp = tmp_path / "temp"
     temp.mkdir()
     closed = "http://127.0.0.1:9"

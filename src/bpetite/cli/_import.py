@@ -1,8 +1,11 @@
 """``bpetite import``: turn GPT-2's or another byte-level BPE vocabulary into a bpetite model.
 
 The format is detected from the files' contents. stdout gets a JSON summary; the
-artifact is a normal schema-v1 file. Refused with one line: unknown or mismatched
-files, another regex, tokens bpetite's merges cannot reach.
+artifact speaks the source's ids (schema v1 when it can, v2 otherwise). OpenAI's
+official ``.tiktoken`` files are recognised by their sha256 and get tiktoken's pattern
+and special tokens; another ``.tiktoken`` file takes ``--pattern`` and
+``--special-token TEXT=ID``. Refused with one line: unknown or mismatched files,
+another regex, tokens bpetite's merges cannot reach.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, save_model
 from bpetite.cli._output import note, shorten, write_json
 from bpetite.cli._parser import add_command
+from bpetite.cli._sources import add_pattern_arguments, split_pattern
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers
@@ -28,14 +32,19 @@ def register(subparsers: Subparsers) -> None:
         description=(
             "Import a byte-level BPE vocabulary: OpenAI's encoder.json + vocab.bpe, "
             "Hugging Face's vocab.json + merges.txt, a tokenizer.json, or a .tiktoken "
-            "file (the format is read from the contents). Merged tokens keep their ids "
-            "when the source numbers them 256, 257, ... by merge rank; single bytes take "
-            "bpetite's ids (id = byte value), so GPT-2's ids 0..255 are permuted. Prints a "
-            "JSON summary. Refuses what bpetite cannot reproduce exactly."
+            "file (the format is read from the contents). The model speaks the source's "
+            "ids: GPT-2's and OpenAI's number the 256 bytes in their own order, which the "
+            "artifact records. OpenAI's official .tiktoken files (r50k_base, cl100k_base, "
+            "o200k_base) are recognised by their sha256 and get tiktoken's split pattern "
+            "and special tokens; give another .tiktoken file its --pattern and "
+            "--special-token TEXT=ID. Prints a JSON summary. Refuses what bpetite cannot "
+            "reproduce exactly."
         ),
         examples=[
             "bpetite import gpt2/encoder.json gpt2/vocab.bpe --output gpt2.json",
-            "bpetite import gpt2/gpt2.tiktoken --output gpt2.json --force",
+            "bpetite import cl100k_base.tiktoken --output cl100k.json",
+            "bpetite import mine.tiktoken --pattern cl100k --special-token '<|endoftext|>=100257' "
+            "--output mine.json",
         ],
     )
     parser.add_argument(
@@ -43,7 +52,26 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--output", required=True, metavar="PATH", help="the artifact to write")
     parser.add_argument("--force", action="store_true", help="replace an existing output file")
+    add_pattern_arguments(parser)
+    parser.add_argument(
+        "--special-token",
+        action="append",
+        type=_special,
+        metavar="TEXT=ID",
+        help="a special token of a .tiktoken file and its id, repeatable (default: "
+        "<|endoftext|> after the last rank; official files get tiktoken's)",
+    )
     parser.set_defaults(handler=run)
+
+
+def _special(text: str) -> tuple[str, int]:
+    """``TEXT=ID`` -> (TEXT, ID); the id is the part after the last '='."""
+    name, equals, number = text.rpartition("=")
+    if not equals or not name or not (number.isascii() and number.isdigit()):
+        raise argparse.ArgumentTypeError(
+            f"expected TEXT=ID, such as '<|im_start|>=100264', got {text!r}"
+        )
+    return name, int(number)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,8 +83,16 @@ def run(args: argparse.Namespace) -> int:
         if not Path(path).is_file():
             problem = "is a directory, not a file" if Path(path).is_dir() else "does not exist"
             raise CliError(f"input file '{shorten(path)}' {problem}")
+    pattern = None
+    if args.pattern is not None or args.pattern_regex is not None:
+        pattern = split_pattern(args.pattern, args.pattern_regex)
+    specials = None
+    if args.special_token is not None:
+        specials = dict(args.special_token)
+        if len(specials) != len(args.special_token):
+            raise CliError("--special-token names the same text twice")
     try:
-        result = import_vocabulary(args.inputs)
+        result = import_vocabulary(args.inputs, pattern=pattern, special_tokens=specials)
     except InteropError as error:
         raise CliError(f"cannot import: {error}") from None
     except OSError as error:
@@ -65,20 +101,21 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     save_model(result.tokenizer, args.output, force=args.force)
     tokenizer = result.tokenizer
-    special_id = tokenizer.special_tokens.get("<|endoftext|>")
     write_json(
         {
             "format": result.format,
+            "vocabulary": result.name,
             "output": args.output,
             "merges": len(tokenizer.merges),
-            "special_token_id": special_id,
+            "pattern": tokenizer.pattern_name,
+            "special_tokens": dict(tokenizer.special_tokens),
             "id_layout": result.id_layout,
         }
     )
     notes = {
         "identical": "every id is the source's",
-        "bytes permuted": "merged tokens and <|endoftext|> keep the source's ids; single "
-        "bytes use bpetite's (id = byte value)",
+        "bytes permuted": "every id is the source's; its ids 0..255 name the bytes in the "
+        "source's order",
         "renumbered": "ids differ from the source's; bpetite.interop.import_vocabulary "
         "gives the mapping (ImportResult.source_ids)",
     }

@@ -12,7 +12,13 @@ from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, refuse_overwriting_inputs, save_model
 from bpetite.cli._inputs import check_argument_text
 from bpetite.cli._output import shorten, write_json
-from bpetite.cli._parser import MIN_VOCAB_SIZE, add_command, check_vocab_size, vocab_size
+from bpetite.cli._parser import (
+    MIN_VOCAB_SIZE,
+    add_command,
+    check_vocab_size,
+    positive_int,
+    vocab_size,
+)
 from bpetite.cli._progress import PhaseProgress, training_progress
 from bpetite.cli._sources import (
     Counted,
@@ -95,6 +101,19 @@ def register(subparsers: Subparsers) -> None:
         help="a special token, repeatable; they take the ids after the merges in order "
         "(default: the single <|endoftext|>)",
     )
+    parser.add_argument(
+        "--max-token-bytes",
+        type=positive_int,
+        metavar="N",
+        help="never make a token longer than N bytes (at least 2; bpeasy's max_token_length)",
+    )
+    parser.add_argument(
+        "--min-frequency",
+        type=positive_int,
+        metavar="N",
+        help="stop when the most frequent pair occurs fewer than N times "
+        "(Hugging Face's min_frequency)",
+    )
     add_workers_argument(parser)
     add_dask_argument(parser)
     parser.set_defaults(handler=run)
@@ -106,6 +125,11 @@ def run(args: argparse.Namespace) -> int:
     outputs = _outputs(args.output, sizes)
     specials = _special_tokens(args.special_token)
     pattern = split_pattern(args.pattern, args.pattern_regex, specials)
+    if args.max_token_bytes is not None and args.max_token_bytes < 2:
+        raise CliError(
+            f"--max-token-bytes must be at least 2 (every merged token has two bytes), "
+            f"got {args.max_token_bytes}"
+        )
     for path in outputs.values():
         check_output_path(path, force=args.force)
 
@@ -122,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
             sources, args.workers, pattern=pattern, stream=sys.stderr, dask=args.dask
         )
     counted_at = time.perf_counter()
-    largest = _train(counted, sizes[-1], pattern, specials)
+    options = {"max_token_bytes": args.max_token_bytes, "min_frequency": args.min_frequency}
+    largest = _train(counted, sizes[-1], pattern, specials, options)
     trained_at = time.perf_counter()
     # Each save is atomic, so a Ctrl-C anywhere up to here leaves no file behind.
     written = []
@@ -176,7 +201,11 @@ def _special_tokens(given: list[str] | None) -> tuple[str, ...]:
 
 
 def _train(
-    counted: Counted, size: int, pattern: SplitPattern, specials: tuple[str, ...]
+    counted: Counted,
+    size: int,
+    pattern: SplitPattern,
+    specials: tuple[str, ...],
+    options: dict[str, int | None],
 ) -> Tokenizer:
     with PhaseProgress("train", "merges", stream=sys.stderr) as phase:
         return Tokenizer.train_from_counts(
@@ -185,6 +214,8 @@ def _train(
             pattern=pattern,
             special_tokens=specials,
             progress=training_progress(phase),
+            max_token_bytes=options["max_token_bytes"],
+            min_frequency=options["min_frequency"],
         )
 
 
