@@ -192,9 +192,11 @@ def test_import_replaces_with_force_and_prints_a_summary(
     assert result.code == 0
     assert json.loads(result.out) == {
         "format": "tiktoken",
+        "vocabulary": None,
         "output": str(output),
         "merges": 14,
-        "special_token_id": 270,
+        "pattern": "gpt2",
+        "special_tokens": {"<|endoftext|>": 270},
         "id_layout": "identical",
     }
     assert output.read_bytes() == model.read_bytes()
@@ -211,7 +213,7 @@ def test_import_of_a_tokenizer_without_endoftext_writes_its_specials(
     output = tmp_path / "imported.json"
     result = run(capsys, "import", source, "--output", output)
     assert result.code == 0, result
-    assert json.loads(result.out)["special_token_id"] is None
+    assert json.loads(result.out)["special_tokens"] == {"<|u|>": chat.n_vocab - 1}
     imported = Tokenizer.load(output)
     assert imported.pattern_name == "cl100k"
     assert dict(imported.special_tokens) == dict(chat.special_tokens) == {"<|u|>": chat.n_vocab - 1}
