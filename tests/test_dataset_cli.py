@@ -6,7 +6,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -15,6 +14,7 @@ import pytest
 
 from bpetite import Tokenizer
 from bpetite.cli import main
+from tests.processes import none_left_mentioning
 
 SPECIAL = "<|endoftext|>"
 TEXT = "The cat sat on the mat.\nIt'll be fine, 中文 😀\r\n  spaces \nend"
@@ -187,20 +187,4 @@ def test_ctrl_c_while_workers_encode_writes_nothing(model: Path, tmp_path: Path)
     assert err.splitlines()[-1] == "bpetite: error: interrupted; nothing was written"
     assert "Traceback" not in err
     assert list(out.iterdir()) == []
-    # The parent reaps its workers before it exits; poll rather than sleep a fixed time.
-    deadline = time.monotonic() + 10
-    while _processes_mentioning(str(out)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _processes_mentioning(str(out)), "a worker outlived us"
-
-
-def _processes_mentioning(text: str) -> list[Path]:
-    """The /proc entries whose command line contains `text`."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if text.encode() in cmdline.read_bytes():
-                found.append(cmdline)
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            continue
-    return found
+    assert none_left_mentioning(str(out)), "a worker outlived us"

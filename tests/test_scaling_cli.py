@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from bpetite import Tokenizer
 from bpetite.cli import _encode, main
 from tests.conftest import REPO_ROOT
 from tests.docs_runner import check_output, console_commands, doc_blocks, run_console
+from tests.processes import none_left_mentioning
 from tests.reference import naive_pretokenize
 
 VOCAB = 400
@@ -365,23 +365,7 @@ def test_ctrl_c_while_workers_count_stops_them_and_writes_nothing(
     assert err.splitlines()[-1] == "bpetite: error: interrupted; nothing was written"
     assert "Traceback" not in err
     assert not output.exists()
-    # The parent reaps its workers before it exits; poll rather than sleep a fixed time.
-    deadline = time.monotonic() + 10
-    while _processes_mentioning(str(output)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _processes_mentioning(str(output)), "a worker outlived us"
-
-
-def _processes_mentioning(text: str) -> list[Path]:
-    """The /proc entries whose command line contains `text`."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if text.encode() in cmdline.read_bytes():
-                found.append(cmdline)
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            continue
-    return found
+    assert none_left_mentioning(str(output)), "a worker outlived us"
 
 
 def test_count_and_train_through_real_processes(corpus: Path, tmp_path: Path) -> None:
