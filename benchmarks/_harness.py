@@ -692,7 +692,7 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
         naive,
         trained(f"bpetite-{naive_vocab}"),
         Target(">=", 10) if naive_vocab == 512 else None,
-        "issue 2",
+        "training target",
         "trainer times, same corpus string",
     )
     if big != 512 and naive_vocab == 512:
@@ -701,7 +701,7 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
             bp_big,
             naive,
             Target("<", 0.5),
-            "issue 2",
+            "training target",
         )
     if big != 512:
         rss = trained(f"bpetite-{big}", "peak_rss_bytes")
@@ -709,7 +709,7 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
             f"Training {big}: bpetite peak RSS (MB)",
             None if rss is None else rss["median"] / 1e6,
             Target("<", 300),
-            "issue 2",
+            "training target",
             "whole child process: interpreter, imports, corpus and training",
         )
     for vocab in plan.vocab_sizes:
@@ -718,7 +718,7 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
             trained(f"bpetite-{vocab}"),
             trained(f"hf-{vocab}"),
             Target("<=", 1.5) if vocab == 32000 else None,
-            "issue 5",
+            "benchmark target",
             "HF with its default thread pool",
         )
     add(
@@ -734,7 +734,7 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
             row["trainer_seconds"],
             bp_big,
             None,
-            "issue 7",
+            "scaling target",
             "the first includes reading the files",
         )
     bp512 = trained("bpetite-512")
@@ -758,7 +758,7 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
         tt_warm,
         warm,
         Target(">=", 1.0),
-        "issue 17",
+        "speed target",
         "tiktoken's steady (warm) speed, same merges",
     )
     add(
@@ -766,7 +766,7 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
         text.get("tiktoken_cold"),
         cold,
         Target(">=", 0.6),
-        "issue 17",
+        "speed target",
         "both on a freshly built encoder",
     )
     add(
@@ -790,7 +790,7 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
         tt_warm,
         cold,
         Target(">=", 0.35),
-        "issue 5",
+        "benchmark target",
         "against tiktoken's steady (warm) speed",
     )
     add(
@@ -798,7 +798,7 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
         warm,
         regex_pass,
         Target("<=", 1.3),
-        "issue 5 (issue 3: ≤ 1.5)",
+        "benchmark target (encoder: ≤ 1.5)",
     )
     add("Whole text cold: bpetite time / bare regex pass", cold, regex_pass, None, "")
     add(
@@ -815,7 +815,7 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
             mixed.get(f"tiktoken_{state}"),
             mixed.get(f"bpetite_{state}"),
             Target(">=", 0.6),
-            "issue 17",
+            "speed target",
             "own 5k model; cold: both on a freshly built encoder",
         )
     model_sentence = sentence.get(str(big), {})
@@ -825,7 +825,7 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
             model_sentence.get(f"bpetite_{state}"),
             model_sentence.get("tiktoken" if state == "warm" else "tiktoken_cold"),
             Target("<=", 1.25),
-            "issue 17",
+            "speed target",
             "steady state, no gc.collect() between calls; cold: first call on a fresh encoder",
             center="p50",
         )
@@ -834,7 +834,7 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
         sentence.get("naive-512", {}).get("naive"),
         sentence.get(str(big), {}).get("bpetite_cold"),
         Target(">=", 20) if big == 32000 else None,
-        "issue 3",
+        "encoder target",
         "cold = first encode on a fresh tokenizer",
         center="p50",
     )
@@ -855,6 +855,6 @@ def ratios(results: dict[str, Any], plan: Plan) -> list[dict[str, Any]]:
             long.get(f"bpetite_{larger}"),
             long.get(f"bpetite_{smaller}"),
             Target("<=", 2.5) if (smaller, larger) == (100_000, 200_000) else None,
-            "issue 3",
+            "encoder target",
         )
     return rows

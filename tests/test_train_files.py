@@ -304,3 +304,12 @@ def test_options_are_checked_before_any_file_is_read(
         train_files([tmp_path / "missing.txt"], 300, **options)
     with pytest.raises(ValueError, match=error):
         train_counts([tmp_path / "missing.json"], 300, **options)
+
+
+def test_one_path_as_a_string_is_one_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not an iterable of its characters: train_files("c.txt") reads c.txt."""
+    (tmp_path / "c.txt").write_text("ab ab ab", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    expected = Tokenizer.train("ab ab ab", 258).merges
+    assert train_files("c.txt", 258, workers=1).merges == expected
+    assert train_files(tmp_path / "c.txt", 258, workers=1).merges == expected

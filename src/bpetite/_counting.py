@@ -91,16 +91,19 @@ class Piece:
 # --------------------------------------------------------------------------- inputs
 
 
-def expand_inputs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+def expand_inputs(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
     """Return the files that `paths` name: a file itself, a directory every file under it.
 
     A directory contributes every regular file below it, recursively, sorted by path
     components; symbolic links inside a directory are skipped (no cycles, no file counted
     through two names), while a path named explicitly may be a link. A file named
-    twice is counted twice: each path is one document, like ``cat a a``.
+    twice is counted twice: each path is one document, like ``cat a a``. A single
+    ``str`` or path is one path.
     Raises FileNotFoundError for a missing path and ValueError for a directory with no
     files or a path that is neither a file nor a directory.
     """
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]  # one path, not an iterable of its characters
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -179,7 +182,7 @@ def _find_safe_point(stream: BinaryIO, offset: int) -> int | None:
 
 
 def count_files(
-    paths: Iterable[str | os.PathLike[str]],
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
     pattern: str | SplitPattern = "gpt2",
     workers: int | None = None,

@@ -22,7 +22,7 @@ from bpetite._trainer import check_limit, check_vocab_size
 
 
 def train_files(
-    paths: Iterable[str | os.PathLike[str]],
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     vocab_size: int,
     *,
     pattern: str | SplitPattern = "gpt2",
