@@ -392,7 +392,15 @@ def test_tiktoken_export_check_is_exact(merges: list[tuple[int, int]], chunks: l
 @given(tricky_text, st.integers(256, 400))
 def test_trained_vocabularies_always_export_to_tiktoken(corpus: str, vocab_size: int) -> None:
     """A merge is learned from halves earlier merges built, so each token encodes to itself."""
-    export_tiktoken(Tokenizer.train(corpus, vocab_size))
+    tokenizer = Tokenizer.train(corpus, vocab_size)
+    mergeable = range(tokenizer.mergeable_vocab_size)
+    assert all(tokenizer.encode_chunk(tokenizer.vocab[i]) == [i] for i in mergeable)
+    export = export_tiktoken(tokenizer)  # refuses a vocabulary without that property
+    ranks = {
+        base64.b64decode(line.split()[0]): int(line.split()[1])
+        for line in export.ranks.splitlines()
+    }
+    assert ranks == {tokenizer.vocab[i]: i for i in mergeable}
 
 
 # --------------------------------------------------------------------------- importing GPT-2
