@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,29 @@ _EXPECTED: Final = (
     "give one tokenizer.json, one .tiktoken file, or a vocabulary JSON (encoder.json or "
     "vocab.json) with its merges file (vocab.bpe or merges.txt)"
 )
+
+
+_GZIP_MAGIC: Final = b"\x1f\x8b"
+#: The most a gzipped input may expand to: far above any vocabulary (o200k_base's
+#: .tiktoken file is 3.6 MB), and a bound on a hostile one.
+MAX_GUNZIPPED_BYTES: Final = 256 << 20
+
+
+def _gunzip(data: bytes, name: str) -> bytes:
+    """The decompressed content of a gzip file, refused past MAX_GUNZIPPED_BYTES."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        content = inflater.decompress(data, MAX_GUNZIPPED_BYTES + 1)
+    except zlib.error as error:
+        raise InteropError(f"{name} is not a valid gzip file: {error}") from None
+    if len(content) > MAX_GUNZIPPED_BYTES or inflater.unconsumed_tail:
+        raise InteropError(
+            f"{name} expands to more than {MAX_GUNZIPPED_BYTES:,} bytes; "
+            "no vocabulary is that large"
+        )
+    if not inflater.eof:
+        raise InteropError(f"{name} is a truncated gzip file")
+    return content
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +125,8 @@ def import_vocabulary(
 def _read(path: str | os.PathLike[str]) -> _Input:
     name = f"'{os.fspath(path)}'"
     data = Path(path).read_bytes()
+    if data.startswith(_GZIP_MAGIC):  # cl100k_base.tiktoken.gz and the like
+        data = _gunzip(data, name)
     if data.lstrip().startswith(b"{"):
         document = load_json(data, name)
         if isinstance(document, dict) and isinstance(document.get("model"), dict):
