@@ -9,7 +9,8 @@ Runs, in one process on one machine so every ratio is taken within the run:
 3. ``peer_training``: TinyShakespeare trained by bpetite, rustbpe, bpeasy and HF with
    the ``gpt2`` and ``cl100k`` patterns;
 4. ``big_corpus``: a code corpus of ``--big-corpus-mb`` MB trained by each of them;
-5. ``trainer_sweep``: the merge loop's growth on inputs built to make it quadratic.
+5. ``trainer_sweep``: the merge loop's growth on inputs built to make it quadratic;
+6. ``dataset_encode``: the code corpus encoded to a ``train.bin`` beside tiktoken.
 
 Writes ``results.json`` (every sample) and ``results.md`` to ``--output``, and with
 ``--write-docs`` regenerates the figures in ``docs/benchmarks.md``. Exits 1 when any
@@ -31,7 +32,7 @@ from typing import Any
 
 from benchmarks import _checks, _docs, _harness, _peers, _report, _targets
 
-SECTIONS = ("harness", "openai", "training", "big-corpus", "sweep")
+SECTIONS = ("harness", "openai", "training", "big-corpus", "sweep", "dataset")
 DEFAULT_BIG_MB = 150
 QUICK_BIG_MB = 5
 
@@ -130,7 +131,7 @@ def main(argv: Sequence[str]) -> int:
 
 def run(args: argparse.Namespace, corpus_path: Path) -> dict[str, Any]:
     """Every section not skipped; results keyed by section, plus the machine and failures."""
-    from benchmarks import big_corpus, openai_encode, peer_training
+    from benchmarks import big_corpus, dataset_encode, openai_encode, peer_training
 
     def growth_sweep() -> dict[str, Any]:
         from benchmarks import trainer_sweep
@@ -187,6 +188,13 @@ def run(args: argparse.Namespace, corpus_path: Path) -> dict[str, Any]:
             ),
         ),
         "sweep": ("trainer_sweep", growth_sweep),
+        "dataset": (
+            "dataset_encode",
+            lambda: dataset_encode.run(
+                size_mb=args.big_corpus_mb or (QUICK_BIG_MB if quick else DEFAULT_BIG_MB),
+                rounds=1 if quick else 3,
+            ),
+        ),
     }
     for section, (key, measure) in sections.items():
         if section in skip:
@@ -231,7 +239,7 @@ def _load_average() -> list[float] | None:
 
 def render(results: dict[str, Any]) -> str:
     """The whole run as markdown: the target table first, then every section's tables."""
-    from benchmarks import big_corpus, openai_encode, peer_training
+    from benchmarks import big_corpus, dataset_encode, openai_encode, peer_training
 
     parts = [
         f"# bpetite benchmark results ({results['mode']} run)",
@@ -246,6 +254,8 @@ def render(results: dict[str, Any]) -> str:
         parts.append(peer_training.render(results["peer_training"]))
     if "big_corpus" in results:
         parts.append(big_corpus.render(results["big_corpus"]))
+    if "dataset_encode" in results:
+        parts.append(dataset_encode.render(results["dataset_encode"]))
     if "trainer_sweep" in results:
         parts.append(
             "## The merge loop on inputs built to make it quadratic\n\n"

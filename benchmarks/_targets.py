@@ -157,6 +157,14 @@ def rows(results: Results) -> list[Row]:
         _ratio(ours.get("tree_peak_bytes"), rust.get("tree_peak_bytes")),
         "whole process tree's proportional set size (counting workers included), sampled",
     )
+    dataset = _get(results, "dataset_encode", "seconds") or {}
+    add(
+        f"encode {corpus} to a dataset, 2 workers: bpetite speed / tiktoken's (2 threads)",
+        ">=",
+        0.8,
+        _ratio(dataset.get("tiktoken"), dataset.get("bpetite")),
+        "GPT-2's vocabulary; ids checked document by document",
+    )
     return table
 
 
