@@ -404,13 +404,18 @@ def _receive(receiver: Connection, process: BaseProcess) -> Counter[str] | BaseE
         result: Counter[str] | BaseException = receiver.recv()
     except (EOFError, OSError):  # nothing, or half a message: the worker died sending
         process.join(POLL_SECONDS * 10)  # it has closed the pipe, so it is exiting
-        raise WorkerError(_describe_death(process)) from None
+        raise WorkerError(describe_death(process, "counting", "its counts")) from None
     return result
 
 
-def _describe_death(process: BaseProcess) -> str:
-    """Why a worker stopped without sending its counts, in the words a user can act on."""
-    who = f"a counting worker (pid {process.pid})"
+def describe_death(process: BaseProcess, role: str, lost: str) -> str:
+    """Why a `role` worker stopped without sending `lost`, in words a user can act on.
+
+    >>> class Killed: pid, exitcode = 7, -9
+    >>> describe_death(Killed(), "counting", "its counts")  # doctest: +ELLIPSIS
+    'a counting worker (pid 7) was killed by SIGKILL; the machine may be out of memory'
+    """
+    who = f"a {role} worker (pid {process.pid})"
     code = process.exitcode
     if code is not None and code < 0:
         try:
@@ -421,8 +426,8 @@ def _describe_death(process: BaseProcess) -> str:
             return f"{who} was killed by {name}; the machine may be out of memory"
         return f"{who} was killed by {name}"
     if code:
-        return f"{who} exited with status {code} before sending its counts"
-    return f"{who} stopped before sending its counts"
+        return f"{who} exited with status {code} before sending {lost}"
+    return f"{who} stopped before sending {lost}"
 
 
 def _stop(processes: Sequence[BaseProcess]) -> None:

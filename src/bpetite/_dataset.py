@@ -49,6 +49,7 @@ from bpetite._counting import (
     Piece,
     check_workers,
     default_workers,
+    describe_death,
     expand_inputs,
     plan_pieces,
 )
@@ -704,20 +705,10 @@ def _receive(receiver: Connection, process: BaseProcess) -> Message:
         message: Message = receiver.recv()
     except (EOFError, OSError):
         process.join(1.0)
-        raise WorkerError(_describe_death(process)) from None
+        raise WorkerError(
+            describe_death(process, "dataset", "its piece") + "; nothing was written"
+        ) from None
     return message
-
-
-def _describe_death(process: BaseProcess) -> str:
-    who = f"a dataset worker (pid {process.pid})"
-    code = process.exitcode
-    if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"{who} was killed by {name}; nothing was written"
-    return f"{who} stopped without finishing its piece (exit status {code}); nothing was written"
 
 
 def _work(
