@@ -317,23 +317,28 @@ def _halves_join(
     pair lies to its left and wins the left-to-right scan. Token ``y`` is first until
     the merge that consumes it, inclusive: there the boundary pair is further left and
     wins. A merge of ``(x, y)`` ranked inside both windows joins the halves.
+
+    The windows of one spine are consecutive, so walking both spines back in time
+    together visits each boundary pair once: O(a + b) lookups for spines of a and b
+    tokens, where trying every (x, y) was O(a * b).
     """
-    x, x_consumed = left, new_id
+    x, x_high = left, new_id
+    y, y_high = right, new_id
     while True:
-        x_created = x if x >= BASE_VOCAB_SIZE else -1
-        y, y_consumed = right, new_id
-        while True:
-            joined = merge_ids.get((x, y))
-            if joined is not None and x_created < joined < x_consumed:
-                y_created = y if y >= BASE_VOCAB_SIZE else -1
-                if y_created < joined <= y_consumed:
-                    return True
-            if y < BASE_VOCAB_SIZE:
-                break
-            y_consumed, y = y, merges[y - BASE_VOCAB_SIZE][0]
-        if x < BASE_VOCAB_SIZE:
-            return False
-        x_consumed, x = x, merges[x - BASE_VOCAB_SIZE][1]
+        x_low = x if x >= BASE_VOCAB_SIZE else -1
+        y_low = y if y >= BASE_VOCAB_SIZE else -1
+        joined = merge_ids.get((x, y))
+        if joined is not None and x_low < joined < x_high and y_low < joined <= y_high:
+            return True
+        # Step back past the more recent of the two creations (both, if it is one id).
+        if x_low >= y_low:
+            if x_low < 0:
+                return False  # two bytes: nothing earlier
+            x_high, x = x, merges[x - BASE_VOCAB_SIZE][1]
+            if x_low == y_low:
+                y_high, y = y, merges[y - BASE_VOCAB_SIZE][0]
+        else:
+            y_high, y = y, merges[y - BASE_VOCAB_SIZE][0]
 
 
 class _BoundedCache:
