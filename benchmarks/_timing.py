@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 #: ``ru_maxrss`` is in kibibytes on Linux and in bytes on macOS.
 _RSS_BYTES_PER_UNIT = 1 if sys.platform == "darwin" else 1024
@@ -147,20 +147,8 @@ def run_child(
         )
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - started
-        process.returncode = os.waitstatus_to_exitcode(status)
-        out_file.seek(0)
-        err_file.seek(0)
-        stdout = out_file.read().decode("utf-8", errors="replace")
-        stderr = err_file.read().decode("utf-8", errors="replace")
-    if process.returncode != 0:
-        tail = "\n".join(stderr.strip().splitlines()[-15:])
-        raise ChildFailed(f"{' '.join(command)} exited {process.returncode}:\n{tail}")
-    report: dict[str, Any] = {}
-    if json_report:
-        lines = stdout.strip().splitlines()
-        if not lines:
-            raise ChildFailed(f"{' '.join(command)} printed no JSON report")
-        report = json.loads(lines[-1])
+        stdout = finished_output(command, status, out_file, err_file)
+    report = last_json_line(command, stdout) if json_report else {}
     return ChildRun(
         report=report,
         wall_seconds=wall,
@@ -168,3 +156,27 @@ def run_child(
         cpu_seconds=usage.ru_utime + usage.ru_stime,
         stdout=stdout,
     )
+
+
+def finished_output(
+    command: Sequence[str], status: int, out_file: IO[bytes], err_file: IO[bytes]
+) -> str:
+    """A reaped child's stdout; ChildFailed with its stderr's tail if it exited non-zero."""
+    out_file.seek(0)
+    err_file.seek(0)
+    stdout = out_file.read().decode("utf-8", errors="replace")
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        stderr = err_file.read().decode("utf-8", errors="replace")
+        tail = "\n".join(stderr.strip().splitlines()[-15:])
+        raise ChildFailed(f"{' '.join(command)} exited {code}:\n{tail}")
+    return stdout
+
+
+def last_json_line(command: Sequence[str], stdout: str) -> dict[str, Any]:
+    """The child's report: the last line it printed, as JSON."""
+    lines = stdout.strip().splitlines()
+    if not lines:
+        raise ChildFailed(f"{' '.join(command)} printed no JSON report")
+    report: dict[str, Any] = json.loads(lines[-1])
+    return report

@@ -44,7 +44,7 @@ if __name__ == "__main__":
     sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks import _peers  # noqa: E402
-from benchmarks._timing import Stat, own_peak_rss  # noqa: E402
+from benchmarks._timing import Stat, finished_output, last_json_line, own_peak_rss  # noqa: E402
 from benchmarks.make_python_corpus import python_files, source_roots  # noqa: E402
 from bpetite import PRESETS  # noqa: E402
 
@@ -280,18 +280,8 @@ def run_sampled(command: Sequence[str], *, env: dict[str, str] | None = None) ->
                 tree_peak = max(tree_peak or 0, sample)
             time.sleep(SAMPLE_SECONDS)
         wall = time.perf_counter() - started
-        process.returncode = os.waitstatus_to_exitcode(status)
-        out_file.seek(0)
-        err_file.seek(0)
-        stdout = out_file.read().decode("utf-8", errors="replace")
-        stderr = err_file.read().decode("utf-8", errors="replace")
-    if process.returncode != 0:
-        tail = "\n".join(stderr.strip().splitlines()[-15:])
-        raise RuntimeError(f"{' '.join(command)} exited {process.returncode}:\n{tail}")
-    lines = stdout.strip().splitlines()
-    if not lines:
-        raise RuntimeError(f"{' '.join(command)} printed no JSON report")
-    return Measured(json.loads(lines[-1]), wall, tree_peak)
+        stdout = finished_output(command, status, out_file, err_file)
+    return Measured(last_json_line(command, stdout), wall, tree_peak)
 
 
 def log(message: str) -> None:

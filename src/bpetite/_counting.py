@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, Iterator, MutableSequence, Seque
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Final
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from bpetite._errors import WorkerError
 from bpetite._patterns import PRESETS, SplitPattern, resolve_pattern
@@ -355,7 +355,7 @@ def _count_in_workers(
             ready = set(wait([*pending, *(p.sentinel for p in pending.values())], POLL_SECONDS))
             for receiver, worker in list(pending.items()):
                 if receiver in ready or worker.sentinel in ready:
-                    result = _receive(receiver, worker)
+                    result = receive_from(receiver, worker, "counting", "its counts")
                     del pending[receiver]
                     receiver.close()
                     if isinstance(result, BaseException):
@@ -393,19 +393,21 @@ def _shutdown_signals_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def _receive(receiver: Connection, process: BaseProcess) -> Counter[str] | BaseException:
-    """What a finished worker sent: its counts or its error; WorkerError if it sent nothing.
+def receive_from(
+    receiver: Connection, process: BaseProcess, role: str, lost: str, note: str = ""
+) -> Any:
+    """What a `role` worker sent; WorkerError naming how it died if it sent nothing.
 
     Called when the pipe is readable or the process has ended. A process that ended
     has written all it ever will and holds the only sending end, so the pipe then
-    holds a whole message or ends: ``recv`` cannot block.
+    holds a whole message or ends: ``recv`` cannot block. `note` is added to the
+    error (what the death means for the caller's output).
     """
     try:
-        result: Counter[str] | BaseException = receiver.recv()
+        return receiver.recv()
     except (EOFError, OSError):  # nothing, or half a message: the worker died sending
         process.join(POLL_SECONDS * 10)  # it has closed the pipe, so it is exiting
-        raise WorkerError(describe_death(process, "counting", "its counts")) from None
-    return result
+        raise WorkerError(describe_death(process, role, lost) + note) from None
 
 
 def describe_death(process: BaseProcess, role: str, lost: str) -> str:
@@ -480,7 +482,7 @@ def _work(job: WorkerJob, slot: int, sender: Connection) -> None:
     try:
         result = count_claimed(job, slot, parent=os.getppid())
     except Exception as error:
-        result = _portable(error)
+        result = portable_error(error, "counting")
     try:
         sender.send(result)
     except OSError:  # the parent is gone; there is no one left to tell
@@ -513,10 +515,10 @@ def count_claimed(job: WorkerJob, slot: int, *, parent: int) -> Counter[str]:
         count_piece(job.pieces[index], job.block_size, counts, on_bytes, pattern)
 
 
-def _portable(error: Exception) -> BaseException:
+def portable_error(error: Exception, role: str) -> BaseException:
     """`error` if the parent can rebuild it from a pickle, else a WorkerError that names it."""
     try:
         pickle.loads(pickle.dumps(error))
     except Exception:
-        return WorkerError(f"a counting worker failed: {type(error).__name__}: {error}")
+        return WorkerError(f"a {role} worker failed: {type(error).__name__}: {error}")
     return error

@@ -26,7 +26,6 @@ import contextlib
 import hashlib
 import json
 import os
-import pickle
 import shutil
 import signal
 import sys
@@ -38,8 +37,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, Literal
 
-import regex
-
 from bpetite import _persistence
 from bpetite._atomic import publish_atomically, write_atomically
 from bpetite._constants import END_OF_TEXT_TOKEN
@@ -49,9 +46,10 @@ from bpetite._counting import (
     Piece,
     check_workers,
     default_workers,
-    describe_death,
     expand_inputs,
     plan_pieces,
+    portable_error,
+    receive_from,
 )
 from bpetite._errors import (
     InvalidUtf8Error,
@@ -73,7 +71,6 @@ from bpetite._tokenizer import Tokenizer
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
-    from multiprocessing.process import BaseProcess
     from multiprocessing.sharedctypes import Synchronized
 
 #: The manifest's format name and version.
@@ -93,8 +90,6 @@ POLL_SECONDS: Final = 0.1
 
 #: What the input path ``-`` means: standard input, spooled to a file first.
 STDIN: Final = "-"
-
-_WHITESPACE: Final = regex.compile(r"\s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -666,7 +661,7 @@ def _encode_in_workers(
                 if receiver not in ready and process.sentinel not in ready:
                     continue
                 while receiver.poll():
-                    message = _receive(receiver, process)
+                    message: Message = receive_from(receiver, process, *_DEATH)
                     if message is None:  # the worker found no piece left and is exiting
                         del pending[receiver]
                         receiver.close()
@@ -677,7 +672,9 @@ def _encode_in_workers(
                     finished[index] = tokens
                 else:
                     if not process.is_alive() and receiver in pending:
-                        _receive(receiver, process)  # raises WorkerError: it died silently
+                        receive_from(
+                            receiver, process, *_DEATH
+                        )  # raises WorkerError: it died silently
             while appended in finished:
                 append(appended, finished.pop(appended))
                 appended += 1
@@ -697,18 +694,8 @@ def _encode_in_workers(
 
 
 Message = tuple[int, int] | BaseException | None
-
-
-def _receive(receiver: Connection, process: BaseProcess) -> Message:
-    """One message from a worker; WorkerError if it died without sending it."""
-    try:
-        message: Message = receiver.recv()
-    except (EOFError, OSError):
-        process.join(1.0)
-        raise WorkerError(
-            describe_death(process, "dataset", "its piece") + "; nothing was written"
-        ) from None
-    return message
+#: How a dead dataset worker is described: what it was, what it lost, what that means.
+_DEATH: Final = ("dataset", "its piece", "; nothing was written")
 
 
 def _work(
@@ -745,18 +732,9 @@ def _work(
             sender.send((index, encode_piece(tokenizer, job, index, on_bytes)))
     except Exception as error:
         with contextlib.suppress(OSError):
-            sender.send(_portable(error))
+            sender.send(portable_error(error, "dataset"))
     finally:
         sender.close()
-
-
-def _portable(error: Exception) -> Exception:
-    """`error` if it survives pickling, else a RuntimeError with its message."""
-    try:
-        pickle.loads(pickle.dumps(error))
-    except Exception:
-        return RuntimeError(f"{type(error).__name__}: {error}")
-    return error
 
 
 # --------------------------------------------------------------------------- manifest

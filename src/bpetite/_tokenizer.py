@@ -317,7 +317,8 @@ class Tokenizer:
         """Return the ids of `text` with every character ordinary, special texts included."""
         if not isinstance(text, str):
             raise TypeError(f"encode_ordinary() takes a str, got {type(text).__name__}")
-        require_utf8(text, "text")
+        if not text.isascii():  # ASCII text cannot hold a lone surrogate
+            require_utf8(text, "text")
         return self._encoder.encode_text(text)
 
     def encode_chunk(self, chunk: bytes) -> list[int]:

@@ -25,7 +25,7 @@ from bpetite.interop._model import (
     check_distinct_bytes,
     first_token_not_encoding_to_itself,
 )
-from bpetite.interop._vocab_merges import import_tables, load_json, spell
+from bpetite.interop._vocab_merges import import_tables, spell
 
 #: GPT-2's pattern as released, which Hugging Face's ByteLevel(use_regex=true) applies.
 GPT2_PATTERN: Final = (
@@ -380,11 +380,3 @@ def _check_whole_word_lookup(result: ImportResult, source: str) -> None:
             f"it has one, but the merges split {spell(token)} into {len(ids)} tokens; "
             "bpetite would encode it differently"
         )
-
-
-def load_tokenizer_json(data: bytes, source: str) -> ImportResult:
-    """Parse and import the bytes of a ``tokenizer.json`` file."""
-    document = load_json(data, source)
-    if not isinstance(document, dict):
-        raise InteropError(f"{source} is not a tokenizer.json: its top level is not an object")
-    return import_tokenizer_json(document, source)
