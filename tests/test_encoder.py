@@ -138,10 +138,10 @@ def test_cache_stays_bounded_on_huge_varied_input() -> None:
     ids = encoder.encode_text(text)
     assert ids == naive_ordinary(text, [(97, 98), (32, 256)])
     assert 0 < cache.size <= CHUNK_CACHE_SIZE
-    remembered = {key: ids for key, ids in cache.entries.items() if key not in cache.permanent}
+    remembered = {key: ids for key, ids in cache.items() if key not in cache.permanent}
     assert cache.size == sum(map(len, remembered)) + sum(map(len, remembered.values()))
     permanent = {text: (token,) for text, token in cache.permanent.items()}
-    assert permanent.items() <= cache.entries.items()  # whole tokens survive emptying
+    assert permanent.items() <= cache.items()  # whole tokens survive emptying
 
 
 @given(trained(), st.lists(tricky_text, max_size=12))
@@ -200,9 +200,7 @@ def test_every_encode_path_matches_the_rank_pass_encoder(
     for piece in (*parts, text, text, parts[0] + text):
         assert encoder.encode_text(piece) == naive_ordinary(piece, tokenizer.merges)
     cache = encoder.chunk_cache
-    assert {
-        text: (token,) for text, token in cache.permanent.items()
-    }.items() <= cache.entries.items()
+    assert {text: (token,) for text, token in cache.permanent.items()}.items() <= cache.items()
 
 
 @given(merge_lists())

@@ -5,6 +5,7 @@ never from the code under test.
 """
 
 import os
+import pickle
 from collections import Counter
 from pathlib import Path
 
@@ -241,3 +242,25 @@ def test_training_options_are_recorded_and_saved(tmp_path: Path) -> None:
     assert not Tokenizer.train(CORPUS, 300).training
     with pytest.raises(ParameterError, match="unknown training option"):
         Tokenizer([], training={"dropout": 1})
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "o200k", r"\w+|\s+|[^\w\s]+"])
+def test_a_pickled_tokenizer_is_the_same_model(pattern: str) -> None:
+    """Worker processes receive tokenizers by pickle (spawn, forkserver)."""
+    tokenizer = Tokenizer.train(
+        "ab ab abc x\n" * 8, 262, pattern=pattern, special_tokens={"<|a|>": 300, "<|b|>": 262}
+    )
+    ordered = Tokenizer(
+        tokenizer.merges, byte_order=[*range(255, -1, -1)], training={"min_frequency": 2}
+    )
+    for original in (tokenizer, ordered):
+        copy = pickle.loads(pickle.dumps(original))
+        assert copy is not original
+        assert copy.merges == original.merges
+        assert copy.vocab == original.vocab
+        assert copy.special_tokens == original.special_tokens
+        assert (copy.pattern, copy.pattern_name) == (original.pattern, original.pattern_name)
+        assert copy.byte_order == original.byte_order
+        assert copy.training == original.training
+        text = "ab abc<|a|> x\n<|b|>"
+        assert copy.encode(text) == original.encode(text)

@@ -161,4 +161,5 @@ def _encode_piece(model: tuple[str, Setup], job: Any, index: int) -> int:
         tokenizer = _tokenizers[key] = Tokenizer(
             merges, pattern=pattern, special_tokens=specials, byte_order=byte_order
         )
-    return encode_piece(tokenizer, job, index, None)
+    with job.piece_path(index).open("wb") as sink:
+        return encode_piece(tokenizer, job, index, sink, None)

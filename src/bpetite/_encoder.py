@@ -30,7 +30,7 @@ faster than ``map``.
 """
 
 from array import array
-from collections.abc import Callable, Iterable, MutableSequence, Sequence
+from collections.abc import Callable, MutableSequence, Sequence
 from heapq import heapify, heappop, heappush
 from itertools import chain, pairwise, repeat
 
@@ -45,10 +45,11 @@ LONG_CHUNK_BYTES = 16
 #: bytes each: the lists share the int objects); it is emptied when it would grow past.
 CHUNK_CACHE_SIZE = 1 << 21
 #: A text whose chunks are all whole tokens but one in this many (or fewer) has the
-#: others patched in; with more, every chunk's ids are flattened from the cache. The
-#: first `_HEAD` chunks decide whether to try; a text with fewer is always flattened.
+#: others patched in; with more, every chunk's ids are flattened from the cache. About
+#: `_SAMPLE` chunks spread over the text decide which to try; a text with no more than
+#: that many tries the whole-token pass, then flattens.
 _PATCH_AT_MOST = 8
-_HEAD = 256
+_SAMPLE = 256
 #: Long chunks of more positions than this keep their links in arrays, not lists.
 ARRAY_POSITIONS = 1 << 16
 #: Chunks longer than this many characters are never cached (rare, and large).
@@ -94,7 +95,7 @@ class Encoder:
         self._split = split
         self.whole_tokens = self._find_whole_tokens(vocab)
         self.token_of_text = _texts_of(self.whole_tokens)
-        self.chunk_cache = _BoundedCache(CHUNK_CACHE_SIZE, self.token_of_text)
+        self.chunk_cache = ChunkCache(CHUNK_CACHE_SIZE, self.token_of_text, self._merge_text)
 
     def encode_chunk(self, chunk: bytes) -> list[int]:
         """Return the ids of one pre-tokenized chunk (uncached)."""
@@ -102,6 +103,9 @@ class Encoder:
         if whole is not None:
             return [whole]
         return self._merge(chunk)
+
+    def _merge_text(self, chunk: str) -> list[int]:
+        return self._merge(chunk.encode("utf-8"))
 
     def _merge(self, chunk: bytes) -> list[int]:
         """Apply the merges to `chunk`'s bytes, by the loop that suits its length."""
@@ -115,35 +119,37 @@ class Encoder:
         """Return the ids of `text`, every character ordinary (the caller checked it is a str)."""
         pieces = self._split(text)
         token_of_text = self.token_of_text
-        # Each path is one C-speed pass over the chunks; the first answers a text whose
-        # chunks are all whole tokens and stops with KeyError at the first that is not.
-        try:
-            return list(map(token_of_text.__getitem__, pieces))
-        except KeyError:
-            pass
-        # A long text with a few chunks of several tokens (judged on its first chunks):
-        # mark those with -1 and patch them in; a short one is cheaper to flatten.
-        # -1, not None: ints compare with ints fast in count() and index().
-        if len(pieces) >= _HEAD:
-            head = list(map(token_of_text.get, pieces[:_HEAD], repeat(-1)))
-            if head.count(-1) * _PATCH_AT_MOST <= _HEAD:
-                ids = list(map(token_of_text.get, pieces, repeat(-1)))
-                missing = ids.count(-1)
-                if missing * _PATCH_AT_MOST <= len(ids):
-                    return self._patched(ids, pieces, missing)
-        # Many: flattening every chunk's tuple from the cache beats patching.
-        try:
-            return list(chain.from_iterable(map(self.chunk_cache.entries.__getitem__, pieces)))
-        except KeyError:
-            local = self._chunk_ids(pieces)
-            return list(chain.from_iterable(map(local.__getitem__, pieces)))
+        # Each path is one C-speed pass over the chunks. The first answers a text whose
+        # chunks are all whole tokens and stops with KeyError at the first that is not;
+        # a long text tries it only when a sample of its chunks, spread evenly over it,
+        # is all whole, since a failed pass over code (where most lines hold a chunk of
+        # several tokens) cost a tenth of the encode.
+        misses = None
+        if len(pieces) > _SAMPLE:
+            sample = pieces[:: len(pieces) // _SAMPLE]
+            # -1, not None: ints compare with ints fast in count() and index().
+            misses = list(map(token_of_text.get, sample, repeat(-1))).count(-1)
+        if not misses:
+            try:
+                return list(map(token_of_text.__getitem__, pieces))
+            except KeyError:
+                pass
+        # A long text with a few chunks of several tokens: mark those with -1 and patch
+        # them in; a short one, or one with many, is cheaper to flatten.
+        if misses is not None and misses * _PATCH_AT_MOST <= _SAMPLE:
+            ids = list(map(token_of_text.get, pieces, repeat(-1)))
+            missing = ids.count(-1)
+            if missing * _PATCH_AT_MOST <= len(ids):
+                return self._patched(ids, pieces, missing)
+        # Many: flatten every chunk's tuple from the cache, which merges what it lacks.
+        return list(chain.from_iterable(map(self.chunk_cache.__getitem__, pieces)))
 
     def _patched(self, ids: list[int], pieces: list[str], missing: int) -> list[int]:
         """`ids` with each -1 replaced by the ids of its chunk, in one left-to-right copy."""
         places = [ids.index(-1)]
         for _ in range(missing - 1):
             places.append(ids.index(-1, places[-1] + 1))
-        chunk_ids = self._chunk_ids([pieces[place] for place in places])
+        chunk_ids = self.chunk_cache
         patched: list[int] = []
         start = 0
         for place in places:
@@ -152,19 +158,6 @@ class Encoder:
             start = place + 1
         patched += ids[start:]
         return patched
-
-    def _chunk_ids(self, pieces: Iterable[str]) -> dict[str, tuple[int, ...]]:
-        """The ids of each distinct chunk, from the cache or computed (and then cached)."""
-        cached = self.chunk_cache.entries
-        local: dict[str, tuple[int, ...]] = {}
-        fresh: dict[str, tuple[int, ...]] = {}
-        for piece in dict.fromkeys(pieces):
-            ids = cached.get(piece)
-            if ids is None:
-                ids = fresh[piece] = tuple(self._merge(piece.encode("utf-8")))
-            local[piece] = ids
-        self.chunk_cache.remember(fresh)
-        return local
 
     def merge_short(self, tokens: list[int]) -> list[int]:
         """Quadratic in the worst case, but the fastest loop for the usual few bytes.
@@ -341,39 +334,46 @@ def _halves_join(
             y_high, y = y, merges[y - BASE_VOCAB_SIZE][0]
 
 
-class _BoundedCache:
-    """A dict from text to ids: the `permanent` tokens, and others up to `capacity` units.
+class ChunkCache(dict[str, tuple[int, ...]]):
+    """A dict from chunk text to ids that merges a chunk it lacks: ``cache[chunk]`` always answers.
 
-    A unit is a character of a key or an id in a value, so the bound holds for any
-    input: a huge, varied text empties the remembered part now and then instead of
-    growing it. Emptying it whole is cheaper and more predictable than evicting entry
-    by entry. The permanent entries (the whole tokens, bounded by the vocabulary) make
-    one dict answer every chunk, so the warm path stays a single C-speed lookup pass.
-    Values are tuples: immutable, and flattening them is a little faster than lists.
+    It holds the `permanent` entries (the whole tokens, bounded by the vocabulary) for
+    good and others up to `capacity` units, a unit being a character of a key or an id
+    in a value, so the bound holds for any input: a huge, varied text empties the
+    remembered part now and then instead of growing it. Emptying it whole is cheaper
+    and more predictable than evicting entry by entry.
+
+    Why a dict subclass with ``__missing__``: ``map(cache.__getitem__, chunks)`` stays
+    the C-speed lookup of a plain dict for every chunk it holds and calls into Python
+    only for a chunk it lacks, so text with new chunks costs one pass, not a pass that
+    fails, a pass to find what is missing, and a pass to flatten. Values are tuples:
+    immutable, and flattening them is a little faster than lists.
     """
 
-    __slots__ = ("capacity", "entries", "permanent", "size")
+    __slots__ = ("capacity", "merge", "permanent", "size")
 
-    def __init__(self, capacity: int, permanent: dict[str, int]) -> None:
+    def __init__(
+        self, capacity: int, permanent: dict[str, int], merge: Callable[[str], list[int]]
+    ) -> None:
+        super().__init__()
         self.capacity = capacity
         self.permanent = permanent
-        self.entries: dict[str, tuple[int, ...]] = {}
-        self._seed()
+        self.merge = merge
         self.size = 0
+        self._seed()
 
     def _seed(self) -> None:
         # zip(values) yields the 1-tuples at C speed: a comprehension took twice as long.
-        self.entries.update(zip(self.permanent, zip(self.permanent.values()), strict=True))
+        self.update(zip(self.permanent, zip(self.permanent.values()), strict=True))
 
-    def remember(self, fresh: dict[str, tuple[int, ...]]) -> None:
-        entries = self.entries
-        for key, ids in fresh.items():
-            if len(key) > CACHE_MAX_KEY_CHARS:
-                continue
-            units = len(key) + len(ids)
+    def __missing__(self, chunk: str) -> tuple[int, ...]:
+        ids = tuple(self.merge(chunk))
+        if len(chunk) <= CACHE_MAX_KEY_CHARS:
+            units = len(chunk) + len(ids)
             if self.size + units > self.capacity:
-                entries.clear()
+                self.clear()
                 self._seed()
                 self.size = 0
-            entries[key] = ids
+            self[chunk] = ids
             self.size += units
+        return ids

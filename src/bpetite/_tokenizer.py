@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Final, Self
+from typing import Any, Final, Self
 
 from bpetite import _persistence
 from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
@@ -99,6 +99,17 @@ class Tokenizer:
         if self._byte_order != _IDENTITY:
             byte_ids = bytes(sorted(range(BASE_VOCAB_SIZE), key=self._byte_order.__getitem__))
         self._encoder = Encoder(self._merges, vocab, self._pattern.split, byte_ids)
+
+    def __reduce__(self) -> tuple[Callable[..., Tokenizer], tuple[Any, ...]]:
+        """Pickle as the definition, not the tables: a worker process rebuilds them."""
+        pattern = self._pattern.name if self._pattern.is_preset else self._pattern.source
+        return _rebuild, (
+            self._merges,
+            pattern,
+            dict(self._special_ids),
+            self._byte_order,
+            dict(self._training),
+        )
 
     # ------------------------------------------------------------------ building
 
@@ -628,3 +639,20 @@ def _checked_counts(counts: Mapping[bytes, int]) -> Mapping[bytes, int]:
         if type(count) is not int or count < 0:
             raise ParameterError(f"counts[{chunk!r}] must be a non-negative int, got {count!r}")
     return counts
+
+
+def _rebuild(
+    merges: tuple[Merge, ...],
+    pattern: str,
+    special_tokens: dict[str, int],
+    byte_order: tuple[int, ...],
+    training: dict[str, int],
+) -> Tokenizer:
+    """Unpickle a :class:`Tokenizer` (see ``Tokenizer.__reduce__``)."""
+    return Tokenizer(
+        merges,
+        pattern=pattern,
+        special_tokens=special_tokens,
+        byte_order=byte_order,
+        training=training,
+    )
