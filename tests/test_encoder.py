@@ -1,6 +1,5 @@
 """The fast encoder must give exactly the ids of the spec's one-pass-per-rank encoder."""
 
-import contextlib
 import random
 from collections.abc import Sequence
 
@@ -49,22 +48,47 @@ def test_matches_rank_pass_on_arbitrary_merge_lists(
     assert encoder.merge_short(list(chunk)) == expected
 
 
-@given(merge_lists())
-def test_whole_token_shortcut_is_exact(merges: list[tuple[int, int]]) -> None:
-    """A token is answered by lookup only if encoding its bytes really gives that token."""
+@given(merge_lists(), st.randoms(use_true_random=False))
+def test_whole_token_shortcut_is_exact(merges: list[tuple[int, int]], rng: random.Random) -> None:
+    """A token is answered by lookup only if encoding its bytes really gives that token.
+
+    Tokens are asked in a random order: the proof is lazy and remembers, so asking a
+    token before or after its parts must not change the answer.
+    """
     vocab = naive_vocab(merges)
-    whole = encoder_for(merges).whole_tokens
-    for token_id in range(256 + len(merges)):
+    encoder = encoder_for(merges)
+    ids = list(range(256 + len(merges)))
+    rng.shuffle(ids)
+    for token_id in ids:
         encodes_to_itself = naive_encode_chunk(vocab[token_id], merges) == [token_id]
-        assert (whole.get(vocab[token_id]) == token_id) == encodes_to_itself
+        assert encoder.is_whole(token_id) == encodes_to_itself
+    for token_id in ids:
+        found = encoder.whole_token(vocab[token_id])
+        first = min(i for i in vocab if vocab[i] == vocab[token_id])
+        assert found == (first if naive_encode_chunk(vocab[token_id], merges) == [first] else None)
 
 
 def test_whole_token_shortcut_refuses_an_unreachable_token() -> None:
     """bc first, then ab, then ab+c: 'abc' encodes as a, bc, never as the third token."""
     merges = [(98, 99), (97, 98), (257, 99)]
     encoder = encoder_for(merges)
-    assert b"abc" not in encoder.whole_tokens
+    assert encoder.whole_token(b"abc") is None
+    assert not encoder.is_whole(258)
     assert encoder.encode_chunk(b"abc") == [97, 256] == naive_encode_chunk(b"abc", merges)
+
+
+def test_a_merge_chain_as_deep_as_the_list_needs_no_recursion() -> None:
+    """A hand-made list may nest every merge in the previous one: 5,000 levels deep.
+
+    Token ``256 + k`` is ``a`` repeated ``k + 2`` times. BPE pairs up ``aa`` first, so
+    only ``aa`` and ``aaa`` encode to themselves (``aaaa`` is ``aa, aa``); asking the
+    deepest token first settles the whole chain under it.
+    """
+    merges = [(97, 97)] + [(256 + rank, 97) for rank in range(4_999)]
+    encoder = encoder_for(merges)
+    assert not encoder.is_whole(256 + 4_999)
+    assert [encoder.is_whole(256 + k) for k in range(5_000)] == [True, True] + [False] * 4_998
+    assert naive_encode_chunk(b"aaaa", merges[:3]) == [256, 256]  # the oracle agrees
 
 
 @pytest.fixture(scope="module")
@@ -203,16 +227,21 @@ def test_every_encode_path_matches_the_rank_pass_encoder(
     assert {text: (token,) for text, token in cache.permanent.items()}.items() <= cache.items()
 
 
-@given(merge_lists())
-def test_the_whole_token_text_table_is_the_decodable_part_of_the_bytes_table(
-    merges: list[tuple[int, int]],
+@given(merge_lists(), st.lists(st.sampled_from(["a", "b", "ab", " ab", "c", "abc", "\n"])))
+def test_the_whole_token_text_table_learns_only_tokens_that_encode_to_themselves(
+    merges: list[tuple[int, int]], words: list[str]
 ) -> None:
+    """The text table fills as chunks are met; each entry is a chunk whose bytes encode
+    to exactly its token, and every such chunk met is in it."""
     encoder = encoder_for(merges)
-    expected = {}
-    for data, token in encoder.whole_tokens.items():
-        with contextlib.suppress(UnicodeDecodeError):
-            expected[data.decode("utf-8")] = token
-    assert encoder.token_of_text == expected
+    text = "".join(words)
+    assert encoder.encode_text(text) == naive_ordinary(text, merges)
+    for chunk in naive_pretokenize(text):
+        ids = naive_encode_chunk(chunk, merges)
+        whole = len(ids) == 1 and encoder.whole_token(chunk) == ids[0]
+        assert (chunk.decode("utf-8") in encoder.token_of_text) == whole
+    for chunk_text, token in encoder.token_of_text.items():
+        assert naive_encode_chunk(chunk_text.encode("utf-8"), merges) == [token]
 
 
 @given(merge_lists(), st.binary(max_size=120).map(lambda b: bytes(x % 5 + 96 for x in b)))

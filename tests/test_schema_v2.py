@@ -43,19 +43,29 @@ def _expected(
     specials: dict[str, int],
     name: str,
     regex: str,
+    *,
+    stored: bool = False,
     **optional: Any,
 ) -> dict[str, Any]:
-    """The v2 document docs/schema.md describes, built independently of the writer."""
-    return {
+    """The v2 document docs/schema.md describes, built independently of the writer.
+
+    By default the compact lane bpetite writes (``merges_flat``, no ``vocab``); with
+    `stored`, the lane of older writers (``merges`` pairs and the whole ``vocab``).
+    """
+    document = {
         "mergeable_vocab_size": 256 + len(merges),
-        "merges": [list(merge) for merge in merges],
         "pattern_name": name,
         "pretokenizer_pattern": regex,
         "schema_version": 2,
         "special_tokens": specials,
-        "vocab": _vocab_document(merges, specials),
         **optional,
     }
+    if stored:
+        document["merges"] = [list(merge) for merge in merges]
+        document["vocab"] = _vocab_document(merges, specials)
+    else:
+        document["merges_flat"] = [token_id for merge in merges for token_id in merge]
+    return document
 
 
 MERGES = naive_train(CORPUS, 266)
@@ -172,8 +182,9 @@ def test_a_custom_pattern_needs_the_callers_trust(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- the loader
 
 
-def _valid() -> dict[str, Any]:
-    return _expected(MERGES, {EOT: SIZE, "<|u|>": SIZE + 1}, "cl100k", PRESETS["cl100k"])
+def _valid(*, stored: bool = True) -> dict[str, Any]:
+    specials = {EOT: SIZE, "<|u|>": SIZE + 1}
+    return _expected(MERGES, specials, "cl100k", PRESETS["cl100k"], stored=stored)
 
 
 def _rejected(
@@ -182,8 +193,9 @@ def _rejected(
     *,
     error: type[Exception] = ArtifactError,
     trust: bool = True,
+    stored: bool = True,
 ) -> None:
-    document = _valid()
+    document = _valid(stored=stored)
     mutate(document)
     with pytest.raises(error) as excinfo:
         parse_artifact(_canonical(document), "a.json", trust_custom_pattern=trust)
@@ -191,10 +203,74 @@ def _rejected(
     assert fragment in str(excinfo.value)
 
 
-def test_the_valid_document_loads() -> None:
-    artifact = parse_artifact(_canonical(_valid()))
+@pytest.mark.parametrize("stored", [True, False])
+def test_the_valid_document_loads(stored: bool) -> None:
+    artifact = parse_artifact(_canonical(_valid(stored=stored)))
     assert artifact.pattern.name == "cl100k"
+    assert artifact.merges == MERGES
     assert artifact.special_tokens == {EOT: SIZE, "<|u|>": SIZE + 1}
+    assert artifact.vocab == {
+        int(key): bytes(value)
+        for key, value in _vocab_document(MERGES, artifact.special_tokens).items()
+    }
+
+
+def test_either_merge_form_may_come_with_or_without_a_vocab() -> None:
+    """The merge form and the vocab are independent: four documents, one artifact."""
+    stored, compact = _valid(stored=True), _valid(stored=False)
+    for merges_key, vocab in [("merges", False), ("merges_flat", True)]:
+        document = dict(compact if merges_key == "merges_flat" else stored)
+        if not vocab:
+            del document["vocab"]
+        else:
+            document["vocab"] = stored["vocab"]
+        artifact = parse_artifact(_canonical(document))
+        assert (artifact.merges, artifact.special_tokens) == (
+            MERGES,
+            {EOT: SIZE, "<|u|>": SIZE + 1},
+        )
+        assert (artifact.stored_vocab is not None) == vocab
+
+
+def test_the_merges_come_in_exactly_one_form() -> None:
+    _rejected(lambda d: d.pop("merges"), "merges (or merges_flat)", error=MissingKeyError)
+    _rejected(lambda d: d.update(merges_flat=[97, 98]), "has both merges and merges_flat")
+
+
+@pytest.mark.parametrize(
+    ("merges_flat", "fragment"),
+    [
+        ({"0": 97}, "merges_flat must be a list"),
+        ([97, 98, 32], "its length 3 is odd"),
+        ([97, 98, 32, True], "merges_flat[3] must be an integer, got True"),
+        ([97, 98, 32.0, 256], "merges_flat[2] must be an integer, got 32.0"),
+        ([97, 98, -1, 256], "merges_flat[2] must be non-negative"),
+        ([97, 98, 32, 257], "merges_flat[3] is 257, but merge 1 creates id 257"),
+        ([256, 98], "merges_flat[0] is 256, but merge 0 creates id 256"),
+    ],
+)
+def test_a_bad_flat_merge_list_is_named_by_its_index(merges_flat: object, fragment: str) -> None:
+    def mutate(document: dict[str, Any]) -> None:
+        document["merges_flat"] = merges_flat
+        if isinstance(merges_flat, list) and len(merges_flat) % 2 == 0:
+            size = 256 + len(merges_flat) // 2
+            document["mergeable_vocab_size"] = size
+            document["special_tokens"] = {EOT: size, "<|u|>": size + 1}
+
+    _rejected(mutate, fragment, stored=False)
+
+
+def test_a_compact_artifact_checks_its_special_tokens_without_a_vocab() -> None:
+    _rejected(
+        lambda d: d["special_tokens"].update({"<|u|>": SIZE + 2}),
+        "must run from mergeable_vocab_size",
+        stored=False,
+    )
+    _rejected(
+        lambda d: d["special_tokens"].update({"<|u|>": SIZE - 1}),
+        "special ids run from mergeable_vocab_size",
+        stored=False,
+    )
 
 
 def test_v2_requires_the_pattern_name() -> None:
@@ -380,5 +456,6 @@ def test_the_examples_in_docs_schema_md_are_what_bpetite_writes(
     assert len(examples) == len(tokenizers)
     for example, tokenizer in zip(examples, tokenizers, strict=True):
         document = json.loads(_saved(tokenizer, tmp_path / str(id(tokenizer))))
-        document["vocab"] = {k: v for k, v in document["vocab"].items() if int(k) >= 256}
+        if "vocab" in document:  # v1 stores it; v2 as written here does not
+            document["vocab"] = {k: v for k, v in document["vocab"].items() if int(k) >= 256}
         assert example == document

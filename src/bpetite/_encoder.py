@@ -10,13 +10,13 @@ doing work only for merges that apply.
 
 Speed comes from three layers, cheapest first:
 
-1. a table from the text of every whole token (a token whose bytes encode to exactly
-   that token, which is every token of a trained vocabulary) to its id; when every
-   chunk of a text is in it, the whole encode is the split plus one ``map`` at C speed,
-   warm or cold;
+1. a table from the text of every whole token met so far (a token whose bytes encode
+   to exactly that token, which is every token of a trained vocabulary) to its id;
+   when every chunk of a text is in it, the whole encode is the split plus one ``map``
+   at C speed;
 2. a cache from chunk text to ids, flattened with ``chain``: it holds every whole
-   token for good and other chunks up to a bound, so a chunk missing from it is
-   exactly one that must be merged;
+   token met for good and other chunks up to a bound; a chunk it lacks is looked up
+   among the tokens (and proven whole, once per token) or merged;
 3. short chunks run a small "find the lowest rank, merge it" loop; long chunks (a
    million letters is one chunk) use a linked list and buckets of positions, O(n log n).
 
@@ -33,6 +33,7 @@ from array import array
 from collections.abc import Callable, MutableSequence, Sequence
 from heapq import heapify, heappop, heappush
 from itertools import chain, pairwise, repeat
+from operator import itemgetter
 
 from bpetite._constants import BASE_VOCAB_SIZE
 
@@ -69,9 +70,11 @@ class Encoder:
         "_merges",
         "_rights",
         "_split",
+        "_token_ids",
+        "_vocab",
+        "_whole",
         "chunk_cache",
         "token_of_text",
-        "whole_tokens",
     )
 
     def __init__(
@@ -81,31 +84,94 @@ class Encoder:
         split: Callable[[str], list[str]],
         byte_ids: bytes | None = None,
     ) -> None:
-        """`byte_ids[b]` is the id of byte ``b`` when the byte tokens are permuted."""
+        """`vocab[i]` is the bytes of id ``i`` (the merges', no specials); `byte_ids[b]` is
+        the id of byte ``b`` when the byte tokens are permuted.
+
+        Everything here is one C-speed pass over the merges: a 200,000-merge vocabulary
+        (o200k_base) must load faster than tiktoken builds its Rust tables. Which tokens
+        are whole is found lazily, token by token, the first time a chunk needs it.
+        """
         self._merges = tuple(merges)
+        self._vocab = vocab
         self._byte_ids = byte_ids
         # The pair each id was merged from, indexed by id (-1 for the bytes).
-        self._lefts = [-1] * BASE_VOCAB_SIZE + [left for left, _ in self._merges]
-        self._rights = [-1] * BASE_VOCAB_SIZE + [right for _, right in self._merges]
-        # The first rank wins if an (odd, hand-made) merge list repeats a pair.
-        merge_ids: dict[Pair, int] = {}
-        for rank, pair in enumerate(self._merges):
-            merge_ids.setdefault(pair, BASE_VOCAB_SIZE + rank)
-        self._merge_ids = merge_ids
+        self._lefts = [-1] * BASE_VOCAB_SIZE + list(map(itemgetter(0), self._merges))
+        self._rights = [-1] * BASE_VOCAB_SIZE + list(map(itemgetter(1), self._merges))
+        # Built back to front so that the first rank wins if an (odd, hand-made) merge
+        # list repeats a pair.
+        end = BASE_VOCAB_SIZE + len(self._merges)
+        self._merge_ids: dict[Pair, int] = dict(
+            zip(reversed(self._merges), range(end - 1, BASE_VOCAB_SIZE - 1, -1), strict=True)
+        )
         self._split = split
-        self.whole_tokens = self._find_whole_tokens(vocab)
-        self.token_of_text = _texts_of(self.whole_tokens)
-        self.chunk_cache = ChunkCache(CHUNK_CACHE_SIZE, self.token_of_text, self._merge_text)
+        # Per id: 0 not yet known, 1 whole, 2 not whole. The bytes are whole.
+        self._whole = bytearray([1]) * BASE_VOCAB_SIZE + bytearray(len(self._merges))
+        self._token_ids: dict[bytes, int] | None = None  # built on first use
+        #: The text of every whole token found so far, to its id: a text made only of
+        #: these is encoded by one ``map``, with no flattening.
+        self.token_of_text: dict[str, int] = {}
+        self.chunk_cache = ChunkCache(CHUNK_CACHE_SIZE, self.token_of_text, self._encode_new)
 
     def encode_chunk(self, chunk: bytes) -> list[int]:
         """Return the ids of one pre-tokenized chunk (uncached)."""
-        whole = self.whole_tokens.get(chunk)
+        whole = self.whole_token(chunk)
         if whole is not None:
             return [whole]
         return self._merge(chunk)
 
-    def _merge_text(self, chunk: str) -> list[int]:
-        return self._merge(chunk.encode("utf-8"))
+    def whole_token(self, data: bytes) -> int | None:
+        """The id of the token whose bytes are `data` if it encodes to itself, else None.
+
+        Every token of a trained merge list encodes to itself, but a hand-made list
+        need not (``bc``, ``ab``, then ``ab+c``: ``abc`` encodes as ``a, bc``); see
+        :meth:`is_whole`. With several tokens of the same bytes, the first is asked.
+        """
+        token_ids = self._token_ids
+        if token_ids is None:
+            vocab = self._vocab
+            # Back to front, so the first id of repeated bytes wins; one C-speed pass.
+            ids = range(len(vocab) - 1, -1, -1)
+            token_ids = self._token_ids = dict(zip(reversed(vocab), ids, strict=True))
+        token = token_ids.get(data)
+        if token is None or not self.is_whole(token):
+            return None
+        return token
+
+    def is_whole(self, token: int) -> bool:
+        """Whether encoding the bytes of `token` gives exactly ``[token]``; remembered.
+
+        Merge ``t = (l, r)`` encodes ``l + r`` to ``[t]`` exactly when ``l`` and ``r``
+        each encode to themselves and no merge ranked before ``t`` joins the two halves
+        (see :func:`_halves_join`): a few dictionary lookups per token instead of a
+        full encode. Asked lazily, so loading a 200,000-token vocabulary does not pay
+        for tokens no text uses; children are settled first, with a stack instead of
+        recursion (a hand-made list can nest merges as deep as it is long).
+        """
+        whole = self._whole
+        pending = [token]
+        while pending:
+            current = pending[-1]
+            if whole[current]:
+                pending.pop()
+                continue
+            left, right = self._lefts[current], self._rights[current]
+            if not whole[left] or not whole[right]:
+                pending += [child for child in (left, right) if not whole[child]]
+                continue
+            pending.pop()
+            joined = whole[left] == 2 or whole[right] == 2
+            if not joined:
+                joined = _halves_join(left, right, current, self._merges, self._merge_ids)
+            whole[current] = 2 if joined else 1
+        return whole[token] == 1
+
+    def _encode_new(self, chunk: str) -> tuple[tuple[int, ...], bool]:
+        """The ids of a chunk the cache lacks, and whether it is a whole token."""
+        data = chunk.encode("utf-8")
+        token = self.whole_token(data)
+        if token is not None:
+            return (token,), True
+        return tuple(self._merge(data)), False
 
     def _merge(self, chunk: bytes) -> list[int]:
         """Apply the merges to `chunk`'s bytes, by the loop that suits its length."""
@@ -262,41 +328,6 @@ class Encoder:
                             bucket.append(h)
         return [token for token in tokens if token >= 0]
 
-    def _find_whole_tokens(self, vocab: Sequence[bytes]) -> dict[bytes, int]:
-        """Map the bytes of every token whose own encoding is exactly that token.
-
-        Every token of a trained merge list has this property, but a hand-made artifact
-        need not (``bc``, ``ab``, then ``ab+c``: ``abc`` encodes as ``a, bc``), so each
-        token is checked, without encoding it: merge ``t = (l, r)`` encodes ``l + r`` to
-        ``[t]`` exactly when ``l`` and ``r`` each encode to themselves and no merge ranked
-        before ``t`` joins the two halves (see :func:`_halves_join`). That costs a few
-        dictionary lookups per token instead of a full encode.
-        """
-        whole_ids = [True] * BASE_VOCAB_SIZE
-        whole = {vocab[token_id]: token_id for token_id in range(BASE_VOCAB_SIZE)}
-        for new_id in range(BASE_VOCAB_SIZE, BASE_VOCAB_SIZE + len(self._merges)):
-            left, right = self._merges[new_id - BASE_VOCAB_SIZE]
-            is_whole = (
-                whole_ids[left]
-                and whole_ids[right]
-                and not _halves_join(left, right, new_id, self._merges, self._merge_ids)
-            )
-            whole_ids.append(is_whole)
-            if is_whole:
-                whole.setdefault(vocab[new_id], new_id)
-        return whole
-
-
-def _texts_of(whole_tokens: dict[bytes, int]) -> dict[str, int]:
-    """The whole tokens keyed by their text; a token that is part of a character has none."""
-    texts: dict[str, int] = {}
-    for data, token in whole_tokens.items():
-        try:
-            texts[data.decode("utf-8")] = token
-        except UnicodeDecodeError:
-            continue
-    return texts
-
 
 def _halves_join(
     left: int, right: int, new_id: int, merges: Sequence[Pair], merge_ids: dict[Pair, int]
@@ -335,13 +366,14 @@ def _halves_join(
 
 
 class ChunkCache(dict[str, tuple[int, ...]]):
-    """A dict from chunk text to ids that merges a chunk it lacks: ``cache[chunk]`` always answers.
+    """A dict from chunk text to ids that encodes a chunk it lacks: ``cache[chunk]`` always answers.
 
-    It holds the `permanent` entries (the whole tokens, bounded by the vocabulary) for
-    good and others up to `capacity` units, a unit being a character of a key or an id
-    in a value, so the bound holds for any input: a huge, varied text empties the
-    remembered part now and then instead of growing it. Emptying it whole is cheaper
-    and more predictable than evicting entry by entry.
+    `encode_new` gives a missing chunk's ids and whether it is a whole token. Whole
+    tokens go into `permanent` (text to id, bounded by the vocabulary) and stay for
+    good; other chunks are remembered up to `capacity` units, a unit being a character
+    of a key or an id in a value, so the bound holds for any input: a huge, varied text
+    empties the remembered part now and then instead of growing it. Emptying it whole
+    is cheaper and more predictable than evicting entry by entry.
 
     Why a dict subclass with ``__missing__``: ``map(cache.__getitem__, chunks)`` stays
     the C-speed lookup of a plain dict for every chunk it holds and calls into Python
@@ -350,15 +382,18 @@ class ChunkCache(dict[str, tuple[int, ...]]):
     immutable, and flattening them is a little faster than lists.
     """
 
-    __slots__ = ("capacity", "merge", "permanent", "size")
+    __slots__ = ("capacity", "encode_new", "permanent", "size")
 
     def __init__(
-        self, capacity: int, permanent: dict[str, int], merge: Callable[[str], list[int]]
+        self,
+        capacity: int,
+        permanent: dict[str, int],
+        encode_new: Callable[[str], tuple[tuple[int, ...], bool]],
     ) -> None:
         super().__init__()
         self.capacity = capacity
         self.permanent = permanent
-        self.merge = merge
+        self.encode_new = encode_new
         self.size = 0
         self._seed()
 
@@ -367,8 +402,11 @@ class ChunkCache(dict[str, tuple[int, ...]]):
         self.update(zip(self.permanent, zip(self.permanent.values()), strict=True))
 
     def __missing__(self, chunk: str) -> tuple[int, ...]:
-        ids = tuple(self.merge(chunk))
-        if len(chunk) <= CACHE_MAX_KEY_CHARS:
+        ids, whole = self.encode_new(chunk)
+        if whole:
+            self.permanent[chunk] = ids[0]
+            self[chunk] = ids
+        elif len(chunk) <= CACHE_MAX_KEY_CHARS:
             units = len(chunk) + len(ids)
             if self.size + units > self.capacity:
                 self.clear()

@@ -13,11 +13,10 @@ custom split pattern, which is a regex and is only compiled when the caller trus
 """
 
 import contextlib
-import gc
 import json
 import operator
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, Final, NoReturn
@@ -30,6 +29,7 @@ from bpetite._constants import (
     SCHEMA_VERSION,
 )
 from bpetite._errors import ArtifactError, MissingKeyError, PatternError
+from bpetite._gc import gc_paused
 from bpetite._json import loads_json, read_limited
 from bpetite._patterns import (
     MAX_CUSTOM_PATTERN_CHARS,
@@ -57,10 +57,17 @@ _REQUIRED_KEYS: Final = frozenset(
         "vocab",
     }
 )
-_REQUIRED_KEYS_V2: Final = _REQUIRED_KEYS | {"pattern_name"}
+_REQUIRED_KEYS_V2: Final = _REQUIRED_KEYS - {"merges", "vocab"} | {"pattern_name"}
 #: Optional v2 keys. A new optional key can join v2 without a v3: a reader that does not
 #: know it refuses the file (unknown keys are never ignored) instead of misreading it.
-_OPTIONAL_KEYS_V2: Final = frozenset({"id_layout", "training"})
+#: v2 holds the merges either as ``merges`` (pairs, as v1) or as ``merges_flat`` (one
+#: flat list ``[left0, right0, left1, right1, ...]``), exactly one of them; and
+#: ``vocab`` is optional, since it follows from the merges, the byte order and the
+#: special tokens. This bpetite writes ``merges_flat`` and no ``vocab``: for o200k_base
+#: that is a quarter of the bytes, and parsing 200,000 two-item lists and checking a
+#: stored vocabulary were most of the load time.
+_OPTIONAL_KEYS_V2: Final = frozenset({"id_layout", "merges", "merges_flat", "training", "vocab"})
+_MERGE_KEYS_V2: Final = ("merges", "merges_flat")
 #: ``id_layout`` fields: how ids depart from the default layout.
 _ID_LAYOUT_FIELDS: Final = frozenset({"byte_order", "special_ids"})
 #: Ids 0..255 in the default layout: id ``i`` is the byte ``i``.
@@ -83,16 +90,30 @@ State = tuple[dict[int, bytes], list[tuple[int, int]], dict[str, int]]
 class Artifact:
     """What an artifact holds: the state, its split pattern and optional training metadata.
 
-    `vocab` includes the special tokens' ids; `special_tokens` is ordered by id.
+    `stored_vocab` is the file's ``vocab`` (None when it has none: v2 may leave it out);
+    :attr:`vocab` is the vocabulary either way. `special_tokens` is ordered by id.
     """
 
-    vocab: dict[int, bytes]
+    stored_vocab: dict[int, bytes] | None
     merges: list[tuple[int, int]]
     special_tokens: dict[str, int]
     pattern: SplitPattern
     training: dict[str, int] = field(default_factory=dict)
     #: The byte each id 0..255 stands for (an imported vocabulary's order).
     byte_order: tuple[int, ...] = IDENTITY_BYTE_ORDER
+
+    @property
+    def vocab(self) -> dict[int, bytes]:
+        """Every id's bytes, the special tokens' included: stored, or built from the merges."""
+        if self.stored_vocab is not None:
+            return self.stored_vocab
+        tokens = [bytes((byte,)) for byte in self.byte_order]
+        for left, right in self.merges:
+            tokens.append(tokens[left] + tokens[right])
+        vocab = dict(enumerate(tokens))
+        for text, token_id in self.special_tokens.items():
+            vocab[token_id] = text.encode("utf-8")
+        return vocab
 
     @property
     def state(self) -> State:
@@ -146,8 +167,13 @@ def dumps_artifact(
         "vocab": {str(token_id): list(token) for token_id, token in vocab.items()},
     }
     order = tuple(byte_order)
-    described = Artifact({}, list(merges), dict(special_tokens), split, dict(training or {}), order)
+    described = Artifact(
+        None, list(merges), dict(special_tokens), split, dict(training or {}), order
+    )
     if described.schema_version == SCHEMA_V2:
+        # The compact lane (see _OPTIONAL_KEYS_V2): the vocab follows from the rest.
+        del artifact["vocab"]
+        artifact["merges_flat"] = list(chain.from_iterable(artifact.pop("merges")))
         artifact["schema_version"] = SCHEMA_V2
         artifact["pattern_name"] = split.name
         layout: dict[str, Any] = {}
@@ -220,7 +246,7 @@ def parse_artifact(
     A custom split pattern is a regex that will run on every text encoded, so it is
     refused unless `trust_custom_pattern` is true.
     """
-    with _gc_paused():
+    with gc_paused():
         return _parse_artifact(data, source, trust_custom_pattern)
 
 
@@ -229,16 +255,25 @@ def _parse_artifact(data: bytes, source: str, trust_custom_pattern: bool) -> Art
     version = _check_schema_version(artifact, source)  # steps 4-6
     _check_top_level_keys(artifact, version, source)  # steps 7-8
     pattern = _parse_pattern(artifact, version, trust_custom_pattern, source)  # steps 9-10
-    merges = _parse_merges(artifact["merges"], source)  # step 11
+    if "merges_flat" in artifact:
+        merges = _parse_flat_merges(artifact["merges_flat"], source)  # step 11 (v2)
+    else:
+        merges = _parse_merges(artifact["merges"], source)  # step 11
     size = _parse_mergeable_vocab_size(artifact["mergeable_vocab_size"], merges, source)
-    vocab = _parse_vocab(artifact["vocab"], source)  # step 14
-    _check_mergeable_ids_present(vocab, size, source)  # step 15
+    vocab = None
+    if "vocab" in artifact:
+        vocab = _parse_vocab(artifact["vocab"], source)  # step 14
+        _check_mergeable_ids_present(vocab, size, source)  # step 15
     sparse, byte_order = False, IDENTITY_BYTE_ORDER
     if version != SCHEMA_VERSION and "id_layout" in artifact:
         sparse, byte_order = _parse_id_layout(artifact["id_layout"], source)
-    _check_base_bytes(vocab, byte_order, source)  # step 16
-    _check_merged_bytes(vocab, merges, source)  # step 17
+    if vocab is not None:
+        _check_base_bytes(vocab, byte_order, source)  # step 16
+    _check_merged_ids(merges, "merges_flat" in artifact, source)  # step 17
+    if vocab is not None:
+        _check_merged_bytes(vocab, merges, source)  # step 17
     if version == SCHEMA_VERSION:
+        assert vocab is not None  # a required key of v1
         special_tokens = _parse_special_tokens(artifact["special_tokens"], vocab, size, source)
         training: dict[str, int] = {}
     else:
@@ -246,7 +281,8 @@ def _parse_artifact(data: bytes, source: str, trust_custom_pattern: bool) -> Art
             artifact["special_tokens"], vocab, size, sparse, source
         )
         training = _parse_training(artifact["training"], source) if "training" in artifact else {}
-    _check_no_extra_ids(vocab, size, special_tokens, source)  # step 19
+    if vocab is not None:
+        _check_no_extra_ids(vocab, size, special_tokens, source)  # step 19
     parsed = Artifact(vocab, merges, special_tokens, pattern, training, byte_order)
     if parsed.schema_version != version:
         _fail(
@@ -272,28 +308,6 @@ def _show(value: object) -> str:
 def _is_int(value: object) -> bool:
     """JSON integers only: bool is an int subclass in Python and 1.0 == 1, so both are out."""
     return type(value) is int
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Keep the cyclic garbage collector out of parsing and validating an artifact.
-
-    Parsing allocates ~100k tracked containers (a list per entry, a tuple per key
-    for object_pairs_hook, a tuple per merge), and the collections they trigger cost
-    about as much as the work itself: json.loads of a 32k-entry artifact took 78 ms
-    with the collector and 31 ms without, and pausing only around json.loads just
-    moved the cost into the next steps. Nothing built here can form a reference
-    cycle, so those collections never free anything. gc state is process-global: we
-    only re-enable what we disabled ourselves.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _decode_document(data: bytes, source: str) -> dict[str, Any]:
@@ -327,6 +341,12 @@ def _check_top_level_keys(artifact: dict[str, Any], version: int, source: str) -
     missing = required - artifact.keys()
     if missing:
         raise MissingKeyError(f"{source}: missing required key(s) {', '.join(sorted(missing))}")
+    if version != SCHEMA_VERSION:
+        present = [key for key in _MERGE_KEYS_V2 if key in artifact]
+        if not present:
+            raise MissingKeyError(f"{source}: missing required key merges (or merges_flat)")
+        if len(present) > 1:
+            _fail(source, "has both merges and merges_flat; a v2 artifact holds one of them")
     extra = artifact.keys() - allowed
     if extra:
         shown = ", ".join(json.dumps(key) for key in sorted(extra))
@@ -406,10 +426,32 @@ def _parse_merges(merges: object, source: str) -> list[tuple[int, int]]:
     if not isinstance(merges, list):
         _fail(source, f"merges must be a list, got {_show(merges)}")
     if set(map(type, merges)) <= _LIST_ONLY and set(map(len, merges)) <= _TWO_ONLY:
-        flat = list(chain.from_iterable(merges))
-        if set(map(type, flat)) <= _INT_ONLY and (not flat or min(flat) >= 0):
-            return [(left, right) for left, right in merges]
+        lefts = list(map(operator.itemgetter(0), merges))
+        rights = list(map(operator.itemgetter(1), merges))
+        if set(map(type, lefts)) | set(map(type, rights)) <= _INT_ONLY and (
+            not merges or min(min(lefts), min(rights)) >= 0
+        ):
+            return list(zip(lefts, rights, strict=True))
     return _parse_merges_slowly(merges, source)
+
+
+def _parse_flat_merges(merges: object, source: str) -> list[tuple[int, int]]:
+    """Step 11 (v2 ``merges_flat``): an even-length list of non-negative ids, paired up."""
+    if not isinstance(merges, list):
+        _fail(source, f"merges_flat must be a list, got {_show(merges)}")
+    if not (set(map(type, merges)) <= _INT_ONLY and (not merges or min(merges) >= 0)):
+        for index, token_id in enumerate(merges):
+            if not _is_int(token_id):
+                _fail(source, f"merges_flat[{index}] must be an integer, got {_show(token_id)}")
+            if token_id < 0:
+                _fail(source, f"merges_flat[{index}] must be non-negative, got {_show(token_id)}")
+    if len(merges) % 2:
+        _fail(
+            source,
+            f"merges_flat must hold pairs (left, right, left, right, ...), but its length "
+            f"{len(merges)} is odd",
+        )
+    return list(zip(merges[0::2], merges[1::2], strict=True))
 
 
 def _parse_merges_slowly(merges: list[Any], source: str) -> list[tuple[int, int]]:
@@ -523,32 +565,46 @@ def _check_base_bytes(vocab: dict[int, bytes], byte_order: Sequence[int], source
             )
 
 
-def _check_merged_bytes(
-    vocab: dict[int, bytes], merges: list[tuple[int, int]], source: str
-) -> None:
-    """Step 17: in rank order, each merge uses only earlier ids and spells their concatenation.
+def _check_merged_ids(merges: list[tuple[int, int]], flat: bool, source: str) -> None:
+    """Step 17, first half: in rank order, each merge uses only ids made before its own.
 
-    Fast path: two whole-list comparisons; on a mismatch the rank-order loop finds the
+    Fast path: two whole-list comparisons; on a failure the rank-order loop names the
     first bad merge, so the report does not depend on which comparison noticed.
     """
-    size = BASE_VOCAB_SIZE + len(merges)
-    new_ids = range(BASE_VOCAB_SIZE, size)
-    lefts = [left for left, _ in merges]
-    rights = [right for _, right in merges]
+    new_ids = range(BASE_VOCAB_SIZE, BASE_VOCAB_SIZE + len(merges))
+    lefts = map(operator.itemgetter(0), merges)
+    rights = map(operator.itemgetter(1), merges)
     if all(map(operator.lt, lefts, new_ids)) and all(map(operator.lt, rights, new_ids)):
-        table = list(map(vocab.__getitem__, range(size)))  # ids are contiguous by now
-        joined = map(bytes.__add__, map(table.__getitem__, lefts), map(table.__getitem__, rights))
-        if list(joined) == table[BASE_VOCAB_SIZE:]:
-            return
+        return
     for rank, merge in enumerate(merges):
         new_id = BASE_VOCAB_SIZE + rank
         for side, token_id in enumerate(merge):
             if token_id >= new_id:
+                where = f"merges_flat[{2 * rank + side}]" if flat else f"merges[{rank}][{side}]"
                 _fail(
                     source,
-                    f"merges[{rank}][{side}] is {_show(token_id)}, but merge {rank} creates id "
+                    f"{where} is {_show(token_id)}, but merge {rank} creates id "
                     f"{new_id} and may only use ids below it",
                 )
+
+
+def _check_merged_bytes(
+    vocab: dict[int, bytes], merges: list[tuple[int, int]], source: str
+) -> None:
+    """Step 17, second half: each merged id's stored bytes are its pair's, concatenated.
+
+    Fast path: one whole-list comparison; on a mismatch the rank-order loop names the
+    first bad entry.
+    """
+    size = BASE_VOCAB_SIZE + len(merges)
+    lefts = map(operator.itemgetter(0), merges)
+    rights = map(operator.itemgetter(1), merges)
+    table = list(map(vocab.__getitem__, range(size)))  # ids are contiguous by now
+    joined = map(bytes.__add__, map(table.__getitem__, lefts), map(table.__getitem__, rights))
+    if list(joined) == table[BASE_VOCAB_SIZE:]:
+        return
+    for rank, merge in enumerate(merges):
+        new_id = BASE_VOCAB_SIZE + rank
         expected = vocab[merge[0]] + vocab[merge[1]]
         if vocab[new_id] != expected:
             _fail(
@@ -638,12 +694,13 @@ def _parse_id_layout(layout: object, source: str) -> tuple[bool, tuple[int, ...]
 
 
 def _parse_special_tokens_v2(
-    special_tokens: object, vocab: dict[int, bytes], size: int, sparse: bool, source: str
+    special_tokens: object, vocab: dict[int, bytes] | None, size: int, sparse: bool, source: str
 ) -> dict[str, int]:
     """Step 18 (v2): distinct non-empty texts, each with its own id past the merges.
 
     The ids follow the mergeable vocabulary without gaps unless ``id_layout`` says
     they are sparse (as in OpenAI's vocabularies), and only then may they have gaps.
+    A stored `vocab` must hold each text's UTF-8 bytes at its id.
     """
     if not isinstance(special_tokens, dict):
         _fail(source, f"special_tokens must be an object, got {_show(special_tokens)}")
@@ -667,6 +724,8 @@ def _parse_special_tokens_v2(
         if token_id in seen:
             _fail(source, f"{field} is {token_id}, the id of {_show(seen[token_id])} too")
         seen[token_id] = text
+        if vocab is None:
+            continue
         if token_id not in vocab:
             _fail(source, f'vocab has no entry "{token_id}" for the special token {_show(text)}')
         if vocab[token_id] != encoded:
