@@ -264,3 +264,16 @@ def test_a_pickled_tokenizer_is_the_same_model(pattern: str) -> None:
         assert copy.training == original.training
         text = "ab abc<|a|> x\n<|b|>"
         assert copy.encode(text) == original.encode(text)
+
+
+def test_dumps_is_the_file_save_writes(tmp_path: Path) -> None:
+    trained = Tokenizer.train(CORPUS, 300)
+    ordered = Tokenizer(
+        trained.merges, byte_order=[*range(255, -1, -1)], special_tokens={"<|x|>": 400}
+    )
+    for index, tokenizer in enumerate((trained, ordered)):
+        path = tmp_path / f"{index}.json"
+        tokenizer.save(path)
+        assert tokenizer.dumps() == path.read_bytes()
+        assert Tokenizer.load(path).dumps() == path.read_bytes()
+    assert trained.dumps() != ordered.dumps()

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any, Final, Self
 
 from bpetite import _persistence
+from bpetite._atomic import write_atomically
 from bpetite._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite._decoder import decode_bytes, decode_text
 from bpetite._encoder import Encoder
@@ -244,15 +245,21 @@ class Tokenizer:
         """
         if not isinstance(overwrite, bool):
             raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
-        _persistence.save(
-            os.fspath(path),
+        write_atomically(path, self.dumps(), overwrite=overwrite)
+
+    def dumps(self) -> bytes:
+        """The artifact :meth:`save` writes, as bytes: equal tokenizers give equal bytes.
+
+        >>> Tokenizer.train("ab ab ab", 258).dumps()[:48]
+        b'{"mergeable_vocab_size":258,"merges":[[97,98],[3'
+        """
+        return _persistence.dumps_artifact(
             self._vocab,
             self._merges,
             dict(self._special_ids),
             pattern=self._pattern,
             byte_order=self._byte_order,
             training=self._training,
-            overwrite=overwrite,
         )
 
     # ------------------------------------------------------------------ the model
