@@ -344,6 +344,46 @@ def test_invalid_utf8_names_the_file_and_offset_and_writes_nothing(
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_of_several_bad_files_the_first_in_input_order_is_named(
+    tokenizer: Tokenizer, tmp_path: Path, workers: int
+) -> None:
+    """Documents 3 and 7 of 10 are bad. Document 3 is one long line (no split point, so
+    one slow piece) whose last byte is bad, and documents 4 to 7 are many small pieces:
+    another worker meets document 7's bad byte first, yet the error must be document
+    3's, the one a single process meets, whatever the worker count and timing."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    paths = [folder / f"{index}.txt" for index in range(10)]
+    for path in paths:
+        path.write_bytes(SAMPLE.encode("utf-8") * 10)
+    paths[3].write_bytes(b"word " * 400_000 + b"\xff")
+    paths[7].write_bytes(b"\xc3(" + SAMPLE.encode("utf-8"))
+    with pytest.raises(InvalidUtf8Error) as caught:
+        write_dataset(
+            [folder], tmp_path / "t.bin", tokenizer, workers=workers, piece_bytes=64, block_size=256
+        )
+    assert (caught.value.source, caught.value.offset) == (str(paths[3]), 2_000_000)
+    assert leftovers(tmp_path) == []
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_invalid_utf8_on_standard_input_names_it_dash(
+    tokenizer: Tokenizer,
+    corpus: list[Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    workers: int,
+) -> None:
+    """Standard input is read from a spool file; the error names ``-``, not the spool."""
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"fine\nx\xfe")))
+    with pytest.raises(InvalidUtf8Error) as caught:
+        write_dataset([tmp_path / "corpus", "-"], tmp_path / "t.bin", tokenizer, workers=workers)
+    assert (caught.value.source, caught.value.offset, caught.value.byte) == ("-", 6, 0xFE)
+    assert leftovers(tmp_path) == []
+
+
 def test_existing_outputs_are_kept_unless_overwrite(
     tokenizer: Tokenizer, corpus: list[Path], tmp_path: Path
 ) -> None:

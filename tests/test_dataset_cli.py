@@ -121,7 +121,11 @@ def test_user_mistakes_are_one_line_and_write_nothing(
         assert result.code == 1, result
         assert result.out == ""
         assert message in result.err, result.err
-        assert len(result.err.strip().splitlines()) <= 2  # at most a progress start, then the error
+        # Invalid UTF-8 is found while encoding, so progress lines may come first; the
+        # error itself is one line, the last.
+        *progress, error = result.err.strip().splitlines()
+        assert error.startswith("bpetite: error: "), result.err
+        assert all(line.startswith("encode: ") for line in progress), result.err
         assert files_in(out) == []
         assert list(out.iterdir()) == []  # no temp directory either
 

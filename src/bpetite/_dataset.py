@@ -67,7 +67,6 @@ from bpetite._progress import Progress, ProgressCallback, ignore_progress
 from bpetite._streaming import (
     DEFAULT_BLOCK_SIZE,
     check_block_size,
-    check_file_utf8,
     encode_pieces,
     read_blocks,
     stream_file_text,
@@ -157,9 +156,10 @@ def write_dataset(
 
     The bytes written never depend on `workers` (processes, default one per CPU),
     `block_size` or `piece_bytes`. Invalid UTF-8 raises InvalidUtf8Error naming the
-    file and offset, before anything is encoded. Existing outputs raise
-    OutputExistsError unless `overwrite`. `progress` gets ``"encode"`` events in input
-    bytes. On spawn or forkserver start methods, a script needs the usual
+    file and offset; it is found while encoding, and nothing is written. With several
+    bad files it names the first in input order, whatever `workers`. Existing outputs
+    raise OutputExistsError unless `overwrite`. `progress` gets ``"encode"`` events in
+    input bytes. On spawn or forkserver start methods, a script needs the usual
     ``if __name__ == "__main__":`` guard to use several workers.
 
     `dask`, a ``distributed.Client``, runs one task per file on its cluster instead
@@ -203,8 +203,6 @@ def write_dataset(
                 "for validation; each file is one document, so give more files or a larger "
                 "fraction"
             )
-        for document in documents:  # fast, and a bad byte fails before any encoding
-            _check_utf8(document, block_size)
         train, val = _encode_all(
             tokenizer,
             documents,
@@ -403,13 +401,6 @@ def _spool_stdin(documents: list[_Document], temp_dir: Path) -> list[_Document]:
     return spooled
 
 
-def _check_utf8(document: _Document, block_size: int) -> None:
-    try:
-        check_file_utf8(str(document.path), max(block_size, DEFAULT_BLOCK_SIZE))
-    except InvalidUtf8Error as error:
-        raise InvalidUtf8Error(document.name, error.offset, error.byte, error.reason) from None
-
-
 # --------------------------------------------------------------------------- encoding
 
 
@@ -565,7 +556,24 @@ def encode_piece(
     sink: IO[bytes],
     on_bytes: Callable[[int], None] | None,
 ) -> int:
-    """Append the ids of piece `index` to `sink` in the dtype's bytes; return how many."""
+    """Append the ids of piece `index` to `sink` in the dtype's bytes; return how many.
+
+    Decoding is where invalid UTF-8 is found: InvalidUtf8Error names the document
+    (``-`` for standard input, not its spool) and the offset in the whole file.
+    """
+    try:
+        return _encode_piece_ids(tokenizer, job, index, sink, on_bytes)
+    except InvalidUtf8Error as error:
+        raise InvalidUtf8Error(job.names[index], error.offset, error.byte, error.reason) from None
+
+
+def _encode_piece_ids(
+    tokenizer: Tokenizer,
+    job: _Job,
+    index: int,
+    sink: IO[bytes],
+    on_bytes: Callable[[int], None] | None,
+) -> int:
     piece = job.pieces[index]
     text = stream_file_text(
         piece.path, block_size=job.block_size, start=piece.start, end=piece.end, on_bytes=on_bytes
@@ -693,6 +701,11 @@ def _encode_in_workers(
     waits on those pipes and on the processes, so a worker that dies (SIGKILL, the OOM
     killer) fails the run at once with WorkerError instead of being awaited forever.
     Whatever ends the wait, the ``finally`` kills the workers that are left.
+
+    A piece that fails (invalid UTF-8, an id too large) stops the handing out of
+    pieces, and its error is raised once every piece before it has reported: so the
+    error is always that of the first failing piece in input order, the one a single
+    process would meet, whatever the worker count and timing.
     """
     import multiprocessing  # only here: `import bpetite` stays light
     from multiprocessing.connection import wait
@@ -703,6 +716,7 @@ def _encode_in_workers(
     started: list[Any] = []  # multiprocessing's context types do not name one class
     pending: dict[Connection, Any] = {}
     finished: dict[int, Written] = {}
+    failed: dict[int, BaseException] = {}  # piece index -> its error
     try:
         for slot in range(processes):
             receiver, sender = context.Pipe(duplex=False)
@@ -730,10 +744,14 @@ def _encode_in_workers(
                         del pending[receiver]
                         receiver.close()
                         break
-                    if isinstance(message, BaseException):
-                        raise message
-                    index, written = message
-                    finished[index] = written
+                    index, outcome = message
+                    if isinstance(outcome, BaseException):  # the worker sent it and exits
+                        failed[index] = outcome
+                        _stop_claims(next_piece, len(job.pieces))
+                        del pending[receiver]
+                        receiver.close()
+                        break
+                    finished[index] = outcome
                 else:
                     if not process.is_alive() and receiver in pending:
                         receive_from(
@@ -742,6 +760,10 @@ def _encode_in_workers(
             while appended in finished:
                 append(appended, finished.pop(appended))
                 appended += 1
+            # Pieces are claimed in order, so every piece before the first failure is
+            # claimed; once all have reported, no earlier error can come.
+            if failed and appended >= min(failed):
+                raise failed[min(failed)]
             done = sum(bytes_done)
             if done != reported:
                 reported = done
@@ -757,9 +779,17 @@ def _encode_in_workers(
     report(Progress("encode", "done", total, total))
 
 
-Message = tuple[int, Written] | BaseException | None
+#: A worker's report: a piece's index and where it was written or why it failed
+#: (index -1: before any piece); None when no piece is left.
+Message = tuple[int, Written | BaseException] | None
 #: How a dead dataset worker is described: what it was, what it lost, what that means.
 _DEATH: Final = ("dataset", "its piece", "; nothing was written")
+
+
+def _stop_claims(next_piece: Synchronized[int], count: int) -> None:
+    """Hand out no more pieces: workers finish the piece they hold, then exit."""
+    with next_piece.get_lock():
+        next_piece.value = max(next_piece.value, count)
 
 
 def _work(
@@ -785,6 +815,7 @@ def _work(
             raise WorkerError("the parent process is gone; stopping this dataset worker")
         bytes_done[slot] += size
 
+    index = -1  # no piece claimed yet
     try:
         with job.spool_path(slot).open("wb") as spool:
             while True:
@@ -798,7 +829,7 @@ def _work(
                 sender.send((index, written))
     except Exception as error:
         with contextlib.suppress(OSError):
-            sender.send(portable_error(error, "dataset"))
+            sender.send((index, portable_error(error, "dataset")))
     finally:
         sender.close()
 
