@@ -132,6 +132,23 @@ def test_a_dataset_on_dask_is_byte_identical(client: Any, corpus: Path, tmp_path
     ]  # fmt: skip
 
 
+def test_a_dataset_on_dask_names_the_first_bad_file(
+    client: Any, corpus: Path, tmp_path: Path
+) -> None:
+    """Two bad files: the error is the first one's in input order, and nothing is written."""
+    first, later = corpus / "03.txt", corpus / "09.txt"
+    first.write_bytes(b"ok " * 10 + b"\xfe")
+    later.write_bytes(b"\xff")
+    model = tmp_path / "tok.json"
+    Tokenizer.train(TEXT * 5, vocab_size=320).save(model)
+    output = tmp_path / "out"
+    output.mkdir()
+    with pytest.raises(InvalidUtf8Error) as caught:
+        write_dataset([corpus], output / "train.bin", model, dask=client)
+    assert (caught.value.source, caught.value.offset) == (str(first), 30)
+    assert list(output.iterdir()) == []
+
+
 def test_the_cli_on_dask_writes_what_the_local_run_writes(
     cluster: str, corpus: Path, tmp_path: Path
 ) -> None:
