@@ -42,7 +42,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, Literal
 
-from bpetite import _persistence
 from bpetite._atomic import publish_atomically, write_atomically
 from bpetite._constants import END_OF_TEXT_TOKEN
 from bpetite._counting import (
@@ -264,7 +263,7 @@ def _resolve_model(
     if isinstance(model, Tokenizer):
         tokenizer = model
         name = None
-        sha256 = _artifact_sha256(tokenizer)
+        sha256 = hashlib.sha256(tokenizer.dumps()).hexdigest()  # of the file save writes
     elif isinstance(model, (str, os.PathLike)):
         path = Path(model)
         data = path.read_bytes()
@@ -279,21 +278,6 @@ def _resolve_model(
         "n_vocab": tokenizer.n_vocab,
         "pattern": tokenizer.pattern_name,
     }
-
-
-def _artifact_sha256(tokenizer: Tokenizer) -> str | None:
-    """The hash of the artifact ``save`` would write; None for a model with no file form
-    (special tokens away from the end of the vocabulary)."""
-    try:
-        data = _persistence.dumps_artifact(
-            tokenizer.vocab,
-            tokenizer.merges,
-            tokenizer.special_tokens,
-            pattern=tokenizer.split_pattern,
-        )
-    except (KeyError, ValueError):
-        return None
-    return hashlib.sha256(data).hexdigest()
 
 
 def _check_dtype(dtype: object, tokenizer: Tokenizer) -> Dtype:
