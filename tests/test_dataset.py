@@ -137,6 +137,17 @@ def test_manifest_names_the_model_file_and_its_hash(
     assert again["sha256"] == found["model"]["sha256"] and again["name"] is None
 
 
+def test_manifest_hash_of_a_model_with_its_own_byte_order(
+    tokenizer: Tokenizer, corpus: list[Path], tmp_path: Path
+) -> None:
+    """An imported vocabulary numbers its bytes its own way; the hash is still its file's."""
+    ordered = Tokenizer(tokenizer.merges, byte_order=[*range(255, -1, -1)])
+    ordered.save(tmp_path / "ordered.json")
+    write_dataset(corpus, tmp_path / "train.bin", ordered, workers=1)
+    found = manifest(tmp_path / "train.bin")["model"]
+    assert found["sha256"] == hashlib.sha256((tmp_path / "ordered.json").read_bytes()).hexdigest()
+
+
 def test_no_separator(tokenizer: Tokenizer, corpus: list[Path], tmp_path: Path) -> None:
     output = tmp_path / "train.bin"
     write_dataset(corpus, output, tokenizer, separator=None, workers=1)
