@@ -594,10 +594,9 @@ def encode_to_spool(
     spool: IO[bytes],
     on_bytes: Callable[[int], None] | None,
 ) -> Written:
-    """Append piece `index` to `spool` and flush it, so that another process can copy it."""
+    """Append piece `index` to `spool`; the caller flushes it before anyone reads it."""
     start = spool.tell()
     tokens = encode_piece(tokenizer, job, index, spool, on_bytes)
-    spool.flush()
     return Written(spool.name, start, spool.tell() - start, tokens)
 
 
@@ -640,7 +639,9 @@ def _encode_here(
 
     with job.spool_path(0).open("w+b") as spool:
         for index in range(len(job.pieces)):
-            append(index, encode_to_spool(tokenizer, job, index, spool, on_bytes))
+            written = encode_to_spool(tokenizer, job, index, spool, on_bytes)
+            spool.flush()  # append reads it through a descriptor of its own
+            append(index, written)
     report(Progress("encode", "done", total, total))
 
 
@@ -816,12 +817,14 @@ def _work(
                     index = next_piece.value
                     next_piece.value = index + 1
                 if index >= len(job.pieces):
+                    spool.flush()
                     if batch:
                         sender.send(batch)
                     sender.send(None)
                     return
                 batch.append((index, encode_to_spool(tokenizer, job, index, spool, on_bytes)))
                 if time.monotonic() - sent >= POLL_SECONDS:
+                    spool.flush()  # the parent copies what the batch names from the spool
                     sender.send(batch)
                     batch, sent = [], time.monotonic()
     except Exception as error:
