@@ -206,11 +206,18 @@ def _split_mixed(
         opening = cut.search(text, start, end)
         if opening is None:
             continue
-        # The last cut in the run: its X is on one of the run's last few lines.
-        tail = max(first_line, end_line - 4)
+        # The last cut in the run, looked for in ever longer tails of it: in code most
+        # lines start indented, and a cut needs a line that does not, so the last few
+        # lines often hold none (only looking there sent whole files to `regex`).
         closing = opening
-        for found in cut.finditer(text, lengths_before[tail] + tail, end + 1):
-            closing = found
+        tail_lines = 4
+        while closing is opening:
+            tail = max(first_line, end_line - tail_lines)
+            for found in cut.finditer(text, lengths_before[tail] + tail, end + 1):
+                closing = found
+            if tail == first_line:
+                break
+            tail_lines *= 16
         if closing.end() - opening.end() < MIN_ASCII_CHARS:
             continue
         pieces += compiled.findall(text, done, opening.end())
