@@ -180,3 +180,24 @@ def test_a_long_mostly_ascii_text_with_a_few_other_characters_keeps_the_chunks(
     assert _patterns._mostly_ascii(text)
     pattern = preset_pattern(name)
     assert pattern.split(text) == pattern.compiled.findall(text)
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_indented_code_with_a_few_other_characters_keeps_the_chunks(name: str) -> None:
+    """Python source: class bodies, where every line starts indented, docstrings with a
+    non-ASCII character now and then, CRLF in part."""
+    rng = random.Random(name)
+    lines = ["class Distribution:", '    """A distribution."""']
+    for index in range(2000):
+        indent = " " * rng.choice([4, 8, 12])
+        line = rng.choice(["x = f(y)", "return x'", "if a:", "# note", "d['k'] = 1", "", "s/"])
+        lines.append(indent + line if line else "")
+        if index % 400 == 0:
+            lines.append(indent + "# café \u2014 note")
+        if index % 700 == 0:
+            lines.append("def top_level(x):")
+    text = "\n".join(lines[:1200]) + "\r\n".join(lines[1200:])
+    assert not text.isascii()
+    assert _patterns._mostly_ascii(text)
+    pattern = preset_pattern(name)
+    assert pattern.split(text) == pattern.compiled.findall(text)

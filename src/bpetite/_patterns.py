@@ -136,19 +136,22 @@ class SplitPattern:
 
 
 # A cut: a place where a preset's chunks of a text can be found by splitting the part
-# before it and the part after it on their own. Every cut is after a line that ends in
-# an ASCII non-space character X ("X\n" or "X\r\n") and before an ASCII non-space
-# character Y other than "/" (o200k joins "/" to a punctuation line end). No preset's
-# chunk spans one: the newline is a chunk of its own or ends X's chunk. And neither
+# before it and the part after it on their own. A cl100k or o200k cut is after a line
+# that ends in an ASCII non-space character X ("X\n" or "X\r\n") and before an ASCII
+# non-space character Y other than "/" (o200k joins "/" to a punctuation line end).
+# No chunk spans one: the newline is a chunk of its own or ends X's chunk. And neither
 # side depends on the other: the presets look behind nothing, and where a chunk ends
 # at the cut, its one-character lookahead or "$" gives the same chunk whether Y or the
-# end of the text follows. Only GPT-2's pattern splits "X\r\nY" as "X", "\r", "\n",
-# so its CRLF cut falls between "\r" and "\n". tests/test_patterns.py checks these
-# against the Unicode patterns on mixed text.
+# end of the text follows. GPT-2's pattern allows many more cuts: none of its chunks
+# holds both a non-space character and whitespace, so X's chunk ends at X whatever
+# follows, and the whitespace after X is matched from its own start; so the place
+# between X and the line break after it is a cut, in indented code too, where lines
+# seldom start with a non-space Y. tests/test_patterns.py checks these against the
+# Unicode patterns on mixed text.
 _Y = "[!-.0-~]"
 _CUTS: Final[Mapping[str, re.Pattern[str]]] = MappingProxyType(
     {
-        "gpt2": re.compile(rf"[!-~](?:\n(?={_Y})|\r(?=\n{_Y}))"),
+        "gpt2": re.compile(r"[!-~](?=[\r\n])"),
         "cl100k": re.compile(rf"[!-~]\r?\n(?={_Y})"),
         "o200k": re.compile(rf"[!-~]\r?\n(?={_Y})"),
     }
