@@ -9,15 +9,22 @@ from hypothesis import strategies as st
 
 from bpetite import Tokenizer
 from bpetite import _encoder as encoder_module
-from bpetite._encoder import CHUNK_CACHE_SIZE, LONG_CHUNK_BYTES, Encoder
+from bpetite._encoder import CHUNK_CACHE_SIZE, EAGER_PROOF_MERGES, LONG_CHUNK_BYTES, Encoder
 from bpetite._pretokenizer import PRETOKENIZER
 from tests.reference import naive_encode, naive_encode_chunk, naive_pretokenize, naive_vocab
 from tests.strategies import merge_lists, texts, tricky_text
 
 
-def encoder_for(merges: Sequence[tuple[int, int]]) -> Encoder:
+def encoder_for(merges: Sequence[tuple[int, int]], *, lazy: bool = False) -> Encoder:
+    """An encoder that proves which tokens are whole when built, or (`lazy`) when asked,
+    as it does for vocabularies past EAGER_PROOF_MERGES."""
     vocab = naive_vocab(merges)
-    return Encoder(merges, [vocab[i] for i in range(len(vocab))], PRETOKENIZER.findall)
+    return Encoder(
+        merges,
+        [vocab[i] for i in range(len(vocab))],
+        PRETOKENIZER.findall,
+        prove_up_to=-1 if lazy else EAGER_PROOF_MERGES,
+    )
 
 
 def naive_ordinary(text: str, merges: Sequence[tuple[int, int]]) -> list[int]:
@@ -48,15 +55,18 @@ def test_matches_rank_pass_on_arbitrary_merge_lists(
     assert encoder.merge_short(list(chunk)) == expected
 
 
-@given(merge_lists(), st.randoms(use_true_random=False))
-def test_whole_token_shortcut_is_exact(merges: list[tuple[int, int]], rng: random.Random) -> None:
+@pytest.mark.parametrize("lazy", [False, True])
+@given(merges=merge_lists(), rng=st.randoms(use_true_random=False))
+def test_whole_token_shortcut_is_exact(
+    lazy: bool, merges: list[tuple[int, int]], rng: random.Random
+) -> None:
     """A token is answered by lookup only if encoding its bytes really gives that token.
 
-    Tokens are asked in a random order: the proof is lazy and remembers, so asking a
-    token before or after its parts must not change the answer.
+    Tokens are asked in a random order: the lazy proof remembers, so asking a token
+    before or after its parts must not change the answer, nor proving all at once.
     """
     vocab = naive_vocab(merges)
-    encoder = encoder_for(merges)
+    encoder = encoder_for(merges, lazy=lazy)
     ids = list(range(256 + len(merges)))
     rng.shuffle(ids)
     for token_id in ids:
@@ -68,10 +78,11 @@ def test_whole_token_shortcut_is_exact(merges: list[tuple[int, int]], rng: rando
         assert found == (first if naive_encode_chunk(vocab[token_id], merges) == [first] else None)
 
 
-def test_whole_token_shortcut_refuses_an_unreachable_token() -> None:
+@pytest.mark.parametrize("lazy", [False, True])
+def test_whole_token_shortcut_refuses_an_unreachable_token(lazy: bool) -> None:
     """bc first, then ab, then ab+c: 'abc' encodes as a, bc, never as the third token."""
     merges = [(98, 99), (97, 98), (257, 99)]
-    encoder = encoder_for(merges)
+    encoder = encoder_for(merges, lazy=lazy)
     assert encoder.whole_token(b"abc") is None
     assert not encoder.is_whole(258)
     assert encoder.encode_chunk(b"abc") == [97, 256] == naive_encode_chunk(b"abc", merges)
@@ -85,7 +96,7 @@ def test_a_merge_chain_as_deep_as_the_list_needs_no_recursion() -> None:
     deepest token first settles the whole chain under it.
     """
     merges = [(97, 97)] + [(256 + rank, 97) for rank in range(4_999)]
-    encoder = encoder_for(merges)
+    encoder = encoder_for(merges, lazy=True)
     assert not encoder.is_whole(256 + 4_999)
     assert [encoder.is_whole(256 + k) for k in range(5_000)] == [True, True] + [False] * 4_998
     assert naive_encode_chunk(b"aaaa", merges[:3]) == [256, 256]  # the oracle agrees
@@ -227,13 +238,18 @@ def test_every_encode_path_matches_the_rank_pass_encoder(
     assert {text: (token,) for text, token in cache.permanent.items()}.items() <= cache.items()
 
 
-@given(merge_lists(), st.lists(st.sampled_from(["a", "b", "ab", " ab", "c", "abc", "\n"])))
-def test_the_whole_token_text_table_learns_only_tokens_that_encode_to_themselves(
-    merges: list[tuple[int, int]], words: list[str]
+@pytest.mark.parametrize("lazy", [False, True])
+@given(
+    merges=merge_lists(),
+    words=st.lists(st.sampled_from(["a", "b", "ab", " ab", "c", "abc", "\n"])),
+)
+def test_the_whole_token_text_table_holds_only_tokens_that_encode_to_themselves(
+    lazy: bool, merges: list[tuple[int, int]], words: list[str]
 ) -> None:
-    """The text table fills as chunks are met; each entry is a chunk whose bytes encode
-    to exactly its token, and every such chunk met is in it."""
-    encoder = encoder_for(merges)
+    """The text table is filled when the encoder is built, or as chunks are met; each
+    entry is a chunk whose bytes encode to exactly its token, and every such chunk met
+    is in it."""
+    encoder = encoder_for(merges, lazy=lazy)
     text = "".join(words)
     assert encoder.encode_text(text) == naive_ordinary(text, merges)
     for chunk in naive_pretokenize(text):

@@ -44,7 +44,19 @@ def pair(request: pytest.FixtureRequest, rank_dir: Path) -> Iterator[tuple[Token
     path = rank_dir / RANK_FILES[name]
     result = import_vocabulary([path])
     assert result.name == name
-    yield result.tokenizer, _tiktoken_encoding(name, path)
+    yield _through_the_artifact(result.tokenizer, rank_dir), _tiktoken_encoding(name, path)
+
+
+def _through_the_artifact(imported: Tokenizer, folder: Path) -> Tokenizer:
+    """What a user runs: the imported model saved (schema v2's compact lane) and loaded."""
+    artifact = folder / "model.json"
+    imported.save(artifact, overwrite=True)
+    loaded = Tokenizer.load(artifact)
+    assert loaded.merges == imported.merges
+    assert loaded.byte_order == imported.byte_order
+    assert dict(loaded.special_tokens) == dict(imported.special_tokens)
+    assert loaded.pattern == imported.pattern
+    return loaded
 
 
 def _tiktoken_encoding(name: str, path: Path) -> Any:
@@ -122,7 +134,8 @@ def _all_pairs() -> list[tuple[Tokenizer, Any]]:
             for name, file_name in RANK_FILES.items():
                 path = rank_dir / file_name
                 tokenizer = import_vocabulary([path]).tokenizer
-                _PAIRS.append((tokenizer, _tiktoken_encoding(name, path)))
+                loaded = _through_the_artifact(tokenizer, Path(folder))
+                _PAIRS.append((loaded, _tiktoken_encoding(name, path)))
     return _PAIRS
 
 

@@ -546,44 +546,33 @@ def encode_piece(
     Decoding is where invalid UTF-8 is found: InvalidUtf8Error names the document
     (``-`` for standard input, not its spool) and the offset in the whole file.
     """
-    try:
-        return _encode_piece_ids(tokenizer, job, index, sink, on_bytes)
-    except InvalidUtf8Error as error:
-        raise InvalidUtf8Error(job.names[index], error.offset, error.byte, error.reason) from None
-
-
-def _encode_piece_ids(
-    tokenizer: Tokenizer,
-    job: _Job,
-    index: int,
-    sink: IO[bytes],
-    on_bytes: Callable[[int], None] | None,
-) -> int:
     piece = job.pieces[index]
     text = stream_file_text(
         piece.path, block_size=job.block_size, start=piece.start, end=piece.end, on_bytes=on_bytes
     )
     # A piece that fits in one block is encoded whole: streaming would read it in one
     # block anyway, and it costs a second regex pass to find where the text may be cut.
-    if job.streaming and piece.size > job.block_size:
-        batches: Iterable[list[int]] = encode_pieces(
-            tokenizer, text, allowed_special=set(), disallowed_special=()
-        )
-    else:
-        batches = [tokenizer.encode_ordinary("".join(text))]
+    batches: Iterable[list[int]]
     typecode = _TYPECODES[job.dtype]
     tokens = 0
-    for ids in batches:
-        try:
-            packed = array(typecode, ids)
-        except OverflowError:
-            largest = max(ids)
-            raise ParameterError(
-                f"{job.names[index]}: token id {largest} does not fit in {job.dtype} "
-                f"(at most {_MAX_ID[job.dtype]}); use dtype uint32"
-            ) from None
-        sink.write(_to_bytes(packed))
-        tokens += len(ids)
+    try:
+        if job.streaming and piece.size > job.block_size:
+            batches = encode_pieces(tokenizer, text, allowed_special=set(), disallowed_special=())
+        else:
+            batches = [tokenizer.encode_ordinary("".join(text))]
+        for ids in batches:  # a lazy stream: decoding errors surface here too
+            try:
+                packed = array(typecode, ids)
+            except OverflowError:
+                largest = max(ids)
+                raise ParameterError(
+                    f"{job.names[index]}: token id {largest} does not fit in {job.dtype} "
+                    f"(at most {_MAX_ID[job.dtype]}); use dtype uint32"
+                ) from None
+            sink.write(_to_bytes(packed))
+            tokens += len(ids)
+    except InvalidUtf8Error as error:
+        raise InvalidUtf8Error(job.names[index], error.offset, error.byte, error.reason) from None
     return tokens
 
 
