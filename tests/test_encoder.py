@@ -1,6 +1,7 @@
 """The fast encoder must give exactly the ids of the spec's one-pass-per-rank encoder."""
 
 import random
+from array import array
 from collections.abc import Sequence
 
 import pytest
@@ -307,3 +308,33 @@ def test_the_long_loop_keeps_its_links_in_arrays_for_huge_chunks_and_stays_exact
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(encoder_module, "ARRAY_POSITIONS", 0)
         assert encoder.merge_long(list(chunk)) == naive_encode_chunk(chunk, merges)
+
+
+@pytest.mark.parametrize("typecode", ["H", "I", "Q"])
+@given(
+    tokenizer=trained(),
+    parts=st.lists(texts, min_size=1, max_size=4),
+    capacity=st.integers(1, 64),
+)
+def test_the_packed_encode_is_the_array_of_encode_ordinary(
+    typecode: str, tokenizer: Tokenizer, parts: list[str], capacity: int
+) -> None:
+    """Cold, warm, and with a tiny packed cache that empties on almost every chunk."""
+    encoder = encoder_for(tokenizer.merges)
+    assert encoder.encode_text_packed("", typecode) == b""  # makes the cache
+    encoder.packed_caches[typecode].capacity = capacity
+    text = "".join(parts)
+    for piece in (text, *parts, text, text):  # cold, then partly and wholly warm
+        wanted = array(typecode, naive_ordinary(piece, tokenizer.merges)).tobytes()
+        assert encoder.encode_text_packed(piece, typecode) == wanted
+    cache = encoder.packed_caches[typecode]
+    width = array(typecode).itemsize
+    assert cache.size == sum(len(key) + len(data) // width for key, data in cache.items())
+    assert cache.size <= capacity or len(cache) == 1  # one entry larger than the bound
+
+
+def test_an_id_too_large_for_the_typecode_is_named() -> None:
+    encoder = encoder_for([(97, 98)])
+    with pytest.raises(OverflowError, match="token id 256 does not fit in array typecode 'B'"):
+        encoder.encode_text_packed("x ab", "B")
+    assert encoder.encode_text_packed("x a", "B") == b"x a"

@@ -277,3 +277,20 @@ def test_dumps_is_the_file_save_writes(tmp_path: Path) -> None:
         assert tokenizer.dumps() == path.read_bytes()
         assert Tokenizer.load(path).dumps() == path.read_bytes()
     assert trained.dumps() != ordered.dumps()
+
+
+def test_encode_ordinary_array_is_encode_ordinary_packed(tokenizer: Tokenizer) -> None:
+    text = CORPUS + "<|endoftext|> naïve 😀"
+    for typecode in ("H", "I", "L", "Q"):
+        ids = tokenizer.encode_ordinary_array(text, typecode)
+        assert ids.typecode == typecode
+        assert ids.tolist() == tokenizer.encode_ordinary(text)
+    assert tokenizer.encode_ordinary_array(text).typecode == "I"
+    with pytest.raises(OverflowError, match="does not fit in array typecode 'B'"):
+        tokenizer.encode_ordinary_array("the cat", "B")
+    with pytest.raises(ParameterError, match="typecode must be one of"):
+        tokenizer.encode_ordinary_array("the cat", "h")
+    with pytest.raises(TypeError, match="takes a str"):
+        tokenizer.encode_ordinary_array(b"the cat")  # type: ignore[arg-type]
+    with pytest.raises(UnicodeEncodeError, match="position 4"):
+        tokenizer.encode_ordinary_array("the \ud83d cat")

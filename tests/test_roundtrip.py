@@ -166,6 +166,8 @@ def test_public_api_is_the_spec_methods_plus_the_documented_surface() -> None:
         "MAX_VOCAB_SIZE",
         # The bytes save writes, for a hash or another store.
         "dumps",
+        # encode_ordinary into a machine array, for datasets and numpy.
+        "encode_ordinary_array",
     }
     assert public == spec | surface
     assert "Tokenizer" in bpetite.__all__

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Final, Literal
+from typing import IO, TYPE_CHECKING, Any, Final, Literal, NoReturn
 
 from bpetite._atomic import publish_atomically, write_atomically
 from bpetite._constants import END_OF_TEXT_TOKEN
@@ -550,30 +550,39 @@ def encode_piece(
     text = stream_file_text(
         piece.path, block_size=job.block_size, start=piece.start, end=piece.end, on_bytes=on_bytes
     )
-    # A piece that fits in one block is encoded whole: streaming would read it in one
-    # block anyway, and it costs a second regex pass to find where the text may be cut.
-    batches: Iterable[list[int]]
     typecode = _TYPECODES[job.dtype]
     tokens = 0
     try:
+        # A piece that fits in one block is encoded whole, straight into the dtype's
+        # array: streaming would read it in one block anyway, and it costs a second
+        # regex pass to find where the text may be cut.
         if job.streaming and piece.size > job.block_size:
-            batches = encode_pieces(tokenizer, text, allowed_special=set(), disallowed_special=())
+            streamed = encode_pieces(tokenizer, text, allowed_special=set(), disallowed_special=())
+            for ids in streamed:  # a lazy stream: decoding errors surface here too
+                try:
+                    packed = array(typecode, ids)
+                except OverflowError:
+                    _too_large(job, index, max(ids))
+                sink.write(_to_bytes(packed))
+                tokens += len(packed)
         else:
-            batches = [tokenizer.encode_ordinary("".join(text))]
-        for ids in batches:  # a lazy stream: decoding errors surface here too
+            whole = "".join(text)
             try:
-                packed = array(typecode, ids)
+                packed = tokenizer.encode_ordinary_array(whole, typecode)
             except OverflowError:
-                largest = max(ids)
-                raise ParameterError(
-                    f"{job.names[index]}: token id {largest} does not fit in {job.dtype} "
-                    f"(at most {_MAX_ID[job.dtype]}); use dtype uint32"
-                ) from None
+                _too_large(job, index, max(tokenizer.encode_ordinary(whole)))
             sink.write(_to_bytes(packed))
-            tokens += len(ids)
+            tokens += len(packed)
     except InvalidUtf8Error as error:
         raise InvalidUtf8Error(job.names[index], error.offset, error.byte, error.reason) from None
     return tokens
+
+
+def _too_large(job: _Job, index: int, largest: int) -> NoReturn:
+    raise ParameterError(
+        f"{job.names[index]}: token id {largest} does not fit in {job.dtype} "
+        f"(at most {_MAX_ID[job.dtype]}); use dtype uint32"
+    )
 
 
 def encode_to_spool(

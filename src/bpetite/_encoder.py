@@ -86,6 +86,7 @@ class Encoder:
         "_token_ids",
         "_whole",
         "chunk_cache",
+        "packed_caches",
         "token_of_text",
     )
 
@@ -130,6 +131,8 @@ class Encoder:
         if len(self._merges) <= prove_up_to:
             self._prove_all(vocab[:end])
         self.chunk_cache = ChunkCache(CHUNK_CACHE_SIZE, self.token_of_text, self._encode_new)
+        #: The packed caches, by array typecode, each made on first use.
+        self.packed_caches: dict[str, PackedCache] = {}
 
     def _prove_all(self, vocab: Sequence[bytes]) -> None:
         """Settle every token's wholeness in rank order (its parts are settled before it)
@@ -244,6 +247,20 @@ class Encoder:
         flat: list[int] = []
         deque(map(flat.extend, map(self.chunk_cache.__getitem__, pieces)), maxlen=0)
         return flat
+
+    def encode_text_packed(self, text: str, typecode: str) -> bytes:
+        """The ids of `text` as the machine bytes of an ``array(typecode)``.
+
+        Each chunk's ids are cached already packed, so the encode is the split and one
+        ``bytes.join``: no Python int for any id, and no list of them. OverflowError if
+        an id does not fit `typecode`.
+        """
+        packed = self.packed_caches.get(typecode)
+        if packed is None:
+            packed = self.packed_caches[typecode] = PackedCache(
+                CHUNK_CACHE_SIZE, typecode, self._encode_new
+            )
+        return b"".join(map(packed.__getitem__, self._split(text)))
 
     def _patched(self, ids: list[int], pieces: list[str], missing: int) -> list[int]:
         """`ids` with each -1 replaced by the ids of its chunk, in one left-to-right copy."""
@@ -450,3 +467,43 @@ class ChunkCache(dict[str, tuple[int, ...]]):
             self[chunk] = ids
             self.size += units
         return ids
+
+
+class PackedCache(dict[str, bytes]):
+    """A dict from chunk text to its ids as ``array(typecode)`` bytes, encoding what it lacks.
+
+    The packed twin of :class:`ChunkCache`, for encoders whose output is machine bytes
+    (a dataset file): flattening becomes one ``bytes.join``. Bounded the same way, a
+    unit being a character of a key or an id packed; emptied whole when full.
+    """
+
+    __slots__ = ("capacity", "encode_new", "size", "typecode")
+
+    def __init__(
+        self,
+        capacity: int,
+        typecode: str,
+        encode_new: Callable[[str], tuple[tuple[int, ...], bool]],
+    ) -> None:
+        super().__init__()
+        self.capacity = capacity
+        self.typecode = typecode
+        self.encode_new = encode_new
+        self.size = 0
+
+    def __missing__(self, chunk: str) -> bytes:
+        ids, _ = self.encode_new(chunk)
+        try:
+            data = array(self.typecode, ids).tobytes()
+        except OverflowError:
+            raise OverflowError(
+                f"token id {max(ids)} does not fit in array typecode {self.typecode!r}"
+            ) from None
+        if len(chunk) <= CACHE_MAX_KEY_CHARS:
+            units = len(chunk) + len(ids)
+            if self.size + units > self.capacity:
+                self.clear()
+                self.size = 0
+            self[chunk] = data
+            self.size += units
+        return data

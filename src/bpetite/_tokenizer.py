@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 import os
+from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import itemgetter
 from types import MappingProxyType
@@ -359,6 +360,30 @@ class Tokenizer:
             require_utf8(text, "text")
         return self._encoder.encode_text(text)
 
+    def encode_ordinary_array(self, text: str, typecode: str = "I") -> array[int]:
+        """Return ``encode_ordinary(text)`` as an ``array.array`` of `typecode`.
+
+        The form a dataset file or numpy wants (``numpy.frombuffer(result, numpy.uint32)``
+        for the default ``"I"``), made without a Python int per id: each chunk's ids are
+        cached already packed. `typecode` is an unsigned one (``B``, ``H``, ``I``, ``L``,
+        ``Q``); an id it cannot hold raises OverflowError.
+
+        >>> Tokenizer.train("ab ab", vocab_size=257).encode_ordinary_array("ab ab", "H")
+        array('H', [256, 32, 256])
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"encode_ordinary_array() takes a str, got {type(text).__name__}")
+        if typecode not in _UNSIGNED_TYPECODES:
+            raise ParameterError(
+                f"typecode must be one of {', '.join(map(repr, _UNSIGNED_TYPECODES))} "
+                f"(unsigned integers), got {typecode!r}"
+            )
+        if not text.isascii():  # ASCII text cannot hold a lone surrogate
+            require_utf8(text, "text")
+        ids = array(typecode)
+        ids.frombytes(self._encoder.encode_text_packed(text, typecode))
+        return ids
+
     def encode_chunk(self, chunk: bytes) -> list[int]:
         """Return the ids BPE gives one pre-tokenized chunk's bytes, with no splitting.
 
@@ -592,6 +617,8 @@ _TWO_ONLY: Final = frozenset({2})
 
 
 _IDENTITY: Final = tuple(range(BASE_VOCAB_SIZE))
+#: The array typecodes encode_ordinary_array accepts: the unsigned integers.
+_UNSIGNED_TYPECODES: Final = ("B", "H", "I", "L", "Q")
 #: The training options an artifact can record, and the least value of each.
 _TRAINING_OPTIONS: Final = {"max_token_bytes": 2, "min_frequency": 1}
 
