@@ -37,6 +37,7 @@ from collections.abc import Callable, MutableSequence, Sequence
 from heapq import heapify, heappop, heappush
 from itertools import pairwise, repeat
 from operator import itemgetter
+from typing import TypeVar
 
 from bpetite._constants import BASE_VOCAB_SIZE
 
@@ -417,15 +418,46 @@ def _halves_join(
             y_high, y = y, merges[y - BASE_VOCAB_SIZE][0]
 
 
-class ChunkCache(dict[str, tuple[int, ...]]):
-    """A dict from chunk text to ids that encodes a chunk it lacks: ``cache[chunk]`` always answers.
+_Value = TypeVar("_Value")
+
+
+class _BoundedCache(dict[str, _Value]):
+    """A dict from chunk text to a value, emptied whole when it would grow past `capacity`.
+
+    A unit is a character of a key or an id in a value, so the bound holds for any
+    input: a huge, varied text empties the cache now and then instead of growing it.
+    Emptying it whole is cheaper and more predictable than evicting entry by entry.
+    Chunks longer than CACHE_MAX_KEY_CHARS are never kept (rare, and large).
+    """
+
+    __slots__ = ("capacity", "size")
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__()
+        self.capacity = capacity
+        self.size = 0
+
+    def _keep(self, chunk: str, value: _Value, ids: int) -> None:
+        if len(chunk) > CACHE_MAX_KEY_CHARS:
+            return
+        units = len(chunk) + ids
+        if self.size + units > self.capacity:
+            self.clear()
+            self.size = 0
+            self._refill()
+        self[chunk] = value
+        self.size += units
+
+    def _refill(self) -> None:
+        """What an emptied cache starts from again: nothing, unless a subclass says."""
+
+
+class ChunkCache(_BoundedCache[tuple[int, ...]]):
+    """Chunk text to ids, encoding a chunk it lacks: ``cache[chunk]`` always answers.
 
     `encode_new` gives a missing chunk's ids and whether it is a whole token. Whole
     tokens go into `permanent` (text to id, bounded by the vocabulary) and stay for
-    good; other chunks are remembered up to `capacity` units, a unit being a character
-    of a key or an id in a value, so the bound holds for any input: a huge, varied text
-    empties the remembered part now and then instead of growing it. Emptying it whole
-    is cheaper and more predictable than evicting entry by entry.
+    good, through every emptying; other chunks are kept within the bound.
 
     Why a dict subclass with ``__missing__``: ``map(cache.__getitem__, chunks)`` stays
     the C-speed lookup of a plain dict for every chunk it holds and calls into Python
@@ -434,7 +466,7 @@ class ChunkCache(dict[str, tuple[int, ...]]):
     immutable, and flattening them is a little faster than lists.
     """
 
-    __slots__ = ("capacity", "encode_new", "permanent", "size")
+    __slots__ = ("encode_new", "permanent")
 
     def __init__(
         self,
@@ -442,14 +474,12 @@ class ChunkCache(dict[str, tuple[int, ...]]):
         permanent: dict[str, int],
         encode_new: Callable[[str], tuple[tuple[int, ...], bool]],
     ) -> None:
-        super().__init__()
-        self.capacity = capacity
+        super().__init__(capacity)
         self.permanent = permanent
         self.encode_new = encode_new
-        self.size = 0
-        self._seed()
+        self._refill()
 
-    def _seed(self) -> None:
+    def _refill(self) -> None:
         # zip(values) yields the 1-tuples at C speed: a comprehension took twice as long.
         self.update(zip(self.permanent, zip(self.permanent.values()), strict=True))
 
@@ -458,26 +488,19 @@ class ChunkCache(dict[str, tuple[int, ...]]):
         if whole:
             self.permanent[chunk] = ids[0]
             self[chunk] = ids
-        elif len(chunk) <= CACHE_MAX_KEY_CHARS:
-            units = len(chunk) + len(ids)
-            if self.size + units > self.capacity:
-                self.clear()
-                self._seed()
-                self.size = 0
-            self[chunk] = ids
-            self.size += units
+        else:
+            self._keep(chunk, ids, len(ids))
         return ids
 
 
-class PackedCache(dict[str, bytes]):
-    """A dict from chunk text to its ids as ``array(typecode)`` bytes, encoding what it lacks.
+class PackedCache(_BoundedCache[bytes]):
+    """Chunk text to its ids as ``array(typecode)`` bytes, encoding a chunk it lacks.
 
-    The packed twin of :class:`ChunkCache`, for encoders whose output is machine bytes
-    (a dataset file): flattening becomes one ``bytes.join``. Bounded the same way, a
-    unit being a character of a key or an id packed; emptied whole when full.
+    The packed twin of :class:`ChunkCache`, for output that is machine bytes (a dataset
+    file): flattening becomes one ``bytes.join``, with no Python int per id.
     """
 
-    __slots__ = ("capacity", "encode_new", "size", "typecode")
+    __slots__ = ("encode_new", "typecode")
 
     def __init__(
         self,
@@ -485,11 +508,9 @@ class PackedCache(dict[str, bytes]):
         typecode: str,
         encode_new: Callable[[str], tuple[tuple[int, ...], bool]],
     ) -> None:
-        super().__init__()
-        self.capacity = capacity
+        super().__init__(capacity)
         self.typecode = typecode
         self.encode_new = encode_new
-        self.size = 0
 
     def __missing__(self, chunk: str) -> bytes:
         ids, _ = self.encode_new(chunk)
@@ -499,11 +520,5 @@ class PackedCache(dict[str, bytes]):
             raise OverflowError(
                 f"token id {max(ids)} does not fit in array typecode {self.typecode!r}"
             ) from None
-        if len(chunk) <= CACHE_MAX_KEY_CHARS:
-            units = len(chunk) + len(ids)
-            if self.size + units > self.capacity:
-                self.clear()
-                self.size = 0
-            self[chunk] = data
-            self.size += units
+        self._keep(chunk, data, len(ids))
         return data
