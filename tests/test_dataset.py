@@ -12,6 +12,7 @@ import io
 import json
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -500,3 +501,26 @@ def test_an_output_inside_an_input_directory_never_reads_its_own_temp_files(
         *expected_ids(tokenizer, corpus),
     ]
     assert manifest(folder / "train.bin")["document_sources"][0] == "-"
+
+
+def test_a_file_added_while_the_temp_folder_is_removed_leaves_nothing(
+    tokenizer: Tokenizer, corpus: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Dask task cannot be interrupted: it may create its piece file while the failed
+    run removes its temp folder. The folder must still go."""
+    real_rmtree = shutil.rmtree
+    calls: list[Path] = []
+
+    def rmtree_raced_by_a_task(path: Any, *args: Any, **kwargs: Any) -> None:
+        real_rmtree(path, *args, **kwargs)
+        calls.append(Path(path))
+        if len(calls) == 1:  # a task wrote its file just as the folder was emptied
+            Path(path).mkdir()
+            (Path(path) / "piece-7.bin").write_bytes(b"late")
+
+    monkeypatch.setattr(shutil, "rmtree", rmtree_raced_by_a_task)
+    corpus[6].write_bytes(b"x\xffy")
+    with pytest.raises(InvalidUtf8Error):
+        write_dataset([tmp_path / "corpus"], tmp_path / "t.bin", tokenizer, workers=1)
+    assert len(calls) == 2
+    assert leftovers(tmp_path) == []

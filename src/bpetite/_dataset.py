@@ -238,7 +238,7 @@ def write_dataset(
                 path.unlink()
         raise
     finally:
-        shutil.rmtree(temp_dir, ignore_errors=True)
+        _remove_tree(temp_dir)
     results = [
         DatasetSplit(
             str(destination),
@@ -252,6 +252,24 @@ def write_dataset(
     return Dataset(
         results[0], results[1] if len(results) > 1 else None, train.input_bytes + val.input_bytes
     )
+
+
+def _remove_tree(folder: Path) -> None:
+    """Remove the temp folder, even if a Dask task still running adds a file meanwhile.
+
+    A task cannot be interrupted; one that creates its piece file between ``rmtree``
+    listing the folder and removing it leaves the folder behind (not empty). Once the
+    folder is gone, a later task fails to open its file there, so a few tries suffice.
+    """
+    for _ in range(_REMOVE_TRIES):
+        shutil.rmtree(folder, ignore_errors=True)
+        if not folder.exists():
+            return
+        time.sleep(POLL_SECONDS)
+
+
+#: How many times the temp folder is removed before a stray file is given up on.
+_REMOVE_TRIES: Final = 5
 
 
 # --------------------------------------------------------------------------- checks
