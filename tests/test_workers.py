@@ -219,7 +219,9 @@ def test_a_worker_killed_by_another_signal_is_named(
     workers: list[int] = []
 
     def kill_a_worker(event: Progress) -> None:
-        if event.stage == "update" and event.done > 0 and not workers:
+        # At "start" the workers exist and cannot have finished: killing at the first
+        # update raced a fast count (the worker had already sent its counts and left).
+        if event.stage == "start" and not workers:
             workers.extend(child.pid or 0 for child in multiprocessing.active_children())
             os.kill(workers[0], signum)
 
