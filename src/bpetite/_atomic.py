@@ -24,7 +24,7 @@ def write_atomically(path: str | os.PathLike[str], data: bytes, *, overwrite: bo
     all before writing anything.
     """
     destination = Path(path)
-    _check_destination(destination, overwrite=overwrite)
+    check_destination(destination, overwrite=overwrite)
     _write(destination, data, overwrite=overwrite)
 
 
@@ -41,7 +41,7 @@ def publish_atomically(
     temp = Path(temp)
     destination = Path(path)
     try:
-        _check_destination(destination, overwrite=overwrite)
+        check_destination(destination, overwrite=overwrite)
         with temp.open("rb+") as handle:
             os.fsync(handle.fileno())
         temp.chmod(0o666 & ~_current_umask())
@@ -55,8 +55,11 @@ def publish_atomically(
     _fsync_directory(destination.parent)
 
 
-def _check_destination(destination: Path, *, overwrite: bool) -> None:
-    """Fail before writing anything, with a message that names the real problem."""
+def check_destination(destination: Path, *, overwrite: bool) -> None:
+    """Fail before writing anything, with a message that names the real problem.
+
+    Public within the package: a command with several outputs checks them all first.
+    """
     parent = destination.parent
     if not parent.exists():
         raise FileNotFoundError(

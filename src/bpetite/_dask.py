@@ -17,10 +17,9 @@ when a cluster is actually used.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -33,9 +32,6 @@ from bpetite._tokenizer import Tokenizer
 
 #: The address that means "start a LocalCluster of processes on this machine".
 LOCAL: Final = "local"
-
-#: What a worker needs to rebuild the tokenizer: merges, pattern source, specials, byte order.
-Setup = tuple[Sequence[tuple[int, int]], str, dict[str, int], tuple[int, ...]]
 
 
 @contextmanager
@@ -124,18 +120,18 @@ def _count_file(path: str, block_size: int, pattern: str) -> Counter[str]:
 
 def dask_encode_pieces(
     client: Any,
-    setup: Setup,
+    tokenizer: Tokenizer,
     job: Any,
     on_piece: Any,
 ) -> None:
     """Encode every piece of `job` as one task each; call ``on_piece(index, tokens)`` in order.
 
-    The model is sent once (scattered to every worker) and each worker builds its
-    tokenizer once; a task writes its ids to ``job.piece_path(index)``, which must be
-    on a filesystem the workers share with this process.
+    The model is scattered to every worker once: a tokenizer pickles as its definition,
+    and each worker unpickles (builds) it once and keeps it for all its tasks. A task
+    writes its ids to ``job.piece_path(index)``, which must be on a filesystem the
+    workers share with this process.
     """
-    key = hashlib.sha256(repr(setup).encode("utf-8")).hexdigest()
-    [model] = client.scatter([(key, setup)], broadcast=True, hash=False)
+    [model] = client.scatter([tokenizer], broadcast=True, hash=False)
     futures = [
         client.submit(_encode_piece, model, job, index, pure=False)
         for index in range(len(job.pieces))
@@ -147,19 +143,9 @@ def dask_encode_pieces(
         client.cancel(futures)
 
 
-_tokenizers: dict[str, Tokenizer] = {}
-
-
-def _encode_piece(model: tuple[str, Setup], job: Any, index: int) -> int:
-    """On a worker: encode one piece with the (cached) tokenizer; return its token count."""
+def _encode_piece(tokenizer: Tokenizer, job: Any, index: int) -> int:
+    """On a worker: encode one piece with the scattered tokenizer; return its token count."""
     from bpetite._dataset import encode_piece
 
-    key, (merges, pattern, specials, byte_order) = model
-    tokenizer = _tokenizers.get(key)
-    if tokenizer is None:
-        _tokenizers.clear()  # one model at a time is all a worker needs
-        tokenizer = _tokenizers[key] = Tokenizer(
-            merges, pattern=pattern, special_tokens=specials, byte_order=byte_order
-        )
     with job.piece_path(index).open("wb") as sink:
         return encode_piece(tokenizer, job, index, sink, None)

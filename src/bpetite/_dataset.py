@@ -43,7 +43,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, Literal, NoReturn
 
-from bpetite._atomic import publish_atomically, write_atomically
+from bpetite._atomic import check_destination, publish_atomically, write_atomically
 from bpetite._constants import END_OF_TEXT_TOKEN
 from bpetite._counting import (
     MIN_PIECE_BYTES,
@@ -59,7 +59,6 @@ from bpetite._counting import (
 from bpetite._errors import (
     InvalidUtf8Error,
     NotATokenError,
-    OutputExistsError,
     ParameterError,
     WorkerError,
 )
@@ -369,14 +368,7 @@ def _check_destinations(paths: Sequence[Path], *, overwrite: bool) -> None:
             f"the outputs {', '.join(str(path) for path in paths)} must all be different files"
         )
     for path in paths:
-        parent = path.parent
-        if not parent.is_dir():
-            problem = "is not a directory" if parent.exists() else "does not exist"
-            raise FileNotFoundError(f"cannot write '{path}': directory '{parent}' {problem}")
-        if path.is_dir():
-            raise IsADirectoryError(f"cannot write '{path}': it is a directory")
-        if not overwrite and (path.exists() or path.is_symlink()):
-            raise OutputExistsError(f"'{path}' already exists; pass overwrite=True to replace it")
+        check_destination(path, overwrite=overwrite)
 
 
 def _expand(inputs: Sequence[str]) -> list[_Document]:
@@ -502,13 +494,7 @@ def _encode_all(
         )
         try:
             if options.dask is not None:
-                setup = (
-                    tokenizer.merges,
-                    tokenizer.pattern,
-                    dict(tokenizer.special_tokens),
-                    tokenizer.byte_order,
-                )
-                _encode_on_dask(options.dask, setup, job, append, total, report)
+                _encode_on_dask(options.dask, tokenizer, job, append, total, report)
             elif processes <= 1:
                 _encode_here(tokenizer, job, append, total, report)
             else:
@@ -661,13 +647,9 @@ def _encode_here(
     report(Progress("encode", "done", total, total))
 
 
-#: What a worker needs to rebuild the tokenizer: merges, pattern source, specials, byte order.
-Setup = tuple[Sequence[tuple[int, int]], str, dict[str, int], tuple[int, ...]]
-
-
 def _encode_on_dask(
     client: Any,
-    setup: Setup,
+    tokenizer: Tokenizer,
     job: _Job,
     append: Callable[[int, Written], None],
     total: int,
@@ -685,7 +667,7 @@ def _encode_on_dask(
         done += job.pieces[index].size
         report(Progress("encode", "update", done, total))
 
-    dask_encode_pieces(client, setup, job, on_piece)
+    dask_encode_pieces(client, tokenizer, job, on_piece)
     report(Progress("encode", "done", total, total))
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from bpetite._tokenizer import Tokenizer
+from bpetite._visualize import html_page
 
 #: Figures in the JSON and the page are rounded to this many decimals.
 DECIMALS: Final = 4
@@ -102,23 +103,16 @@ class CompressionReport:
             f"{html.escape(model)}</span>"
             for i, model in enumerate(self.models)
         )
-        return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="bpetite">
-<title>bpetite: compression of {len(self.models)} models on {len(self.texts)} texts</title>
-<style>{_CSS}</style>
-</head>
-<body>
-<h1>Compression: bytes per token (higher is better)</h1>
+        title = f"bpetite: compression of {len(self.models)} models on {len(self.texts)} texts"
+        return (
+            html_page(title, _CSS)
+            + f"""<h1>Compression: bytes per token (higher is better)</h1>
 <p class="legend">{legend}</p>
 {sections}
 </body>
 </html>
 """
+        )
 
 
 def evaluate_compression(

@@ -148,7 +148,8 @@ def dumps_artifact(
 ) -> bytes:
     """Return the canonical artifact bytes for a tokenizer state.
 
-    `vocab` includes the special tokens' ids. Schema v1 when it can describe the state
+    `vocab` (every id's bytes, the special tokens' included) is written by schema v1
+    only; v2 leaves it to follow from the rest. Schema v1 when it can describe the state
     (GPT-2's pattern, exactly ``<|endoftext|>`` right after the merges, no training
     metadata), else v2. `mergeable_vocab_size` is recomputed from `merges` so it cannot
     drift from the list it describes, and `sort_keys` makes the bytes independent of
@@ -158,23 +159,23 @@ def dumps_artifact(
     """
     split = resolve_pattern(pattern)
     size = BASE_VOCAB_SIZE + len(merges)
-    artifact: dict[str, Any] = {
-        "mergeable_vocab_size": size,
-        "merges": [list(merge) for merge in merges],
-        "pretokenizer_pattern": split.source,
-        "schema_version": SCHEMA_VERSION,
-        "special_tokens": dict(special_tokens),
-        "vocab": {str(token_id): list(token) for token_id, token in vocab.items()},
-    }
     order = tuple(byte_order)
     described = Artifact(
         None, list(merges), dict(special_tokens), split, dict(training or {}), order
     )
-    if described.schema_version == SCHEMA_V2:
-        # The compact lane (see _OPTIONAL_KEYS_V2): the vocab follows from the rest.
-        del artifact["vocab"]
-        artifact["merges_flat"] = list(chain.from_iterable(artifact.pop("merges")))
+    artifact: dict[str, Any] = {
+        "mergeable_vocab_size": size,
+        "pretokenizer_pattern": split.source,
+        "special_tokens": dict(special_tokens),
+    }
+    if described.schema_version == SCHEMA_VERSION:
+        artifact["schema_version"] = SCHEMA_VERSION
+        artifact["merges"] = [list(merge) for merge in merges]
+        artifact["vocab"] = {str(token_id): list(token) for token_id, token in vocab.items()}
+    else:
+        # The compact lane (see _OPTIONAL_KEYS_V2): flat merges; the vocab follows.
         artifact["schema_version"] = SCHEMA_V2
+        artifact["merges_flat"] = list(chain.from_iterable(merges))
         artifact["pattern_name"] = split.name
         layout: dict[str, Any] = {}
         if order != IDENTITY_BYTE_ORDER:

@@ -288,7 +288,7 @@ class Tokenizer:
     @property
     def n_vocab(self) -> int:
         """One past the largest id, special tokens included (tiktoken's name)."""
-        return max(self._vocab) + 1
+        return max(self.mergeable_vocab_size, *(token + 1 for token in self._special_ids.values()))
 
     @property
     def byte_order(self) -> tuple[int, ...]:

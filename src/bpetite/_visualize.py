@@ -287,18 +287,10 @@ def render_html(pieces: Sequence[TokenPiece], *, source: str = "", show_ids: boo
     css = _CSS.replace("/* palette */", palette)
     tokens = "".join(_html_token(index, piece) for index, piece in enumerate(pieces))
     source_line = f'<p class="source">{html.escape(source)}</p>\n' if source else ""
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="bpetite">
-<title>bpetite: {_plural(summary.tokens, "token")}</title>
-<style>{css}</style>
-</head>
-<body{' class="ids"' if show_ids else ""}>
-<header>
+    title = f"bpetite: {_plural(summary.tokens, 'token')}"
+    return (
+        html_page(title, css, ' class="ids"' if show_ids else "")
+        + f"""<header>
 <h1>bpetite tokens</h1>
 {source_line}<p class="stats"><strong id="token-count">{summary.tokens}</strong> tokens ·
 <strong id="byte-count">{summary.bytes}</strong> bytes ·
@@ -314,6 +306,27 @@ def render_html(pieces: Sequence[TokenPiece], *, source: str = "", show_ids: boo
 </main>
 </body>
 </html>
+"""
+    )
+
+
+def html_page(title: str, css: str, body_attributes: str = "") -> str:
+    """The start of a self-contained page, up to and including ``<body>``.
+
+    Every page bpetite writes shares it: the content-security policy allows inline
+    styles and nothing else (no script, no network), which the browser test checks.
+    """
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="bpetite">
+<title>{html.escape(title)}</title>
+<style>{css}</style>
+</head>
+<body{body_attributes}>
 """
 
 
