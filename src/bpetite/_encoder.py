@@ -138,12 +138,9 @@ class Encoder:
     def _prove_all(self, vocab: Sequence[bytes]) -> None:
         """Settle every token's wholeness in rank order (its parts are settled before it)
         and fill the text table with the whole ones."""
-        whole, merges, merge_ids = self._whole, self._merges, self._merge_ids
-        for new_id, (left, right) in enumerate(merges, BASE_VOCAB_SIZE):
-            joined = whole[left] != 1 or whole[right] != 1
-            if not joined:
-                joined = _halves_join(left, right, new_id, merges, merge_ids)
-            whole[new_id] = 2 if joined else 1
+        whole = self._whole
+        for token in range(BASE_VOCAB_SIZE, len(whole)):
+            self.is_whole(token)  # in rank order, each asks only its (settled) parts
         # In id order, the frequent (early) tokens' texts are made first and lie close
         # together in memory: back to front made warm lookups 15% slower.
         texts, first_ids = self.token_of_text, self._token_ids
@@ -268,12 +265,12 @@ class Encoder:
         places = [ids.index(-1)]
         for _ in range(missing - 1):
             places.append(ids.index(-1, places[-1] + 1))
-        chunk_ids = self.chunk_cache
+        chunk_cache = self.chunk_cache
         patched: list[int] = []
         start = 0
         for place in places:
             patched += ids[start:place]
-            patched += chunk_ids[pieces[place]]
+            patched += chunk_cache[pieces[place]]
             start = place + 1
         patched += ids[start:]
         return patched
