@@ -55,7 +55,10 @@ def require_utf8(text: str, what: str) -> None:
 
     Such a `str` is not valid Unicode; encoding it would fail half-way through with a
     message about a codec, or (with errors="surrogatepass") give bytes that are not UTF-8.
+    ASCII text cannot hold one, and ``str.isascii`` is a flag lookup: no copy is made.
     """
+    if text.isascii():
+        return
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:

@@ -335,8 +335,7 @@ class Tokenizer:
         """
         if not isinstance(text, str):
             raise TypeError(f"encode() takes a str, got {type(text).__name__}")
-        if not text.isascii():  # ASCII text cannot hold a lone surrogate
-            require_utf8(text, "text")
+        require_utf8(text, "text")
         specials = self._specials
         allowed, disallowed = specials.resolve(allowed_special, disallowed_special)
         if disallowed:
@@ -356,8 +355,7 @@ class Tokenizer:
         """Return the ids of `text` with every character ordinary, special texts included."""
         if not isinstance(text, str):
             raise TypeError(f"encode_ordinary() takes a str, got {type(text).__name__}")
-        if not text.isascii():  # ASCII text cannot hold a lone surrogate
-            require_utf8(text, "text")
+        require_utf8(text, "text")
         return self._encoder.encode_text(text)
 
     def encode_ordinary_array(self, text: str, typecode: str = "I") -> array[int]:
@@ -378,8 +376,7 @@ class Tokenizer:
                 f"typecode must be one of {', '.join(map(repr, _UNSIGNED_TYPECODES))} "
                 f"(unsigned integers), got {typecode!r}"
             )
-        if not text.isascii():  # ASCII text cannot hold a lone surrogate
-            require_utf8(text, "text")
+        require_utf8(text, "text")
         ids = array(typecode)
         ids.frombytes(self._encoder.encode_text_packed(text, typecode))
         return ids
