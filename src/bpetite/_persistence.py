@@ -86,6 +86,15 @@ _MAX_SHOWN_CHARS: Final = 80
 State = tuple[dict[int, bytes], list[tuple[int, int]], dict[str, int]]
 
 
+def mergeable_tokens(merges: Iterable[tuple[int, int]], byte_order: Sequence[int]) -> list[bytes]:
+    """The bytes of every id a merge list defines: ``byte_order[i]`` for id ``i`` below 256,
+    then each merge's two parts joined (the merges must be checked: parts come first)."""
+    tokens = [bytes((byte,)) for byte in byte_order]
+    for left, right in merges:
+        tokens.append(tokens[left] + tokens[right])
+    return tokens
+
+
 @dataclass(frozen=True, slots=True)
 class Artifact:
     """What an artifact holds: the state, its split pattern and optional training metadata.
@@ -107,10 +116,7 @@ class Artifact:
         """Every id's bytes, the special tokens' included: stored, or built from the merges."""
         if self.stored_vocab is not None:
             return self.stored_vocab
-        tokens = [bytes((byte,)) for byte in self.byte_order]
-        for left, right in self.merges:
-            tokens.append(tokens[left] + tokens[right])
-        vocab = dict(enumerate(tokens))
+        vocab = dict(enumerate(mergeable_tokens(self.merges, self.byte_order)))
         for text, token_id in self.special_tokens.items():
             vocab[token_id] = text.encode("utf-8")
         return vocab

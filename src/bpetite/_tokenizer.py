@@ -101,9 +101,7 @@ class Tokenizer:
         self._pattern = resolve_pattern(pattern)
         self._byte_order = _checked_byte_order(byte_order)
         self._training: Mapping[str, int] = MappingProxyType(_checked_training(training))
-        vocab = [bytes([byte]) for byte in self._byte_order]
-        for left, right in self._merges:
-            vocab.append(vocab[left] + vocab[right])
+        vocab = _persistence.mergeable_tokens(self._merges, self._byte_order)
         special_ids = _checked_specials(special_tokens, len(vocab))
         self._special_ids: Mapping[str, int] = MappingProxyType(special_ids)
         self._specials = SpecialTokens(self._special_ids)
