@@ -1,12 +1,14 @@
 """What the artifact tests share: the worked example as a document, and strict rejection checks."""
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bpetite import ArtifactError, MissingKeyError
+from bpetite._atomic import write_atomically
 from bpetite._constants import END_OF_TEXT_TOKEN
 from bpetite._persistence import dumps_artifact, parse_artifact
 from tests.reference import naive_train, naive_vocab
@@ -19,6 +21,19 @@ SOURCE = "art.json"
 GATE_CORPUS = "the cat sat on the mat; the bat ate the rat.\nThe end, the end!  " * 5
 
 State = tuple[dict[int, bytes], list[tuple[int, int]], dict[str, int]]
+
+
+def save(
+    path: str | Path,
+    vocab: dict[int, bytes],
+    merges: Sequence[tuple[int, int]],
+    special_tokens: dict[str, int],
+    *,
+    overwrite: bool = False,
+) -> None:
+    """Save a bare state as ``Tokenizer.save`` saves a tokenizer: the canonical bytes,
+    then the atomic writer; a state no tokenizer could hold is refused the same way."""
+    write_atomically(path, dumps_artifact(vocab, merges, special_tokens), overwrite=overwrite)
 
 
 def trained_state(corpus: str, vocab_size: int) -> State:

@@ -10,12 +10,13 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite._persistence import dumps_artifact, load, parse_artifact, save
+from bpetite._persistence import dumps_artifact, load, parse_artifact
 from bpetite._tokenizer import Tokenizer
 from tests.artifacts import (
     EOT,
     GATE_CORPUS,
     State,
+    save,
     trained_state,
 )
 from tests.reference import naive_vocab

@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 
 from bpetite._constants import PRETOKENIZER_PATTERN
-from bpetite._persistence import load, parse_artifact, save
+from bpetite._persistence import load, parse_artifact
 from tests.artifacts import (
     EOT,
     EOT_BYTES,
     assert_rejected,
     canonical,
+    save,
     valid_document,
 )
 from tests.reference import naive_vocab

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from bpetite._persistence import dumps_artifact, load, save
+from bpetite._persistence import dumps_artifact, load
 from tests.artifacts import (
     GATE_CORPUS,
     State,
     dir_listing,
+    save,
     trained_state,
 )
 

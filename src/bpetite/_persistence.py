@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, Final, NoReturn
 
-from bpetite._atomic import write_atomically
 from bpetite._constants import (
     BASE_VOCAB_SIZE,
     END_OF_TEXT_TOKEN,
@@ -195,32 +194,6 @@ def dumps_artifact(
     data = json.dumps(artifact, sort_keys=True, separators=(",", ":")).encode("utf-8")
     parse_artifact(data, source="tokenizer state to save", trust_custom_pattern=True)
     return data
-
-
-def save(
-    path: str | os.PathLike[str],
-    vocab: Mapping[int, bytes],
-    merges: Sequence[tuple[int, int]],
-    special_tokens: Mapping[str, int],
-    *,
-    pattern: str | SplitPattern = "gpt2",
-    training: Mapping[str, int] | None = None,
-    byte_order: Sequence[int] = IDENTITY_BYTE_ORDER,
-    overwrite: bool = False,
-) -> None:
-    """Write the artifact to `path` atomically and durably.
-
-    Readers see either the previous file or the complete new one, never a partial
-    write; after a crash the temp file may remain only if the process was killed
-    outright. Raises FileExistsError if `path` exists and `overwrite` is false (also
-    when the file appears while we are writing), FileNotFoundError if the parent
-    directory is missing, NotADirectoryError / IsADirectoryError for a parent that is
-    not a directory or a destination that is one.
-    """
-    data = dumps_artifact(
-        vocab, merges, special_tokens, pattern=pattern, training=training, byte_order=byte_order
-    )
-    write_atomically(path, data, overwrite=overwrite)
 
 
 # --------------------------------------------------------------------------- reading
