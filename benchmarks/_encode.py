@@ -24,7 +24,7 @@ from typing import Any
 from benchmarks import _rust
 from benchmarks._timing import Stat, repeat, steady_calls, time_call
 from bpetite import Tokenizer
-from bpetite._pretokenizer import PRETOKENIZER
+from bpetite.core._pretokenizer import PRETOKENIZER
 
 #: The reference implementation's benchmark sentence, so its published p50 compares.
 SENTENCE = (

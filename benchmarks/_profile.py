@@ -17,8 +17,8 @@ from pathlib import Path
 
 from benchmarks._encode import SENTENCE, corpus_letters
 from bpetite import Tokenizer
-from bpetite._pretokenizer import count_chunks
-from bpetite._trainer import train_merges
+from bpetite.core._pretokenizer import count_chunks
+from bpetite.core._trainer import train_merges
 
 #: The vocabulary the profiles use: the large one, where the merge loop dominates.
 PROFILE_VOCAB = 32000

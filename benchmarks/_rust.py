@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
-from bpetite._constants import END_OF_TEXT_TOKEN, PRETOKENIZER_PATTERN
+from bpetite.core._constants import END_OF_TEXT_TOKEN, PRETOKENIZER_PATTERN
 
 BytePair = tuple[bytes, bytes]
 

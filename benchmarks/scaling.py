@@ -48,8 +48,8 @@ def _peak_mib() -> dict[str, float]:
 
 def _child(spec: dict[str, Any]) -> dict[str, Any]:
     from bpetite import Tokenizer
-    from bpetite._counting import count_files
-    from bpetite._counts_file import dumps_counts
+    from bpetite.corpus._counting import count_files
+    from bpetite.corpus._counts_file import dumps_counts
 
     started = time.perf_counter()
     counts = count_files([spec["corpus"]], workers=spec["workers"])

@@ -75,7 +75,7 @@ def _median_and_spread(samples: Sequence[float]) -> str:
 
 def check_against_naive(vocab_size: int, size: int) -> list[str]:
     """Every kind at a small size against the naive trainer; returns the failures."""
-    from bpetite._trainer import train_merges
+    from bpetite.core._trainer import train_merges
     from tests.reference import naive_train_chunks
 
     failures = []
@@ -88,7 +88,7 @@ def check_against_naive(vocab_size: int, size: int) -> list[str]:
 
 def sweep(sizes: Sequence[int], vocab_size: int, repeats: int) -> tuple[list[str], list[str]]:
     """Time every kind at every size, interleaved; return (table lines, failures)."""
-    from bpetite._trainer import train_merges
+    from bpetite.core._trainer import train_merges
 
     inputs = {(name, size): make(size) for name, make in KINDS.items() for size in sizes}
     times: dict[tuple[str, int], list[float]] = {key: [] for key in inputs}
@@ -139,8 +139,8 @@ def compare_rustbpe(corpus: str, vocab_size: int, repeats: int) -> tuple[list[st
     """
     import rustbpe
 
-    from bpetite._pretokenizer import count_chunks
-    from bpetite._trainer import train_merges
+    from bpetite.core._pretokenizer import count_chunks
+    from bpetite.core._trainer import train_merges
 
     def train_rust(texts: Iterator[str], pattern: str) -> list[bytes]:
         tokenizer = rustbpe.Tokenizer()

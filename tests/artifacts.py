@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from bpetite import ArtifactError, MissingKeyError
-from bpetite._atomic import write_atomically
-from bpetite._constants import END_OF_TEXT_TOKEN
-from bpetite._persistence import dumps_artifact, parse_artifact
+from bpetite.core._artifact import dumps_artifact, parse_artifact
+from bpetite.core._atomic import write_atomically
+from bpetite.core._constants import END_OF_TEXT_TOKEN
 from tests.reference import naive_train, naive_vocab
 
 EOT = END_OF_TEXT_TOKEN

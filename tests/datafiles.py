@@ -1,7 +1,7 @@
 """The committed test data: ``tests/data/*.gz``, read straight from the gzip files.
 
 Every file is described in ``tests/data/README.md`` (source, licence, sha256 of the
-decompressed content), and ``tests/test_data_files.py`` checks those hashes. Tests
+decompressed content), and ``tests/project/test_data_files.py`` checks those hashes. Tests
 get the data through the fixtures in ``tests/conftest.py``, which use this module;
 a test or a command that needs a real file path gets a decompressed copy in a
 temporary directory from :func:`unpack`, never a file next to the repository.

@@ -1,7 +1,7 @@
 """Run the commands and examples of a markdown document as tests, so docs cannot drift.
 
 Used for README.md and the docs/ pages; the conventions are described at the top of
-tests/test_readme.py.
+tests/project/test_readme.py.
 """
 
 from __future__ import annotations

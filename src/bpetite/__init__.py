@@ -1,17 +1,15 @@
 """bpetite: a deterministic byte-level BPE tokenizer in pure Python.
 
+This is the public API. Read :mod:`bpetite.reference` first: the whole algorithm, naive
+and short; everything here computes exactly what it does, faster.
+
 >>> from bpetite import Tokenizer
 >>> tokenizer = Tokenizer.train("ab ab ab", vocab_size=258)
 >>> tokenizer.encode("ab<|endoftext|>ab")
 [256, 258, 256]
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-from bpetite._atomic import write_atomically
-from bpetite._dask import dask_client, dask_count_files
-from bpetite._dataset import Dataset, DatasetSplit, write_dataset
-from bpetite._errors import (
+from bpetite.core._errors import (
     ArtifactError,
     BpetiteError,
     CountsFileError,
@@ -26,18 +24,25 @@ from bpetite._errors import (
     UnknownTokenError,
     WorkerError,
 )
-from bpetite._eval import CompressionReport, TextResult, evaluate_compression
-from bpetite._json import loads_json, parse_json_ids
-from bpetite._patterns import PRESETS, SplitPattern, resolve_pattern
-from bpetite._pretokenizer import count_chunks
-from bpetite._progress import Progress, ProgressCallback
-from bpetite._tokenizer import Tokenizer
-from bpetite._train_files import train_counts, train_files
+from bpetite.core._patterns import PRESETS, SplitPattern
+from bpetite.core._pretokenizer import count_chunks
+from bpetite.core._progress import Progress, ProgressCallback
+from bpetite.core._tokenizer import Tokenizer
+from bpetite.corpus._dataset import Dataset, DatasetSplit, write_dataset
+from bpetite.corpus._train_files import train_counts, train_files
+from bpetite.visualize._eval import CompressionReport, TextResult, evaluate_compression
 
-try:
-    __version__ = version("bpetite")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0+unknown"
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("bpetite")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+__version__ = _package_version()
 
 __all__ = [
     "PRESETS",
@@ -64,14 +69,8 @@ __all__ = [
     "WorkerError",
     "__version__",
     "count_chunks",
-    "dask_client",
-    "dask_count_files",
     "evaluate_compression",
-    "loads_json",
-    "parse_json_ids",
-    "resolve_pattern",
     "train_counts",
     "train_files",
-    "write_atomically",
     "write_dataset",
 ]

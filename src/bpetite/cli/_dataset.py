@@ -9,7 +9,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bpetite import InvalidUtf8Error, dask_client, write_dataset
+from bpetite import InvalidUtf8Error, write_dataset
+from bpetite._internal import END_OF_TEXT_TOKEN, dask_client
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, load_model
 from bpetite.cli._inputs import describe_input
@@ -19,9 +20,6 @@ from bpetite.cli._progress import PhaseProgress, counting_progress
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers
-
-#: The default separator: the end-of-text special token, as nanoGPT writes it.
-END_OF_TEXT = "<|endoftext|>"
 
 
 def register(subparsers: Subparsers) -> None:
@@ -67,9 +65,9 @@ def register(subparsers: Subparsers) -> None:
     separator = parser.add_mutually_exclusive_group()
     separator.add_argument(
         "--separator",
-        default=END_OF_TEXT,
+        default=END_OF_TEXT_TOKEN,
         metavar="TOKEN",
-        help=f"the token written after each document (default: {END_OF_TEXT})",
+        help=f"the token written after each document (default: {END_OF_TEXT_TOKEN})",
     )
     separator.add_argument(
         "--no-separator", action="store_true", help="write documents back to back"

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 
     from bpetite.cli._parser import Subparsers
 
-#: The default corpus: TinyShakespeare, gzipped, inside the package (``bpetite/_corpus/``).
-PACKAGED_CORPUS = ("_corpus", "tinyshakespeare.txt.gz")
+#: The default corpus: TinyShakespeare, gzipped, inside the package (``bpetite/_data/``).
+PACKAGED_CORPUS = ("_data", "tinyshakespeare.txt.gz")
 #: How the summary and the narration name the default corpus.
 PACKAGED_CORPUS_NAME = "TinyShakespeare (built in)"
 DEFAULT_VOCAB_SIZE = 4096

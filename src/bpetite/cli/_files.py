@@ -13,7 +13,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from bpetite import Tokenizer, write_atomically
+from bpetite import Tokenizer
+from bpetite._internal import write_atomically
 from bpetite.cli._errors import CliError
 from bpetite.cli._output import exists_message, shorten
 

@@ -17,7 +17,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Final
 
-from bpetite import BpetiteError, InvalidUtf8Error, Tokenizer, parse_json_ids
+from bpetite import BpetiteError, InvalidUtf8Error, Tokenizer
+from bpetite._internal import parse_json_ids
 from bpetite.cli._errors import CliError
 from bpetite.cli._output import shorten
 from bpetite.corpus import DEFAULT_BLOCK_SIZE, decode_blocks, read_blocks

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final, NoReturn
 
 from bpetite import Tokenizer
+from bpetite._internal import BASE_VOCAB_SIZE
 from bpetite.cli._errors import CliError
 from bpetite.cli._output import ERROR_LINE_CHARS, shorten
 
@@ -24,9 +25,6 @@ _HELP_WIDTH: Final = 79
 #: An optional sign, then ASCII digits; at most this many, far past any id or size.
 _MAX_DIGITS: Final = 30
 _INTEGER: Final = re.compile(r"[+-]?[0-9]+")
-
-#: The smallest vocabulary: one token per byte value.
-MIN_VOCAB_SIZE: Final = 256
 
 
 class Parser(argparse.ArgumentParser):
@@ -86,9 +84,9 @@ def vocab_size(text: str) -> int:
 
 def check_vocab_size(size: int) -> int:
     """Return `size` if training can reach it; otherwise a CliError, before any work."""
-    if size < MIN_VOCAB_SIZE:
+    if size < BASE_VOCAB_SIZE:
         raise CliError(
-            f"vocab_size must be at least {MIN_VOCAB_SIZE} (one token per byte), got {size}"
+            f"vocab_size must be at least {BASE_VOCAB_SIZE} (one token per byte), got {size}"
         )
     if size > Tokenizer.MAX_VOCAB_SIZE:
         raise CliError(

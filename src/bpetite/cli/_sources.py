@@ -182,7 +182,7 @@ def _count_on_dask(
     pattern: SplitPattern | str,
     progress: ProgressCallback,
 ) -> Counter[bytes]:
-    from bpetite import dask_client, dask_count_files
+    from bpetite._internal import dask_client, dask_count_files
 
     try:
         with dask_client(address, workers=workers) as client:

@@ -8,12 +8,12 @@ import time
 from typing import TYPE_CHECKING, Final
 
 from bpetite import SplitPattern, Tokenizer
+from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, refuse_overwriting_inputs, save_model
 from bpetite.cli._inputs import check_argument_text
 from bpetite.cli._output import shorten, write_json
 from bpetite.cli._parser import (
-    MIN_VOCAB_SIZE,
     add_command,
     check_vocab_size,
     positive_int,
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 
 #: The placeholder that --output needs when several --vocab-size are given.
 SIZE_FIELD: Final = "{vocab_size}"
-#: The specification's special tokens, used when no --special-token is given.
-DEFAULT_SPECIAL_TOKENS: Final = ("<|endoftext|>",)
 
 
 def register(subparsers: Subparsers) -> None:
@@ -83,7 +81,7 @@ def register(subparsers: Subparsers) -> None:
         action="append",
         type=vocab_size,
         metavar="N",
-        help=f"mergeable vocabulary size, {MIN_VOCAB_SIZE} to {Tokenizer.MAX_VOCAB_SIZE:,} "
+        help=f"mergeable vocabulary size, {BASE_VOCAB_SIZE} to {Tokenizer.MAX_VOCAB_SIZE:,} "
         "(the special tokens come on top); repeat it for several sizes from one run",
     )
     parser.add_argument(
@@ -196,7 +194,7 @@ def _outputs(template: str, sizes: list[int]) -> dict[int, str]:
 
 def _special_tokens(given: list[str] | None) -> tuple[str, ...]:
     if given is None:
-        return DEFAULT_SPECIAL_TOKENS
+        return (END_OF_TEXT_TOKEN,)
     return tuple(check_argument_text(text, "--special-token") for text in given)
 
 
@@ -223,10 +221,10 @@ def _prefix(largest: Tokenizer, size: int) -> Tokenizer:
     """The tokenizer a separate run at `size` learns: merges are learned greedily, so
     its merges are the first ``size - 256`` of the largest run's (also under the
     training options, which only ever stop a run or skip a pair, whatever the size)."""
-    if size - MIN_VOCAB_SIZE >= len(largest.merges):
+    if size - BASE_VOCAB_SIZE >= len(largest.merges):
         return largest
     return Tokenizer(
-        largest.merges[: size - MIN_VOCAB_SIZE],
+        largest.merges[: size - BASE_VOCAB_SIZE],
         pattern=largest.split_pattern,
         special_tokens=tuple(largest.special_tokens),
         training=largest.training,

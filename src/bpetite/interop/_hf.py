@@ -17,7 +17,8 @@ import os
 import re
 from typing import Any, Final
 
-from bpetite import PRESETS, InteropError, Tokenizer, write_atomically
+from bpetite import PRESETS, InteropError, Tokenizer
+from bpetite._internal import write_atomically
 from bpetite.interop._alphabet import to_alphabet
 from bpetite.interop._model import (
     END_OF_TEXT_TOKEN,

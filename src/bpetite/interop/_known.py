@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
+from bpetite._internal import END_OF_TEXT_TOKEN
+
 
 @dataclass(frozen=True, slots=True)
 class KnownVocabulary:
@@ -26,22 +28,20 @@ class KnownVocabulary:
     ranks: int
 
 
-_ENDOFTEXT: Final = "<|endoftext|>"
-
 #: sha256 of the file -> what tiktoken attaches to it. GPT-2's ``gpt2.tiktoken`` is
 #: ``r50k_base``; its pattern is GPT-2's, which bpetite's ``gpt2`` preset splits the
-#: same way (tests/test_interop.py checks the ids on TinyShakespeare).
+#: same way (tests/interop/test_formats.py checks the ids on TinyShakespeare).
 KNOWN_TIKTOKEN_FILES: Final[Mapping[str, KnownVocabulary]] = MappingProxyType(
     {
         "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930": KnownVocabulary(
-            "r50k_base", "gpt2", MappingProxyType({_ENDOFTEXT: 50256}), 50256
+            "r50k_base", "gpt2", MappingProxyType({END_OF_TEXT_TOKEN: 50256}), 50256
         ),
         "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7": KnownVocabulary(
             "cl100k_base",
             "cl100k",
             MappingProxyType(
                 {
-                    _ENDOFTEXT: 100257,
+                    END_OF_TEXT_TOKEN: 100257,
                     "<|fim_prefix|>": 100258,
                     "<|fim_middle|>": 100259,
                     "<|fim_suffix|>": 100260,
@@ -53,7 +53,7 @@ KNOWN_TIKTOKEN_FILES: Final[Mapping[str, KnownVocabulary]] = MappingProxyType(
         "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d": KnownVocabulary(
             "o200k_base",
             "o200k",
-            MappingProxyType({_ENDOFTEXT: 199999, "<|endofprompt|>": 200018}),
+            MappingProxyType({END_OF_TEXT_TOKEN: 199999, "<|endofprompt|>": 200018}),
             199998,
         ),
     }

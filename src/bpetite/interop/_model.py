@@ -25,13 +25,8 @@ from bpetite import (
     SplitPattern,
     Tokenizer,
     UnknownTokenError,
-    resolve_pattern,
 )
-
-#: Byte-level BPE: ids 0..255 are the single bytes.
-BASE_VOCAB_SIZE: Final = 256
-#: The special token every format here may carry, and bpetite's default one.
-END_OF_TEXT_TOKEN: Final = "<|endoftext|>"
+from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 
 ImportFormat = Literal["vocab+merges", "tokenizer.json", "tiktoken"]
 IdLayout = Literal["identical", "bytes permuted", "renumbered"]
@@ -188,7 +183,7 @@ def build_import(
     if len(byte_ids) != BASE_VOCAB_SIZE:  # pragma: no cover - callers always pass 256
         raise InteropError(f"expected ids for {BASE_VOCAB_SIZE} bytes, got {len(byte_ids)}")
     try:
-        split = resolve_pattern(pattern)
+        split = SplitPattern.resolve(pattern)
     except PatternError as error:
         raise InteropError(f"the source cannot be a bpetite tokenizer: {error}") from None
     token_ids = {bytes((byte,)): byte for byte in range(BASE_VOCAB_SIZE)}

@@ -19,7 +19,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bpetite import InteropError, SplitPattern, Tokenizer, write_atomically
+from bpetite import InteropError, SplitPattern, Tokenizer
+from bpetite._internal import write_atomically
 from bpetite.interop._known import recognise
 from bpetite.interop._model import (
     BASE_VOCAB_SIZE,

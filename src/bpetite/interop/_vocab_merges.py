@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from bpetite import InteropError, loads_json
+from bpetite import InteropError
+from bpetite._internal import loads_json
 from bpetite.interop._alphabet import BYTE_TO_CHAR, from_alphabet
 from bpetite.interop._model import (
     BASE_VOCAB_SIZE,

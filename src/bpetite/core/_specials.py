@@ -1,0 +1,112 @@
+"""Special tokens: literal texts that encode to one reserved id each.
+
+Which specials a call honours is its policy (tiktoken's ``allowed_special`` and
+``disallowed_special``): allowed ones become their ids, disallowed ones raise, and the
+rest are ordinary text. Where specials overlap in a text, the leftmost match wins,
+then the longest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Mapping
+from typing import Literal
+
+import regex
+
+from bpetite.core._errors import DisallowedSpecialError, ParameterError
+
+#: The policy arguments: a set of special texts, or "all" of them.
+SpecialPolicy = Literal["all"] | Collection[str]
+
+_NONE: frozenset[str] = frozenset()
+
+
+class SpecialTokens:
+    """An ordered table of special texts and their ids, and the regexes that find them."""
+
+    __slots__ = ("_all", "_matchers", "ids")
+
+    def __init__(self, ids: Mapping[str, int]) -> None:
+        self.ids: Mapping[str, int] = ids
+        self._all = frozenset(ids)
+        self._matchers: dict[frozenset[str], regex.Pattern[str]] = {}
+
+    def resolve(
+        self, allowed: SpecialPolicy, disallowed: SpecialPolicy
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        """Return (allowed, disallowed) as sets of known specials; unknown names raise."""
+        if allowed == "all" and disallowed == ():
+            # The default policy, on every encode call: no sets to build or check.
+            return self._all, _NONE
+        allowed_set = self._named(allowed, "allowed_special")
+        if disallowed == "all":
+            disallowed_set = self._all - allowed_set
+        else:
+            disallowed_set = self._named(disallowed, "disallowed_special") - allowed_set
+        return allowed_set, disallowed_set
+
+    def _named(self, policy: SpecialPolicy, keyword: str) -> frozenset[str]:
+        if policy == "all":
+            return self._all
+        if isinstance(policy, str):
+            raise TypeError(
+                f"{keyword} must be 'all' or a collection of special tokens, got {policy!r}"
+            )
+        names = frozenset(policy)
+        unknown = sorted(names - self.ids.keys())
+        if unknown:
+            raise ParameterError(
+                f"{keyword} names {unknown[0]!r}, which is not a special token of this tokenizer "
+                f"(its special tokens: {', '.join(map(repr, self.ids)) or 'none'})"
+            )
+        return names
+
+    def check_disallowed(self, text: str, disallowed: frozenset[str]) -> None:
+        """Raise DisallowedSpecialError if `text` contains one of `disallowed`."""
+        if not self.occur_in(text, disallowed):
+            return
+        match = self.matcher(disallowed).search(text)
+        if match is None:  # pragma: no cover - the `in` test above found one
+            return
+        token = match.group()
+        raise DisallowedSpecialError(
+            f"the text contains the special token {token!r} at position {match.start()}, "
+            "which this call does not allow. To encode it as its special id pass "
+            f"allowed_special={{{token!r}}} (or 'all'); to encode it as ordinary text pass "
+            f"disallowed_special=() or use encode_ordinary()"
+        )
+
+    def matcher(self, specials: frozenset[str]) -> regex.Pattern[str]:
+        """A regex finding any of `specials`: at each position the longest one first."""
+        found = self._matchers.get(specials)
+        if found is None:
+            ordered = sorted(specials, key=lambda text: (-len(text), text))
+            found = regex.compile("|".join(map(regex.escape, ordered)))
+            self._matchers[specials] = found
+        return found
+
+    @staticmethod
+    def occur_in(text: str, specials: frozenset[str]) -> bool:
+        """Whether any of `specials` occurs in `text` (a substring search each, in C)."""
+        # A plain loop, not any() over a generator: this runs on every encode call, and
+        # the generator costs more than the search on a short text.
+        for special in specials:  # noqa: SIM110
+            if special in text:
+                return True
+        return False
+
+    def segments(self, text: str, allowed: frozenset[str]) -> Iterator[str | int]:
+        """Yield the ordinary runs of `text` (non-empty str) and the allowed specials' ids."""
+        if not self.occur_in(text, allowed):
+            if text:
+                yield text
+            return
+        ids = self.ids
+        start = 0
+        for match in self.matcher(allowed).finditer(text):
+            if match.start() > start:
+                yield text[start : match.start()]
+            yield ids[match.group()]
+            start = match.end()
+        if start < len(text):
+            yield text[start:]

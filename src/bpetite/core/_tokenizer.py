@@ -1,0 +1,714 @@
+"""The public Tokenizer: a merge list, a split pattern and special tokens, and what follows.
+
+The merge list is the model: ids 0..255 are the bytes, merge ``r`` makes id ``256 + r``
+from two lower ids. The vocabulary, the encoder and the decoder are derived from it
+once, here, and exposed read-only, so no caller ever needs a private attribute.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import itemgetter
+from types import MappingProxyType
+from typing import Any, Final, Self
+
+from bpetite.core import _artifact
+from bpetite.core._atomic import write_atomically
+from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
+from bpetite.core._decoder import decode_bytes, decode_text
+from bpetite.core._encoder import Encoder
+from bpetite.core._errors import NotATokenError, ParameterError, UnknownTokenError
+from bpetite.core._gc import gc_paused
+from bpetite.core._patterns import SplitPattern, resolve_pattern
+from bpetite.core._pretokenizer import count_chunks, require_utf8
+from bpetite.core._progress import ProgressCallback
+from bpetite.core._specials import SpecialPolicy, SpecialTokens
+from bpetite.core._trainer import MAX_TOKEN_ID, check_vocab_size, train_merges
+
+#: The spec's special tokens: exactly ``<|endoftext|>``, right after the merges.
+DEFAULT_SPECIAL_TOKENS: Final = (END_OF_TEXT_TOKEN,)
+
+Merge = tuple[int, int]
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer: train one, or load one, then encode and decode.
+
+    Every attribute is read-only; a tokenizer never changes after it is built, so one
+    instance is safe to share (its chunk cache is only a cache).
+
+    >>> tokenizer = Tokenizer.train("ab ab ab", vocab_size=258)
+    >>> tokenizer.merges
+    ((97, 98), (32, 256))
+    >>> tokenizer.encode("ab<|endoftext|>"), tokenizer.n_vocab
+    ([256, 258], 259)
+    """
+
+    #: The largest ``vocab_size`` training accepts: every id must fit in a character.
+    MAX_VOCAB_SIZE: Final = MAX_TOKEN_ID + 1
+
+    __slots__ = (
+        "_byte_order",
+        "_encoder",
+        "_merges",
+        "_pattern",
+        "_special_ids",
+        "_specials",
+        "_token_ids",
+        "_training",
+        "_vocab",
+        "_vocab_view",
+    )
+
+    def __init__(
+        self,
+        merges: Sequence[Merge],
+        *,
+        pattern: str | SplitPattern = "gpt2",
+        special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
+        byte_order: Sequence[int] | None = None,
+        training: Mapping[str, int] | None = None,
+    ) -> None:
+        """Build from a merge list; most callers want :meth:`train` or :meth:`load`.
+
+        Merge ``r`` may only join ids below its own id ``256 + r``, which is what makes
+        the vocabulary well defined. `pattern` is a preset name (``gpt2``, ``cl100k``,
+        ``o200k``) or a regex. `special_tokens` is a sequence of distinct texts, which
+        take the ids after the mergeable vocabulary in order, or a mapping from text to
+        id for a vocabulary whose specials sit elsewhere. `byte_order` is for imported
+        vocabularies (GPT-2, ``cl100k_base``) whose ids 0..255 are the bytes in another
+        order: ``byte_order[i]`` is the byte of id ``i``; by default id ``i`` is byte ``i``.
+        `training` records the options the merges were learned with
+        (``max_token_bytes``, ``min_frequency``); it changes no id, and the artifact
+        keeps it. Anything inconsistent raises ParameterError naming it.
+        """
+        with gc_paused():  # see _gc: the tables below are large and acyclic
+            self._build(_checked_merges(merges), pattern, special_tokens, byte_order, training)
+
+    def _build(
+        self,
+        merges: tuple[Merge, ...],
+        pattern: str | SplitPattern,
+        special_tokens: Sequence[str] | Mapping[str, int],
+        byte_order: Sequence[int] | None,
+        training: Mapping[str, int] | None,
+    ) -> None:
+        """Build every table from `merges`, already checked (by the constructor or the loader)."""
+        self._merges = merges
+        self._pattern = resolve_pattern(pattern)
+        self._byte_order = _checked_byte_order(byte_order)
+        self._training: Mapping[str, int] = MappingProxyType(_checked_training(training))
+        vocab = _artifact.mergeable_tokens(self._merges, self._byte_order)
+        special_ids = _checked_specials(special_tokens, len(vocab))
+        self._special_ids: Mapping[str, int] = MappingProxyType(special_ids)
+        self._specials = SpecialTokens(self._special_ids)
+        self._vocab: dict[int, bytes] = dict(enumerate(vocab))
+        for text, token_id in special_ids.items():
+            self._vocab[token_id] = text.encode("utf-8")
+        self._vocab_view: Mapping[int, bytes] = MappingProxyType(self._vocab)
+        self._token_ids: dict[bytes, int] = {}
+        byte_ids = None
+        if self._byte_order != _IDENTITY:
+            byte_ids = bytes(sorted(range(BASE_VOCAB_SIZE), key=self._byte_order.__getitem__))
+        self._encoder = Encoder(self._merges, vocab, self._pattern.split, byte_ids)
+
+    def __reduce__(self) -> tuple[Callable[..., Tokenizer], tuple[Any, ...]]:
+        """Pickle as the definition, not the tables: a worker process rebuilds them."""
+        pattern = self._pattern.name if self._pattern.is_preset else self._pattern.source
+        return _rebuild, (
+            self._merges,
+            pattern,
+            dict(self._special_ids),
+            self._byte_order,
+            dict(self._training),
+        )
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def train(
+        cls,
+        corpus: str,
+        vocab_size: int,
+        *,
+        pattern: str | SplitPattern = "gpt2",
+        special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
+        progress: ProgressCallback | None = None,
+        max_token_bytes: int | None = None,
+        min_frequency: int | None = None,
+    ) -> Self:
+        """Learn up to ``vocab_size - 256`` merges from `corpus` (fewer if it runs out of pairs).
+
+        Special-token texts inside the corpus are ordinary text: the specials are
+        reserved after training, at the ids past the mergeable vocabulary. `progress`
+        receives :class:`~bpetite.Progress` events for the merge loop. No token longer
+        than `max_token_bytes` bytes is made, and training stops when the best pair
+        occurs fewer than `min_frequency` times (both off by default).
+        """
+        if not isinstance(corpus, str):
+            raise TypeError(f"corpus must be a str, got {type(corpus).__name__}")
+        require_utf8(corpus, "corpus")
+        check_vocab_size(vocab_size)
+        split = resolve_pattern(pattern)
+        return cls.train_from_counts(
+            count_chunks([corpus], pattern=split),
+            vocab_size,
+            pattern=split,
+            special_tokens=special_tokens,
+            progress=progress,
+            max_token_bytes=max_token_bytes,
+            min_frequency=min_frequency,
+        )
+
+    @classmethod
+    def train_from_counts(
+        cls,
+        counts: Mapping[bytes, int],
+        vocab_size: int,
+        *,
+        pattern: str | SplitPattern = "gpt2",
+        special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
+        progress: ProgressCallback | None = None,
+        max_token_bytes: int | None = None,
+        min_frequency: int | None = None,
+    ) -> Self:
+        """Learn merges from chunk counts: how often each pre-tokenized chunk occurs.
+
+        ``Tokenizer.train(text, n)`` is ``train_from_counts(count_chunks([text]), n)``,
+        so a caller can count with its own pipeline (several machines, a database) and
+        add the counts up. `pattern` is recorded in the tokenizer; it should be the
+        pattern the chunks were cut with.
+
+        >>> from bpetite import count_chunks
+        >>> Tokenizer.train_from_counts({b"ab": 3, b" ab": 2}, 258).merges
+        ((97, 98), (32, 256))
+        """
+        check_vocab_size(vocab_size)
+        split = resolve_pattern(pattern)
+        merges = train_merges(
+            _checked_counts(counts),
+            vocab_size,
+            progress,
+            max_token_bytes=max_token_bytes,
+            min_frequency=min_frequency,
+        )
+        training = {
+            name: value
+            for name, value in (
+                ("max_token_bytes", max_token_bytes),
+                ("min_frequency", min_frequency),
+            )
+            if value is not None
+        }
+        return cls(merges, pattern=split, special_tokens=special_tokens, training=training)
+
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        max_bytes: int = _artifact.MAX_ARTIFACT_BYTES,
+        trust_custom_pattern: bool = False,
+    ) -> Self:
+        """Read and fully validate an artifact (schema v1 or v2); a bad one raises ArtifactError.
+
+        A file over `max_bytes` (64 MiB by default, six times an o200k-sized artifact)
+        is refused before it is read; raise the limit for a trusted larger file. A
+        custom split pattern is a regex that runs on every text encoded, so an
+        artifact holding one is refused unless `trust_custom_pattern` is true.
+        """
+        artifact = _artifact.load(
+            os.fspath(path), max_bytes=max_bytes, trust_custom_pattern=trust_custom_pattern
+        )
+        # The loader has checked the merges as the constructor would (ids in order): a
+        # second pass over 200,000 of them was a sixth of loading o200k_base.
+        self = cls.__new__(cls)
+        with gc_paused():
+            self._build(
+                tuple(artifact.merges),
+                artifact.pattern,
+                artifact.special_tokens,
+                artifact.byte_order,
+                artifact.training,
+            )
+        return self
+
+    def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
+        """Write the versioned JSON artifact atomically; an existing file needs `overwrite`.
+
+        The spec's configuration (GPT-2's pattern, only ``<|endoftext|>``) is written as
+        schema v1, byte for byte; any other pattern or special tokens as schema v2.
+        """
+        if not isinstance(overwrite, bool):
+            raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
+        write_atomically(path, self.dumps(), overwrite=overwrite)
+
+    def dumps(self) -> bytes:
+        """The artifact :meth:`save` writes, as bytes: equal tokenizers give equal bytes.
+
+        >>> Tokenizer.train("ab ab ab", 258).dumps()[:48]
+        b'{"mergeable_vocab_size":258,"merges":[[97,98],[3'
+        """
+        return _artifact.dumps_artifact(
+            self._vocab,
+            self._merges,
+            dict(self._special_ids),
+            pattern=self._pattern,
+            byte_order=self._byte_order,
+            training=self._training,
+        )
+
+    # ------------------------------------------------------------------ the model
+
+    @property
+    def merges(self) -> tuple[Merge, ...]:
+        """The merges in rank order: merge ``r`` joins ``(left, right)`` into id ``256 + r``."""
+        return self._merges
+
+    @property
+    def vocab(self) -> Mapping[int, bytes]:
+        """Every id's bytes, special tokens included (a read-only view)."""
+        return self._vocab_view
+
+    @property
+    def special_tokens(self) -> Mapping[str, int]:
+        """Each special token's text and id, in order (a read-only view)."""
+        return self._special_ids
+
+    @property
+    def mergeable_vocab_size(self) -> int:
+        """The byte tokens plus the merges: every id ordinary text can encode to."""
+        return BASE_VOCAB_SIZE + len(self._merges)
+
+    @property
+    def n_vocab(self) -> int:
+        """One past the largest id, special tokens included (tiktoken's name)."""
+        return max(self.mergeable_vocab_size, *(token + 1 for token in self._special_ids.values()))
+
+    @property
+    def byte_order(self) -> tuple[int, ...]:
+        """The byte each of the ids 0..255 stands for: ``(0, 1, ..., 255)`` unless imported."""
+        return self._byte_order
+
+    @property
+    def training(self) -> Mapping[str, int]:
+        """The options the merges were learned with, if any (a read-only view)."""
+        return self._training
+
+    @property
+    def pattern(self) -> str:
+        """The split pattern's regex source."""
+        return self._pattern.source
+
+    @property
+    def pattern_name(self) -> str:
+        """The split pattern's preset name (``gpt2``, ``cl100k``, ``o200k``) or ``custom``."""
+        return self._pattern.name
+
+    @property
+    def split_pattern(self) -> SplitPattern:
+        """The split pattern as a value, to pass to :func:`~bpetite.count_chunks`."""
+        return self._pattern
+
+    # ------------------------------------------------------------------ encoding
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialPolicy = "all",
+        disallowed_special: SpecialPolicy = (),
+    ) -> list[int]:
+        """Return the ids of `text`; by default every special token's text becomes its id.
+
+        That default is the specification's, and it means text from an untrusted user
+        can inject special tokens. tiktoken's safe mode is one keyword away:
+        ``allowed_special=set(), disallowed_special="all"`` raises
+        :class:`~bpetite.DisallowedSpecialError` when the text holds one, and
+        :meth:`encode_ordinary` reads every character as text. Where specials overlap,
+        the leftmost wins, then the longest.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"encode() takes a str, got {type(text).__name__}")
+        require_utf8(text, "text")
+        specials = self._specials
+        allowed, disallowed = specials.resolve(allowed_special, disallowed_special)
+        if disallowed:
+            specials.check_disallowed(text, disallowed)
+        if not specials.occur_in(text, allowed):  # the usual case: one ordinary run
+            return self._encoder.encode_text(text)
+        encode_text = self._encoder.encode_text
+        ids: list[int] = []
+        for segment in specials.segments(text, allowed):
+            if type(segment) is int:
+                ids.append(segment)
+            else:
+                ids += encode_text(segment)  # type: ignore[arg-type]
+        return ids
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Return the ids of `text` with every character ordinary, special texts included."""
+        if not isinstance(text, str):
+            raise TypeError(f"encode_ordinary() takes a str, got {type(text).__name__}")
+        require_utf8(text, "text")
+        return self._encoder.encode_text(text)
+
+    def encode_ordinary_array(self, text: str, typecode: str = "I") -> array[int]:
+        """Return ``encode_ordinary(text)`` as an ``array.array`` of `typecode`.
+
+        The form a dataset file or numpy wants (``numpy.frombuffer(result, numpy.uint32)``
+        for the default ``"I"``), made without a Python int per id: each chunk's ids are
+        cached already packed. `typecode` is an unsigned one (``B``, ``H``, ``I``, ``L``,
+        ``Q``); an id it cannot hold raises OverflowError.
+
+        >>> Tokenizer.train("ab ab", vocab_size=257).encode_ordinary_array("ab ab", "H")
+        array('H', [256, 32, 256])
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"encode_ordinary_array() takes a str, got {type(text).__name__}")
+        if typecode not in _UNSIGNED_TYPECODES:
+            raise ParameterError(
+                f"typecode must be one of {', '.join(map(repr, _UNSIGNED_TYPECODES))} "
+                f"(unsigned integers), got {typecode!r}"
+            )
+        require_utf8(text, "text")
+        ids = array(typecode)
+        ids.frombytes(self._encoder.encode_text_packed(text, typecode))
+        return ids
+
+    def encode_chunk(self, chunk: bytes) -> list[int]:
+        """Return the ids BPE gives one pre-tokenized chunk's bytes, with no splitting.
+
+        This is the merge step alone, for bytes that need not be valid UTF-8 (a token of
+        part of a character): ``encode_chunk(tokenizer.token_bytes(i))`` is ``[i]`` for
+        every merged token of a trained vocabulary.
+        """
+        if not isinstance(chunk, (bytes, bytearray)):
+            raise TypeError(f"encode_chunk() takes bytes, got {type(chunk).__name__}")
+        return self._encoder.encode_chunk(bytes(chunk))
+
+    def encode_single_token(self, token: str | bytes) -> int:
+        """Return the id of the one token whose bytes (or text) are exactly `token`.
+
+        A special token's text gives its id. Raises NotATokenError (a KeyError) when
+        `token` is not exactly one token.
+        """
+        if isinstance(token, str):
+            special_id = self._special_ids.get(token)
+            if special_id is not None:
+                return special_id
+            require_utf8(token, "token")
+            data = token.encode("utf-8")
+        elif isinstance(token, (bytes, bytearray)):
+            data = bytes(token)
+        else:
+            raise TypeError(
+                f"encode_single_token() takes a str or bytes, got {type(token).__name__}"
+            )
+        if not self._token_ids:
+            specials = set(self._special_ids.values())
+            for token_id, token_bytes in self._vocab.items():
+                if token_id not in specials:
+                    self._token_ids.setdefault(token_bytes, token_id)
+        found = self._token_ids.get(data)
+        if found is None:
+            raise NotATokenError(f"{token!r} is not a single token of this vocabulary")
+        return found
+
+    # ------------------------------------------------------------------ decoding
+
+    def decode(self, token_ids: Sequence[int]) -> str:
+        """Return the text of `token_ids`, decoded strictly as UTF-8.
+
+        An unknown id raises UnknownTokenError (a KeyError) naming it and its position;
+        bytes that are not UTF-8 raise UnicodeDecodeError.
+        """
+        return decode_text(token_ids, self._vocab)
+
+    def decode_bytes(self, token_ids: Sequence[int]) -> bytes:
+        """Return the bytes of `token_ids`, whether or not they are UTF-8 on their own."""
+        return decode_bytes(token_ids, self._vocab)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """Return one token's bytes; an unknown id raises UnknownTokenError."""
+        if type(token_id) is not int:
+            raise TypeError(f"a token id must be an int, got {token_id!r}")
+        found = self._vocab.get(token_id)
+        if found is None:
+            raise UnknownTokenError(
+                f"unknown token id {token_id}: valid ids are 0..{self.n_vocab - 1}"
+            )
+        return found
+
+    # ------------------------------------------------------------------ batches and streams
+    # tiktoken's and Hugging Face's names for many texts at once; each is the one-text
+    # method applied to every item, so the single-text tests cover their semantics.
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: SpecialPolicy = "all",
+        disallowed_special: SpecialPolicy = (),
+    ) -> list[list[int]]:
+        """Return ``[self.encode(text, ...) for text in texts]``, on up to `num_threads` threads.
+
+        tiktoken's name and signature, with :meth:`encode`'s defaults so the two agree.
+        The result never depends on `num_threads`. On a GIL build of CPython the threads
+        take turns, so this is a convenience, not a speed-up; for parallel encoding of
+        files use :func:`~bpetite.write_dataset`, which runs processes.
+
+        >>> Tokenizer.train("ab ab", vocab_size=257).encode_batch(["ab", "b<|endoftext|>"])
+        [[256], [98, 257]]
+        """
+        checked = _checked_texts(texts, "encode_batch")
+        threads = _checked_threads(num_threads)
+        # Resolving the policy first makes a bad keyword fail before any text is encoded.
+        self._specials.resolve(allowed_special, disallowed_special)
+
+        def encode_one(text: str) -> list[int]:
+            return self.encode(
+                text, allowed_special=allowed_special, disallowed_special=disallowed_special
+            )
+
+        return _map_in_threads(encode_one, checked, threads)
+
+    def encode_ordinary_batch(
+        self, texts: Sequence[str], *, num_threads: int = 8
+    ) -> list[list[int]]:
+        """Return ``[self.encode_ordinary(text) for text in texts]`` (tiktoken's name).
+
+        >>> Tokenizer.train("ab ab", vocab_size=257).encode_ordinary_batch(["ab", "<|"])
+        [[256], [60, 124]]
+        """
+        checked = _checked_texts(texts, "encode_ordinary_batch")
+        return _map_in_threads(self.encode_ordinary, checked, _checked_threads(num_threads))
+
+    @classmethod
+    def train_from_iterator(
+        cls,
+        iterator: Iterable[str],
+        vocab_size: int,
+        *,
+        pattern: str | SplitPattern = "gpt2",
+        special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
+        progress: ProgressCallback | None = None,
+    ) -> Self:
+        """Learn merges from documents, one per item, read once (Hugging Face's name).
+
+        Any iterable of ``str`` works: a generator, a database cursor, a streamed
+        ``datasets`` split. Each item is counted as it arrives and then dropped, so
+        memory grows with the number of distinct chunks, not with the corpus; no chunk
+        spans two items. The result equals :meth:`train_from_counts` on
+        :func:`~bpetite.count_chunks` of the same items, and
+        :func:`~bpetite.train_files` on the same items written as files.
+
+        >>> Tokenizer.train_from_iterator(iter(["ab", "ab"]), 257).merges
+        ((97, 98),)
+        """
+        if isinstance(iterator, (str, bytes)):
+            raise TypeError(
+                "train_from_iterator() takes an iterable of documents, not one string: write [text]"
+            )
+        check_vocab_size(vocab_size)
+        split = resolve_pattern(pattern)
+        return cls.train_from_counts(
+            count_chunks(iterator, pattern=split),
+            vocab_size,
+            pattern=split,
+            special_tokens=special_tokens,
+            progress=progress,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"<Tokenizer pattern={self._pattern.name} "
+            f"mergeable_vocab_size={self.mergeable_vocab_size} "
+            f"special_tokens={len(self._special_ids)}>"
+        )
+
+
+def _checked_texts(texts: Sequence[str], method: str) -> Sequence[str]:
+    """Refuse one str (a batch of characters) or a non-str item, naming its index."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(f"{method}() takes a list of texts, not one string: write [text]")
+    if not isinstance(texts, Sequence):
+        texts = list(texts)
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(
+                f"{method}() takes texts (str), but item {index} is {type(text).__name__}"
+            )
+    return texts
+
+
+def _checked_threads(num_threads: object) -> int:
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int):
+        raise TypeError(f"num_threads must be an integer, got {num_threads!r}")
+    if num_threads < 1:
+        raise ParameterError(f"num_threads must be at least 1, got {num_threads}")
+    return num_threads
+
+
+def _map_in_threads(
+    function: Callable[[str], list[int]], texts: Sequence[str], threads: int
+) -> list[list[int]]:
+    """``[function(text) for text in texts]``; the first failing item's error is raised."""
+    if threads == 1 or len(texts) < 2:
+        return [function(text) for text in texts]
+    from concurrent.futures import ThreadPoolExecutor  # only here: `import bpetite` stays light
+
+    with ThreadPoolExecutor(min(threads, len(texts))) as pool:
+        return list(pool.map(function, texts))
+
+
+def _checked_merges(merges: Sequence[Merge]) -> tuple[Merge, ...]:
+    """Return the merges as a tuple of int pairs, each below its own new id ``256 + rank``.
+
+    The common case, a valid list of 200,000 tuple or list pairs (an OpenAI
+    vocabulary), is checked with C-level passes (``map``, ``set``, ``all``); any other
+    list is walked in Python, which names the first bad entry.
+    """
+    if isinstance(merges, (str, bytes, Mapping)):
+        raise TypeError(
+            f"merges must be a sequence of (left, right) pairs, got {type(merges).__name__}"
+        )
+    checked = None
+    if set(map(type, merges)) <= _PAIR_TYPES and set(map(len, merges)) <= _TWO_ONLY:
+        checked = tuple(map(tuple, merges))
+    if checked is not None:
+        lefts = list(map(itemgetter(0), checked))
+        rights = list(map(itemgetter(1), checked))
+        limits = range(BASE_VOCAB_SIZE, BASE_VOCAB_SIZE + len(checked))
+        if (
+            set(map(type, lefts)) | set(map(type, rights)) <= {int}
+            and (not checked or min(min(lefts), min(rights)) >= 0)
+            and all(map(operator.lt, lefts, limits))
+            and all(map(operator.lt, rights, limits))
+        ):
+            return checked  # type: ignore[return-value]
+    for rank, merge in enumerate(merges):
+        new_id = BASE_VOCAB_SIZE + rank
+        if not _is_pair(merge) or not all(
+            type(part) is int and 0 <= part < new_id for part in merge
+        ):
+            raise ParameterError(
+                f"merges[{rank}] must be two token ids below {new_id}, got {merge!r}"
+            )
+    return tuple((merge[0], merge[1]) for merge in merges)  # pairs of other types: tuple subclasses
+
+
+def _is_pair(merge: object) -> bool:
+    return isinstance(merge, (tuple, list)) and len(merge) == 2
+
+
+#: What the C-level check of a merge list accepts: exact tuples or lists of length two.
+_PAIR_TYPES: Final = frozenset({tuple, list})
+_TWO_ONLY: Final = frozenset({2})
+
+
+_IDENTITY: Final = tuple(range(BASE_VOCAB_SIZE))
+#: The array typecodes encode_ordinary_array accepts: the unsigned integers.
+_UNSIGNED_TYPECODES: Final = ("B", "H", "I", "L", "Q")
+#: The training options an artifact can record, and the least value of each.
+_TRAINING_OPTIONS: Final = {"max_token_bytes": 2, "min_frequency": 1}
+
+
+def _checked_training(training: Mapping[str, int] | None) -> dict[str, int]:
+    """Return the training record as a dict of known options with usable values."""
+    if not training:
+        return {}
+    checked = {}
+    for name, value in training.items():
+        least = _TRAINING_OPTIONS.get(name)
+        if least is None:
+            raise ParameterError(
+                f"unknown training option {name!r}: known are {', '.join(_TRAINING_OPTIONS)}"
+            )
+        if type(value) is not int or value < least:
+            raise ParameterError(f"training[{name!r}] must be an int of at least {least}")
+        checked[name] = value
+    return checked
+
+
+def _checked_byte_order(byte_order: Sequence[int] | None) -> tuple[int, ...]:
+    """Return the byte order as a tuple; it must be a permutation of 0..255."""
+    if byte_order is None:
+        return _IDENTITY
+    if isinstance(byte_order, (str, Mapping)):
+        raise TypeError(
+            f"byte_order must be a sequence of 256 ints, got {type(byte_order).__name__}"
+        )
+    order = tuple(byte_order)
+    if len(order) != BASE_VOCAB_SIZE or any(type(byte) is not int for byte in order):
+        raise ParameterError("byte_order must hold 256 ints: the byte of each id 0..255")
+    if sorted(order) != list(_IDENTITY):
+        missing = sorted(set(_IDENTITY) - set(order))
+        raise ParameterError(
+            f"byte_order must be a permutation of 0..255; byte {missing[0]} is missing"
+        )
+    return order
+
+
+def _checked_specials(
+    special_tokens: Sequence[str] | Mapping[str, int], mergeable_size: int
+) -> dict[str, int]:
+    """Return text -> id for the special tokens, each distinct, non-empty, past the merges."""
+    if isinstance(special_tokens, str):
+        raise TypeError(
+            f"special_tokens must be a sequence of texts, not one string: "
+            f"write ({special_tokens!r},)"
+        )
+    if isinstance(special_tokens, Mapping):
+        pairs = list(special_tokens.items())
+    else:
+        pairs = [(text, mergeable_size + index) for index, text in enumerate(special_tokens)]
+    ids: dict[str, int] = {}
+    taken: set[int] = set()
+    for text, token_id in pairs:
+        if not isinstance(text, str) or not text:
+            raise ParameterError(f"a special token must be a non-empty str, got {text!r}")
+        require_utf8(text, "special token")
+        if text in ids:
+            raise ParameterError(f"special token {text!r} is given twice")
+        if type(token_id) is not int or token_id < mergeable_size or token_id in taken:
+            raise ParameterError(
+                f"special token {text!r} needs an id of its own at or after {mergeable_size} "
+                f"(past the mergeable vocabulary), got {token_id!r}"
+            )
+        ids[text] = token_id
+        taken.add(token_id)
+    return ids
+
+
+def _checked_counts(counts: Mapping[bytes, int]) -> Mapping[bytes, int]:
+    """Refuse counts that are not bytes -> non-negative int, naming the first bad entry."""
+    if not isinstance(counts, Mapping):
+        raise TypeError(f"counts must be a mapping of bytes to int, got {type(counts).__name__}")
+    for chunk, count in counts.items():
+        if not isinstance(chunk, bytes):
+            raise TypeError(f"counts keys must be bytes (UTF-8 chunks), got {chunk!r}")
+        if type(count) is not int or count < 0:
+            raise ParameterError(f"counts[{chunk!r}] must be a non-negative int, got {count!r}")
+    return counts
+
+
+def _rebuild(
+    merges: tuple[Merge, ...],
+    pattern: str,
+    special_tokens: dict[str, int],
+    byte_order: tuple[int, ...],
+    training: dict[str, int],
+) -> Tokenizer:
+    """Unpickle a :class:`Tokenizer` (see ``Tokenizer.__reduce__``)."""
+    return Tokenizer(
+        merges,
+        pattern=pattern,
+        special_tokens=special_tokens,
+        byte_order=byte_order,
+        training=training,
+    )

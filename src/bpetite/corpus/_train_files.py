@@ -1,0 +1,128 @@
+"""Train from files far larger than memory, or from counts made elsewhere.
+
+Training only ever needs the distinct chunks and how often each occurs, so it splits
+in two: counting (streamed, parallel, shareable as a counts file) and the merge loop
+(:meth:`Tokenizer.train_from_counts`, the one ``Tokenizer.train`` uses). The result
+is the same tokenizer, byte for byte, as ``Tokenizer.train`` on each file's text with
+no chunk spanning two files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+
+from bpetite.core._patterns import SplitPattern, resolve_pattern
+from bpetite.core._progress import ProgressCallback
+from bpetite.core._tokenizer import DEFAULT_SPECIAL_TOKENS, Tokenizer
+from bpetite.core._trainer import check_limit, check_vocab_size
+from bpetite.corpus._counting import count_files
+from bpetite.corpus._counts_file import load_and_merge
+from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE
+
+
+def train_files(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    vocab_size: int,
+    *,
+    pattern: str | SplitPattern = "gpt2",
+    special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
+    workers: int | None = None,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    progress: ProgressCallback | None = None,
+    max_token_bytes: int | None = None,
+    min_frequency: int | None = None,
+) -> Tokenizer:
+    """Learn a tokenizer from UTF-8 files and directories, each file one document.
+
+    `pattern`, `special_tokens`, `max_token_bytes` and `min_frequency` are
+    :meth:`Tokenizer.train`'s, checked before any file is read. A directory means
+    every regular file under it (symbolic links inside it are skipped). Files are
+    streamed in blocks of `block_size` bytes and counted by `workers` processes
+    (default: one per CPU); neither changes the result. With a custom pattern, which
+    no block boundary is proven safe for, each file is read whole instead (memory
+    grows with the largest file). Invalid UTF-8 raises a ValueError naming the file
+    and the offset of the first bad byte.
+    On Python's spawn or forkserver start methods (macOS, Python 3.14+), a script that
+    uses several workers needs the usual ``if __name__ == "__main__":`` guard.
+
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.txt").write_text("ab ab", encoding="utf-8")
+    >>> train_files([folder], 257, workers=1).encode("ab")
+    [256]
+    """
+    split = _check_options(
+        vocab_size,
+        split_pattern=pattern,
+        special_tokens=special_tokens,
+        max_token_bytes=max_token_bytes,
+        min_frequency=min_frequency,
+    )
+    counts = count_files(
+        paths, pattern=split, workers=workers, block_size=block_size, progress=progress
+    )
+    return Tokenizer.train_from_counts(
+        counts,
+        vocab_size,
+        pattern=split,
+        special_tokens=special_tokens,
+        progress=progress,
+        max_token_bytes=max_token_bytes,
+        min_frequency=min_frequency,
+    )
+
+
+def train_counts(
+    count_paths: Iterable[str | os.PathLike[str]],
+    vocab_size: int,
+    *,
+    pattern: str | SplitPattern = "gpt2",
+    special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
+    progress: ProgressCallback | None = None,
+    max_token_bytes: int | None = None,
+    min_frequency: int | None = None,
+) -> Tokenizer:
+    """Learn a tokenizer from counts files (``bpetite count``), summing their counts.
+
+    Equal, byte for byte, to :func:`train_files` on all the inputs that were counted.
+    Every file must have been counted with `pattern` (a counts file records its
+    pattern); one counted with another raises CountsFileError naming both.
+    """
+    split = _check_options(
+        vocab_size,
+        split_pattern=pattern,
+        special_tokens=special_tokens,
+        max_token_bytes=max_token_bytes,
+        min_frequency=min_frequency,
+    )
+    return Tokenizer.train_from_counts(
+        load_and_merge(count_paths, pattern=split),
+        vocab_size,
+        pattern=split,
+        special_tokens=special_tokens,
+        progress=progress,
+        max_token_bytes=max_token_bytes,
+        min_frequency=min_frequency,
+    )
+
+
+def _check_options(
+    vocab_size: int,
+    *,
+    split_pattern: str | SplitPattern,
+    special_tokens: Sequence[str] | Mapping[str, int],
+    max_token_bytes: int | None,
+    min_frequency: int | None,
+) -> SplitPattern:
+    """Raise for a bad option now, not after counting a corpus; return the pattern.
+
+    The checks are the trainer's and the Tokenizer's own (a tokenizer without merges
+    takes the same special tokens), so the messages are the ones training would give.
+    """
+    check_vocab_size(vocab_size)
+    check_limit("max_token_bytes", max_token_bytes, 2, "every merged token has two bytes or more")
+    check_limit("min_frequency", min_frequency, 1, "a pair that occurs has count 1")
+    split = resolve_pattern(split_pattern)
+    Tokenizer((), pattern=split, special_tokens=special_tokens)
+    return split

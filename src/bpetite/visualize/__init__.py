@@ -1,0 +1,46 @@
+r"""Seeing tokens: display pieces, the plain and HTML renderings, vocabulary statistics.
+
+What ``bpetite show`` and ``bpetite inspect`` draw, as functions of a tokenizer's ids
+and vocabulary, with no terminal library: a token becomes a :class:`TokenPiece` (its
+id, bytes, and a visible label, hex for part of a character), rendered as ``|``-joined
+plain text or a self-contained HTML page. docs/visualize.md shows them.
+
+>>> from bpetite import Tokenizer
+>>> from bpetite.visualize import render_plain, token_pieces
+>>> tokenizer = Tokenizer.train("ab ab ab", vocab_size=258)
+>>> ids = tokenizer.encode("ab ab")
+>>> render_plain(token_pieces(ids, tokenizer.vocab, set(tokenizer.special_tokens.values())))
+'ab|·ab\n'
+"""
+
+from bpetite.visualize._render import (
+    PALETTE,
+    PARTIAL_BACKGROUNDS,
+    SPECIAL_BACKGROUNDS,
+    TokenPiece,
+    corpus_stats,
+    make_piece,
+    partial_label,
+    render_html,
+    render_plain,
+    summarize,
+    token_pieces,
+    visible,
+    vocabulary_stats,
+)
+
+__all__ = [
+    "PALETTE",
+    "PARTIAL_BACKGROUNDS",
+    "SPECIAL_BACKGROUNDS",
+    "TokenPiece",
+    "corpus_stats",
+    "make_piece",
+    "partial_label",
+    "render_html",
+    "render_plain",
+    "summarize",
+    "token_pieces",
+    "visible",
+    "vocabulary_stats",
+]

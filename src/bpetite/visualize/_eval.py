@@ -1,0 +1,210 @@
+"""Compare tokenizers' compression on texts: bytes per token, tokens per word, token ratios.
+
+nanochat's ``tok_eval`` in library form: every model encodes every text with
+``encode_ordinary`` (text that looks like a special token is text), and the report
+keeps the raw counts, so every figure can be recomputed from it. A *word* is a run of
+non-whitespace characters (``len(text.split())``), which makes tokens per word
+meaningful for space-separated languages only. Pure and UI-free: the CLI draws the
+table, and :meth:`CompressionReport.to_html` returns a page as a string.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from bpetite.core._tokenizer import Tokenizer
+from bpetite.visualize._render import html_page
+
+#: Figures in the JSON and the page are rounded to this many decimals.
+DECIMALS: Final = 4
+
+#: One bar colour per model, cycled (colour-blind-safe Okabe-Ito hues).
+BAR_COLOURS: Final = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00")
+
+
+@dataclass(frozen=True, slots=True)
+class TextResult:
+    """One text's size and each model's token count for it, in the models' order."""
+
+    name: str
+    bytes: int
+    words: int
+    tokens: tuple[int, ...]
+
+    def figures(self, models: Sequence[str]) -> list[dict[str, Any]]:
+        """Per model: tokens, bytes per token, tokens per word, ratio to the first model.
+
+        A figure whose denominator is zero (an empty text) is None.
+        """
+        first = self.tokens[0]
+        return [
+            {
+                "model": model,
+                "tokens": tokens,
+                "bytes_per_token": _ratio(self.bytes, tokens),
+                "tokens_per_word": _ratio(tokens, self.words),
+                "ratio": _ratio(tokens, first),
+            }
+            for model, tokens in zip(models, self.tokens, strict=True)
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class CompressionReport:
+    """Every model's token count on every text, and the totals over all texts."""
+
+    models: tuple[str, ...]
+    texts: tuple[TextResult, ...]
+
+    @property
+    def overall(self) -> TextResult:
+        """All texts together: the sums of bytes, words and each model's tokens."""
+        return TextResult(
+            "overall",
+            sum(text.bytes for text in self.texts),
+            sum(text.words for text in self.texts),
+            tuple(sum(column) for column in zip(*(t.tokens for t in self.texts), strict=True))
+            if self.texts
+            else tuple(0 for _ in self.models),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as JSON-ready data: counts exact, figures rounded to DECIMALS."""
+
+        def entry(text: TextResult) -> dict[str, Any]:
+            return {
+                "name": text.name,
+                "bytes": text.bytes,
+                "words": text.words,
+                "results": text.figures(self.models),
+            }
+
+        return {
+            "models": list(self.models),
+            "texts": [entry(text) for text in self.texts],
+            "overall": entry(self.overall),
+        }
+
+    def to_html(self) -> str:
+        """One self-contained page: a bar chart (inline SVG) and a table per text.
+
+        Same rules as ``show --html``: inline CSS, no script, no external resource, a
+        Content-Security-Policy that forbids every fetch, and every name escaped.
+        """
+        sections = "\n".join(
+            _html_section(index, text, self.models)
+            for index, text in enumerate([*self.texts, self.overall])
+        )
+        legend = " ".join(
+            f'<span class="key"><span class="swatch" style="background:{_colour(i)}"></span>'
+            f"{html.escape(model)}</span>"
+            for i, model in enumerate(self.models)
+        )
+        title = f"bpetite: compression of {len(self.models)} models on {len(self.texts)} texts"
+        return (
+            html_page(title, _CSS)
+            + f"""<h1>Compression: bytes per token (higher is better)</h1>
+<p class="legend">{legend}</p>
+{sections}
+</body>
+</html>
+"""
+        )
+
+
+def evaluate_compression(
+    models: Sequence[tuple[str, Tokenizer]], texts: Sequence[tuple[str, str]]
+) -> CompressionReport:
+    """Encode every ``(name, text)`` with every ``(name, tokenizer)``; count, do not keep, ids.
+
+    >>> tokenizer = Tokenizer.train("ab ab", vocab_size=258)
+    >>> report = evaluate_compression([("t", tokenizer)], [("x", "ab ab")])
+    >>> report.to_json()["overall"]["results"][0]["bytes_per_token"]
+    2.5
+    """
+    if not models:
+        raise ValueError("evaluate_compression() needs at least one model")
+    results = []
+    for name, text in texts:
+        if not isinstance(text, str):
+            raise TypeError(f"text {name!r} must be a str, got {type(text).__name__}")
+        counts = tuple(len(tokenizer.encode_ordinary(text)) for _, tokenizer in models)
+        results.append(TextResult(name, len(text.encode("utf-8")), len(text.split()), counts))
+    return CompressionReport(tuple(name for name, _ in models), tuple(results))
+
+
+def _ratio(numerator: int, denominator: int) -> float | None:
+    return round(numerator / denominator, DECIMALS) if denominator else None
+
+
+def _colour(index: int) -> str:
+    return BAR_COLOURS[index % len(BAR_COLOURS)]
+
+
+# --------------------------------------------------------------------------- HTML
+
+_BAR_WIDTH: Final = 520  # pixels for the largest value in a chart
+_BAR_HEIGHT: Final = 22
+_LABEL_WIDTH: Final = 220
+
+_CSS: Final = """
+:root { color-scheme: light; }
+body { font: 15px/1.5 system-ui, sans-serif; margin: 2rem; color: #1f2328; background: #fff; }
+h1 { font-size: 1.25rem; margin: 0 0 .5rem; }
+h2 { font-size: 1.05rem; margin: 1.5rem 0 .25rem; overflow-wrap: anywhere; }
+.legend .key { margin-right: 1rem; }
+.swatch { display: inline-block; width: .8em; height: .8em; margin-right: .3em;
+  vertical-align: -.05em; border-radius: 2px; }
+.size { color: #57606a; margin: 0 0 .5rem; }
+svg text { font: 13px system-ui, sans-serif; fill: #1f2328; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-variant-numeric: tabular-nums; }
+th, td { border: 1px solid #d0d7de; padding: .2rem .6rem; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+"""
+
+
+def _html_section(index: int, text: TextResult, models: Sequence[str]) -> str:
+    figures = text.figures(models)
+    values = [figure["bytes_per_token"] or 0.0 for figure in figures]
+    scale = _BAR_WIDTH / max(max(values), 1e-9)
+    height = _BAR_HEIGHT * len(models) + 8
+    bars = []
+    for row, (model, value) in enumerate(zip(models, values, strict=True)):
+        y = 4 + row * _BAR_HEIGHT
+        width = round(value * scale, 1)
+        bars.append(
+            f'<text x="{_LABEL_WIDTH - 8}" y="{y + 15}" text-anchor="end">'
+            f"{html.escape(_shorten(model))}</text>"
+            f'<rect class="bar" x="{_LABEL_WIDTH}" y="{y + 2}" width="{width}" '
+            f'height="{_BAR_HEIGHT - 6}" fill="{_colour(row)}" '
+            f'data-model="{html.escape(model)}" data-value="{value}"></rect>'
+            f'<text x="{_LABEL_WIDTH + width + 6}" y="{y + 15}">{value}</text>'
+        )
+    rows = "".join(
+        "<tr>"
+        f"<td>{html.escape(figure['model'])}</td><td>{figure['tokens']}</td>"
+        f"<td>{_shown(figure['bytes_per_token'])}</td>"
+        f"<td>{_shown(figure['tokens_per_word'])}</td><td>{_shown(figure['ratio'])}</td>"
+        "</tr>"
+        for figure in figures
+    )
+    label = f"bytes per token on {text.name}"
+    return f"""<section class="text" id="text-{index}">
+<h2>{html.escape(text.name)}</h2>
+<p class="size">{text.bytes} bytes, {text.words} words</p>
+<svg role="img" aria-label="{html.escape(label)}" width="{_LABEL_WIDTH + _BAR_WIDTH + 80}" \
+height="{height}">{"".join(bars)}</svg>
+<table><thead><tr><th>model</th><th>tokens</th><th>bytes/token</th><th>tokens/word</th>\
+<th>ratio</th></tr></thead><tbody>{rows}</tbody></table>
+</section>"""
+
+
+def _shorten(name: str, limit: int = 30) -> str:
+    return name if len(name) <= limit else "…" + name[-(limit - 1) :]
+
+
+def _shown(value: float | None) -> str:
+    return "–" if value is None else f"{value}"

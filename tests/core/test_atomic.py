@@ -1,0 +1,78 @@
+"""The one atomic writer: a file in place is a success, and the temp name is always short."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from bpetite.core._atomic import write_atomically
+
+needs_posix = pytest.mark.skipif(os.name != "posix", reason="directory fsync is POSIX-only")
+
+
+@needs_posix
+@pytest.mark.parametrize("code", [errno.EINVAL, errno.ENOTSUP])
+def test_a_directory_fsync_the_filesystem_cannot_do_is_not_a_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if _is_directory(fd):
+            raise OSError(code, os.strerror(code))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    target = tmp_path / "out.json"
+    write_atomically(target, b"data", overwrite=False)
+    assert target.read_bytes() == b"data"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out.json"]
+
+
+@needs_posix
+def test_a_real_directory_fsync_failure_is_still_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if _is_directory(fd):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(OSError, match="Input/output error"):
+        write_atomically(tmp_path / "out.json", b"data", overwrite=False)
+
+
+def test_the_longest_name_the_filesystem_takes_is_written(tmp_path: Path) -> None:
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX") if hasattr(os, "pathconf") else 255
+    target = tmp_path / ("n" * (limit - len(".json")) + ".json")
+    write_atomically(target, b"data", overwrite=False)
+    assert target.read_bytes() == b"data"
+    assert [path.name for path in tmp_path.iterdir()] == [target.name]
+
+
+def test_the_temp_file_is_beside_the_destination_with_a_short_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str] = []
+    real_replace = Path.replace
+
+    def replace(self: Path, target: str | os.PathLike[str]) -> Path:
+        seen.append(str(self))
+        return real_replace(self, target)
+
+    monkeypatch.setattr(Path, "replace", replace)
+    write_atomically(tmp_path / ("x" * 200), b"data", overwrite=True)
+    (temp,) = seen
+    assert Path(temp).parent == tmp_path
+    assert len(Path(temp).name) < 40
+
+
+def _is_directory(fd: int) -> bool:
+    return stat.S_ISDIR(os.fstat(fd).st_mode)

@@ -1,0 +1,213 @@
+"""Each preset's ASCII twin must split every ASCII text exactly as the preset's regex does.
+
+The twins are written by hand, so they are checked three ways: their character sets
+against `regex`'s Unicode classes on all 128 code points, every short ASCII string
+(all of them up to length 2; up to length 4 over one representative of each role a
+character can play in the patterns), and hypothesis on longer and mixed text.
+"""
+
+import itertools
+import random
+import re
+from unittest import mock
+
+import pytest
+import regex
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bpetite import PRESETS, Tokenizer
+from bpetite.core import _patterns
+from bpetite.core._patterns import (
+    _L,
+    _LL,
+    _LU,
+    _N,
+    _S,
+    ASCII_TWINS,
+    preset_pattern,
+    resolve_pattern,
+)
+from tests.reference import naive_encode
+from tests.strategies import texts
+
+ASCII = [chr(code) for code in range(128)]
+
+# Every character role the presets distinguish: the apostrophe and the contraction
+# letters in both cases (cl100k and o200k match them case-insensitively; s, d, m and t
+# play the same part everywhere, so s stands for all four), another
+# letter of each case, a digit, each whitespace character, "/" (o200k), other
+# punctuation, a control character, and \x1c, which `str.isspace` calls a space but
+# `regex`'s \s does not.
+REPRESENTATIVES = "'sSlLvVeErRaA0 \t\n\r\x0b\x0c/!\x00\x1c"
+
+
+@pytest.mark.parametrize(
+    ("ascii_set", "unicode_class"),
+    [
+        (_L, r"\p{L}"),
+        (_LU, r"\p{Lu}"),
+        (_LL, r"\p{Ll}"),
+        (_N, r"\p{N}"),
+        (_S, r"\s"),
+        ("", r"\p{Lt}"),
+        ("", r"\p{Lm}"),
+        ("", r"\p{Lo}"),
+        ("", r"\p{M}"),
+    ],
+)
+def test_ascii_sets_are_the_unicode_classes_on_ascii(ascii_set: str, unicode_class: str) -> None:
+    expected = [char for char in ASCII if regex.fullmatch(unicode_class, char)]
+    found = [char for char in ASCII if ascii_set and regex.fullmatch(f"[{ascii_set}]", char)]
+    assert found == expected
+
+
+def test_every_preset_has_a_twin() -> None:
+    assert set(ASCII_TWINS) == set(PRESETS)
+    for name in PRESETS:
+        assert preset_pattern(name).ascii_twin is not None
+    assert resolve_pattern(r"\w+|\W").ascii_twin is None
+
+
+def _strings(alphabet: str, max_length: int) -> list[str]:
+    return [
+        "".join(chars)
+        for length in range(1, max_length + 1)
+        for chars in itertools.product(alphabet, repeat=length)
+    ]
+
+
+def _twin_and_preset_disagree(name: str, candidates: list[str]) -> list[str]:
+    pattern = preset_pattern(name)
+    twin = pattern.ascii_twin
+    assert twin is not None
+    return [text for text in candidates if twin.findall(text) != pattern.compiled.findall(text)][:5]
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_twin_equals_preset_on_every_ascii_string_up_to_length_two(name: str) -> None:
+    assert _twin_and_preset_disagree(name, _strings("".join(ASCII), 2)) == []
+
+
+def test_representatives_cover_every_role() -> None:
+    """Each ASCII character matches the same atoms of every preset as its representative."""
+    atoms = [
+        r"\p{L}", r"\p{Lu}", r"\p{Ll}", r"\p{N}", r"\s", r"[\r\n]", r"[\r\n/]", "'", " ",
+        "(?i:[sdmt])", "(?i:l)", "(?i:v)", "(?i:e)", "(?i:r)",
+    ]  # fmt: skip
+
+    def role(char: str) -> tuple[bool, ...]:
+        return tuple(bool(regex.fullmatch(atom, char)) for atom in atoms)
+
+    roles = {role(char) for char in REPRESENTATIVES}
+    assert {role(char) for char in ASCII} <= roles
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_twin_equals_preset_on_every_representative_string_up_to_length_four(name: str) -> None:
+    assert _twin_and_preset_disagree(name, _strings(REPRESENTATIVES, 4)) == []
+
+
+ascii_texts = st.one_of(
+    st.text(st.sampled_from(REPRESENTATIVES), max_size=80),
+    st.text(st.characters(max_codepoint=127), max_size=80),
+)
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+@given(text=ascii_texts)
+def test_twin_equals_preset_on_longer_ascii_text(name: str, text: str) -> None:
+    pattern = preset_pattern(name)
+    assert pattern.ascii_twin is not None
+    assert pattern.ascii_twin.findall(text) == pattern.compiled.findall(text)
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+@given(
+    parts=st.lists(
+        st.one_of(ascii_texts, texts, st.sampled_from(["é", "ſ", "\u212a", "\x85", "\u2028", "٣"])),
+        max_size=6,
+    )
+)
+def test_split_equals_the_unicode_regex_on_any_text(name: str, parts: list[str]) -> None:
+    """ASCII or not, ``split`` gives the preset's chunks (ſ and K match s and k under (?i))."""
+    text = "".join(parts)
+    pattern = preset_pattern(name)
+    assert pattern.split(text) == pattern.compiled.findall(text)
+
+
+@given(text=st.text(st.sampled_from(REPRESENTATIVES + "é中"), max_size=60))
+def test_encode_with_the_twin_matches_the_rank_pass_encoder(text: str) -> None:
+    tokenizer = Tokenizer.train("it's a test, isn't it?\n\n  12345 ll 'LL 've\r\n", 300)
+    assert tokenizer.encode(text) == naive_encode(text, tokenizer.merges)
+
+
+_LINE_CHARS = REPRESENTATIVES + "é中ſ\u212a\x85\u2028\u3000😀"
+# A line's own characters, and its first and last ones drawn apart so that the cases
+# at a cut (punctuation or "/" on either side, ASCII or not) come up often.
+_EDGE = st.sampled_from("!/'a0 é中\t")
+mixed_lines = st.lists(
+    st.tuples(
+        _EDGE,
+        st.text(st.sampled_from(_LINE_CHARS), max_size=10),
+        _EDGE,
+        st.sampled_from(["\n", "\r\n", "\n\n", "\r", " \n", ""]),
+    ),
+    max_size=14,
+).map(lambda lines: "".join("".join(parts) for parts in lines))
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+@given(text=mixed_lines)
+def test_cutting_mixed_text_at_every_ascii_run_keeps_the_chunks(name: str, text: str) -> None:
+    """With the thresholds at their lowest, every run of ASCII lines is cut out and split
+    by the twin; the chunks must still be the Unicode pattern's."""
+    pattern = preset_pattern(name)
+    with (
+        mock.patch.object(_patterns, "_mostly_ascii", lambda text: True),
+        mock.patch.object(_patterns, "MIN_ASCII_CHARS", 0),
+        mock.patch.object(_patterns, "_ASCII_LINE_RUN", re.compile(rb"\x01+")),
+    ):
+        assert pattern.split(text) == pattern.compiled.findall(text)
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_long_mostly_ascii_text_with_a_few_other_characters_keeps_the_chunks(
+    name: str, newline: str
+) -> None:
+    """The default thresholds, on text long enough for them: prose, code, "/" and
+    punctuation at line ends, blank lines, and a non-ASCII character now and then."""
+    rng = random.Random(name + newline)
+    words = ["the", "King's", "said:", "/path", "x/y", "'ll", "42", "--", "  ", "\t"]
+    lines = [
+        "".join(rng.choice(words) + rng.choice(" ,.!/") for _ in range(rng.randint(0, 12)))
+        + ("é" if rng.random() < 0.005 else "—" if rng.random() < 0.005 else "")
+        for _ in range(3000)
+    ]
+    text = newline.join(lines)
+    assert not text.isascii()
+    assert _patterns._mostly_ascii(text)
+    pattern = preset_pattern(name)
+    assert pattern.split(text) == pattern.compiled.findall(text)
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_indented_code_with_a_few_other_characters_keeps_the_chunks(name: str) -> None:
+    """Python source: class bodies, where every line starts indented, docstrings with a
+    non-ASCII character now and then, CRLF in part."""
+    rng = random.Random(name)
+    lines = ["class Distribution:", '    """A distribution."""']
+    for index in range(2000):
+        indent = " " * rng.choice([4, 8, 12])
+        line = rng.choice(["x = f(y)", "return x'", "if a:", "# note", "d['k'] = 1", "", "s/"])
+        lines.append(indent + line if line else "")
+        if index % 400 == 0:
+            lines.append(indent + "# café \u2014 note")
+        if index % 700 == 0:
+            lines.append("def top_level(x):")
+    text = "\n".join(lines[:1200]) + "\r\n".join(lines[1200:])
+    assert not text.isascii()
+    assert _patterns._mostly_ascii(text)
+    pattern = preset_pattern(name)
+    assert pattern.split(text) == pattern.compiled.findall(text)

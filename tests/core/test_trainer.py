@@ -1,0 +1,390 @@
+"""The fast trainer must learn exactly the merges of the spec's naive trainer."""
+
+from collections import Counter
+from itertools import product
+from typing import Any, ClassVar, SupportsIndex
+from unittest.mock import patch
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bpetite import ParameterError, Progress, Tokenizer
+from bpetite.core import _trainer
+from bpetite.core._pretokenizer import count_chunks
+from bpetite.core._trainer import PROGRESS_EVERY, Pair, train_merges
+from tests.reference import naive_train, naive_train_chunks, naive_vocab
+from tests.strategies import texts, tricky_text
+
+
+def merges_of(corpus: str, vocab_size: int) -> list[tuple[int, int]]:
+    return list(Tokenizer.train(corpus, vocab_size).merges)
+
+
+@given(texts, st.integers(256, 320))
+def test_matches_naive_trainer(corpus: str, vocab_size: int) -> None:
+    assert merges_of(corpus, vocab_size) == naive_train(corpus, vocab_size)
+
+
+@given(
+    st.dictionaries(
+        st.binary(min_size=1, max_size=12).map(lambda b: bytes(x % 4 + 97 for x in b)),
+        st.integers(1, 5),
+        max_size=12,
+    ),
+    st.integers(256, 300),
+)
+def test_matches_naive_on_weighted_chunks_with_many_ties(
+    chunks: dict[bytes, int], vocab_size: int
+) -> None:
+    """A four-letter alphabet and small weights make equal counts the rule, not the exception."""
+    assert train_merges(chunks, vocab_size) == naive_train_chunks(chunks, vocab_size)
+
+
+@given(st.lists(tricky_text, min_size=1, max_size=8))
+def test_repeated_runs_of_one_character(parts: list[str]) -> None:
+    """Runs like aaaa and abab exercise the overlap rule on every merge."""
+    corpus = " ".join(part * 3 for part in parts) + " aaaaaaa abababab aaa"
+    assert merges_of(corpus, 300) == naive_train(corpus, 300)
+
+
+def test_tie_breaks_to_the_lexicographically_smallest_pair() -> None:
+    """'cab' has (99, 97) and (97, 98) once each; a first-seen rule would pick (99, 97)."""
+    assert merges_of("cab", 257) == [(97, 98)]
+
+
+def test_never_merges_across_chunks_and_stops_early() -> None:
+    """After 'ab' -> 256 only the cross-chunk pair (10, 256) is left, which must not count."""
+    assert merges_of("ab\nab\nab\nab\nab", 300) == [(97, 98)]
+
+
+def test_non_overlapping_left_to_right() -> None:
+    """'aaa' with (a, a) gives (aa, a); the next merge must therefore be (256, 97)."""
+    assert merges_of("aaa", 258) == [(97, 97), (256, 97)]
+
+
+def test_spec_worked_example() -> None:
+    tokenizer = Tokenizer.train("ab ab ab", 258)
+    assert list(tokenizer.merges) == [(97, 98), (32, 256)]
+    assert tokenizer.vocab[256] == b"ab"
+    assert tokenizer.vocab[257] == b" ab"
+    assert tokenizer.vocab[258] == b"<|endoftext|>"
+    assert tokenizer.special_tokens == {"<|endoftext|>": 258}
+
+
+def test_special_literal_in_corpus_is_ordinary_text() -> None:
+    corpus = "<|endoftext|> <|endoftext|> hello"
+    with_literal = merges_of(corpus, 300)
+    assert with_literal == naive_train(corpus, 300)
+    assert with_literal != merges_of(" hello", 300)
+    assert (60, 124) in with_literal  # '<' '|' was learned from the literal's characters
+
+
+@pytest.mark.parametrize("vocab_size", [255, 0, -1])
+def test_vocab_size_below_256_is_rejected(vocab_size: int) -> None:
+    with pytest.raises(ValueError, match="at least 256"):
+        Tokenizer.train("abc", vocab_size)
+
+
+@pytest.mark.parametrize("vocab_size", [256.0, "300", True, None])
+def test_vocab_size_must_be_an_int(vocab_size: object) -> None:
+    with pytest.raises(TypeError, match="vocab_size must be an integer"):
+        Tokenizer.train("abc", vocab_size)  # type: ignore[arg-type]
+
+
+def test_vocab_size_beyond_the_id_space_is_rejected_up_front() -> None:
+    with pytest.raises(ValueError, match="at most 1,114,112"):
+        Tokenizer.train("abc", 0x110001)
+    assert merges_of("abc", 0x110000) == naive_train("abc", 300)
+
+
+def test_vocab_256_and_empty_corpus_give_no_merges() -> None:
+    assert merges_of("hello hello", 256) == []
+    tokenizer = Tokenizer.train("", 1000)
+    assert tokenizer.merges == ()
+    assert tokenizer.special_tokens == {"<|endoftext|>": 256}
+
+
+def test_corpus_must_be_valid_text() -> None:
+    with pytest.raises(TypeError):
+        Tokenizer.train(b"bytes", 300)  # type: ignore[arg-type]
+    with pytest.raises(UnicodeEncodeError, match="position 1"):
+        Tokenizer.train("a\udc80b", 300)
+
+
+def test_progress_reports_start_every_hundred_merges_and_done() -> None:
+    events: list[Progress] = []
+    corpus = " ".join(f"w{i}x{i * 7}" for i in range(400))
+    merges = train_merges(count_chunks([corpus]), 256 + 250, events.append)
+    assert len(merges) == 250
+    assert events[0] == Progress("merge", "start", 0, 250)
+    assert [e.done for e in events if e.stage == "update"] == [100, 200]
+    assert events[-1] == Progress("merge", "done", 250, 250)
+    assert PROGRESS_EVERY == 100
+
+
+def test_progress_done_reports_an_early_stop() -> None:
+    events: list[Progress] = []
+    train_merges(Counter({b"ab": 1}), 400, events.append)
+    assert events[-1] == Progress("merge", "done", 1, 144)
+
+
+def test_deterministic_across_runs() -> None:
+    corpus = "the cat sat on the mat; the bat ate the rat. " * 20
+    assert merges_of(corpus, 350) == merges_of(corpus, 350)
+
+
+@pytest.mark.parametrize("vocab_size", [300, 400])
+def test_tinyshakespeare_matches_naive(shakespeare_text: str, vocab_size: int) -> None:
+    chunks = count_chunks([shakespeare_text])
+    assert train_merges(chunks, vocab_size) == naive_train_chunks(chunks, vocab_size)
+
+
+def test_tinyshakespeare_32000_early_stops_at_21528(shakespeare_text: str) -> None:
+    """The issue's figure; the exact merges at this size are checked via the encoder tests."""
+    tokenizer = Tokenizer.train(shakespeare_text, 32000)
+    assert 256 + len(tokenizer.merges) == 21528
+
+
+# --------------------------------------------------------------------------- long chunks
+
+
+class _MeteredStr(str):
+    """A str that adds the length it scans on each search or replace to a shared meter."""
+
+    meter: ClassVar[list[int]] = [0]
+
+    def __contains__(self, key: object) -> bool:
+        self.meter[0] += len(self)
+        return super().__contains__(key)  # type: ignore[operator]
+
+    def replace(self, old: str, new: str, count: SupportsIndex = -1, /) -> "_MeteredStr":
+        self.meter[0] += len(self)
+        return _MeteredStr(super().replace(old, new, count))
+
+    def find(self, sub: str, start: SupportsIndex | None = None, *args: Any) -> int:
+        begin = 0 if start is None else int(start)
+        found = super().find(sub, start, *args)
+        self.meter[0] += (found if found >= 0 else len(self)) - begin + 1
+        return found
+
+
+class _MeteredBytes(bytes):
+    """A chunk whose text form is metered: every scan the trainer makes of it is counted."""
+
+    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
+        return _MeteredStr(super().decode(encoding, errors))
+
+
+def scanned(chunk: bytes, vocab_size: int) -> int:
+    """How many characters the trainer scans in C (``in``, ``replace``, ``find``) on `chunk`."""
+    _MeteredStr.meter[0] = 0
+    merges = train_merges({_MeteredBytes(chunk): 1}, vocab_size)
+    assert merges == train_merges({chunk: 1}, vocab_size)
+    return _MeteredStr.meter[0]
+
+
+@pytest.mark.parametrize("unit", [b"a", b"ab", b"abc", b"abcdefghij"])
+def test_one_long_chunk_is_not_rescanned_per_merge(unit: bytes) -> None:
+    """A chunk of 40k bytes is scanned a bounded number of times over, never per occurrence.
+
+    The string layout kept a chunk once per created occurrence in its occurrence lists and
+    rescanned the whole chunk for each entry: about 10^9 characters here (quadratic). The
+    bound allows 16 full scans of the chunk, whatever its layout.
+    """
+    chunk = unit * (40_000 // len(unit))
+    assert scanned(chunk, 400) <= 16 * len(chunk)
+
+
+def test_many_medium_chunks_are_scanned_linearly() -> None:
+    """Short chunks are rescanned per visit, but visits per chunk are bounded by its length."""
+    corpus = {bytes([97 + i % 3]) * (200 + i): 1 for i in range(40)}
+    _MeteredStr.meter[0] = 0
+    metered: dict[bytes, int] = {_MeteredBytes(chunk): count for chunk, count in corpus.items()}
+    assert train_merges(metered, 2000) == train_merges(corpus, 2000)
+    assert _MeteredStr.meter[0] > 0  # the meter sees the trainer's scans at all
+    assert _MeteredStr.meter[0] <= 3 * _trainer.LONG_CHUNK * sum(map(len, corpus))
+
+
+def visits(chunk_counts: dict[bytes, int], vocab_size: int) -> tuple[list[Pair], int]:
+    """Train, counting the index entries every merge visits (stale ones included)."""
+    total = 0
+    original = _trainer._Corpus.merge
+
+    def counting_merge(self: Any, pair: str, new_token: str) -> dict[str, int]:
+        nonlocal total
+        total += len(self.where.get(pair, ())) + len(self.where_at.get(pair, ()))
+        return original(self, pair, new_token)
+
+    with patch.object(_trainer._Corpus, "merge", counting_merge):
+        merges = train_merges(chunk_counts, vocab_size)
+    return merges, total
+
+
+@pytest.mark.parametrize("unit", [b"a", b"ab", b"abc", b"aab", b"abcdefghij"])
+def test_index_entries_visited_are_linear_in_one_long_chunk(unit: bytes) -> None:
+    """Each index entry is visited at most once: the initial pairs (fewer than the bytes)
+    plus at most two per merged occurrence (fewer than the bytes again)."""
+    chunk = unit * (40_000 // len(unit))
+    merges, visited = visits({chunk: 1}, 600)
+    assert merges == train_merges({chunk: 1}, 600)
+    assert visited < 3 * len(chunk)
+
+
+long_units = st.lists(st.sampled_from(b"abc"), min_size=1, max_size=4).map(bytes)
+
+
+@given(
+    st.lists(st.tuples(long_units, st.integers(1, 40), st.integers(1, 3)), min_size=1, max_size=4),
+    st.integers(256, 300),
+    st.sampled_from([0, 8, 10**9]),
+)
+def test_long_chunks_match_naive_in_either_layout(
+    parts: list[tuple[bytes, int, int]], vocab_size: int, long_chunk: int
+) -> None:
+    """Runs and repeated patterns, laid out as positions (0), strings (10**9), or mixed."""
+    chunks: dict[bytes, int] = {}
+    for unit, repeats, count in parts:
+        chunks[unit * repeats] = chunks.get(unit * repeats, 0) + count
+    with patch.object(_trainer, "LONG_CHUNK", long_chunk):
+        fast = train_merges(chunks, vocab_size)
+    assert fast == naive_train_chunks(chunks, vocab_size)
+
+
+@given(
+    st.dictionaries(
+        st.binary(min_size=1, max_size=30).map(lambda b: bytes(x % 3 + 97 for x in b)),
+        st.integers(1, 4),
+        max_size=8,
+    ),
+    st.integers(256, 300),
+)
+def test_position_layout_matches_naive_on_weighted_chunks(
+    chunks: dict[bytes, int], vocab_size: int
+) -> None:
+    with patch.object(_trainer, "LONG_CHUNK", 1):
+        fast = train_merges(chunks, vocab_size)
+    assert fast == naive_train_chunks(chunks, vocab_size)
+
+
+def test_every_word_of_a_small_alphabet_agrees_exhaustively() -> None:
+    """Every chunk of up to 7 letters over {a, b}, alone, in both layouts, to completion."""
+    for length in range(2, 8):
+        for letters in product(b"ab", repeat=length):
+            chunk = bytes(letters)
+            expected = naive_train_chunks({chunk: 1}, 300)
+            for long_chunk in (1, 10**9):
+                with patch.object(_trainer, "LONG_CHUNK", long_chunk):
+                    assert train_merges({chunk: 1}, 300) == expected, chunk
+
+
+def test_a_megabyte_of_one_byte() -> None:
+    """The issue's case. While the run of the newest token holds 3 or more, its pair is
+    the only one counted twice: 18 doublings (aa, a^4, ... a^(2^18)), then the leftovers
+    join until the chunk is one token, which must be the whole megabyte."""
+    chunk = b"a" * 1_000_000
+    merges = train_merges({chunk: 1}, 300)
+    assert merges[:18] == [(97, 97)] + [(255 + k, 255 + k) for k in range(1, 18)]
+    assert len(merges) < 44
+    assert naive_vocab(merges)[255 + len(merges)] == chunk
+
+
+def test_an_odd_run_matches_naive() -> None:
+    chunk = b"a" * 20_011
+    assert train_merges({chunk: 3}, 300) == naive_train_chunks({chunk: 3}, 300)
+
+
+# --------------------------------------------------------------------------- options
+
+limits = st.one_of(st.none(), st.integers(2, 6))
+frequencies = st.one_of(st.none(), st.integers(1, 6))
+
+
+@given(
+    st.dictionaries(
+        st.binary(min_size=1, max_size=16).map(lambda b: bytes(x % 3 + 97 for x in b)),
+        st.integers(1, 5),
+        max_size=10,
+    ),
+    st.integers(256, 300),
+    limits,
+    frequencies,
+    st.sampled_from([1, 10**9]),
+)
+def test_options_match_the_naive_trainer(
+    chunks: dict[bytes, int],
+    vocab_size: int,
+    max_token_bytes: int | None,
+    min_frequency: int | None,
+    long_chunk: int,
+) -> None:
+    with patch.object(_trainer, "LONG_CHUNK", long_chunk):
+        fast = train_merges(
+            chunks, vocab_size, max_token_bytes=max_token_bytes, min_frequency=min_frequency
+        )
+    expected = naive_train_chunks(
+        chunks, vocab_size, max_token_bytes=max_token_bytes, min_frequency=min_frequency
+    )
+    assert fast == expected
+
+
+@given(texts, limits, frequencies)
+def test_options_match_the_naive_trainer_on_text(
+    corpus: str, max_token_bytes: int | None, min_frequency: int | None
+) -> None:
+    chunks = count_chunks([corpus])
+    fast = train_merges(chunks, 320, max_token_bytes=max_token_bytes, min_frequency=min_frequency)
+    expected = naive_train_chunks(
+        dict(chunks), 320, max_token_bytes=max_token_bytes, min_frequency=min_frequency
+    )
+    assert fast == expected
+
+
+def test_max_token_bytes_skips_long_pairs_but_keeps_shorter_ones() -> None:
+    """'aaaa' x3 and 'bc' x1: (aa, aa) has the highest count but would make 4 bytes, so
+    with a limit of 3 the next candidates are taken instead, the rarer 'bc' included."""
+    chunks = {b"aaaa": 3, b"bc": 1}
+    assert train_merges(chunks, 300) == [(97, 97), (256, 256), (98, 99)]
+    assert train_merges(chunks, 300, max_token_bytes=3) == [(97, 97), (98, 99)]
+    limited = train_merges({b"abcabcabc": 1}, 300, max_token_bytes=2)
+    assert all(len(naive_vocab(limited)[256 + rank]) <= 2 for rank in range(len(limited)))
+
+
+def test_min_frequency_stops_before_the_first_rarer_pair() -> None:
+    """'ab ab ab': (a, b) occurs 3 times, then (' ', ab) twice."""
+    chunks = count_chunks(["ab ab ab"])
+    assert train_merges(chunks, 300, min_frequency=3) == [(97, 98)]
+    assert train_merges(chunks, 300, min_frequency=2) == [(97, 98), (32, 256)]
+    assert train_merges(chunks, 300, min_frequency=1) == train_merges(chunks, 300)
+
+
+def test_min_frequency_stop_is_reported_as_an_early_done() -> None:
+    events: list[Progress] = []
+    train_merges(count_chunks(["ab ab ab"]), 300, events.append, min_frequency=3)
+    assert events[-1] == Progress("merge", "done", 1, 44)
+
+
+@pytest.mark.parametrize("name", ["max_token_bytes", "min_frequency"])
+@pytest.mark.parametrize("value", [3.0, "3", True, [3]])
+def test_options_must_be_integers(name: str, value: object) -> None:
+    with pytest.raises(TypeError, match=f"{name} must be an integer or None, got"):
+        train_merges({b"ab": 1}, 300, **{name: value})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "least"),
+    [
+        ("max_token_bytes", 1, 2),
+        ("max_token_bytes", 0, 2),
+        ("min_frequency", 0, 1),
+        ("min_frequency", -5, 1),
+    ],
+)
+def test_options_below_their_least_are_rejected(name: str, value: int, least: int) -> None:
+    with pytest.raises(ParameterError, match=f"{name} must be at least {least} .*got {value}"):
+        train_merges({b"ab": 1}, 300, **{name: value})  # type: ignore[arg-type]
+
+
+def test_options_are_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        train_merges({b"ab": 1}, 300, None, 4)  # type: ignore[call-arg]

@@ -1,0 +1,237 @@
+"""Counting files in parallel gives exactly the per-file counts of the simple computation.
+
+The reference: read each file whole, decode it, ``Counter`` its chunks, add up.
+"""
+
+import os
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import regex
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bpetite import InvalidUtf8Error, Progress
+from bpetite.corpus import _counting as counting
+from bpetite.corpus._counting import (
+    Piece,
+    count_files,
+    count_piece,
+    expand_inputs,
+    plan_pieces,
+)
+from tests.reference import naive_pretokenize
+
+SAFE_SPLIT = regex.compile(rb"[\x21-\x7e]\n[\x21-\x7e]")
+
+
+def simple_counts(paths: list[Path]) -> Counter[bytes]:
+    """Whole files, one at a time: what streaming and workers must reproduce."""
+    counts: Counter[bytes] = Counter()
+    for path in paths:
+        counts.update(naive_pretokenize(path.read_bytes().decode("utf-8")))
+    return counts
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory, shakespeare_text: str) -> Path:
+    """A small tree: nested directories, CRLF, multi-byte text, an empty file."""
+    root = tmp_path_factory.mktemp("corpus")
+    (root / "b").mkdir()
+    (root / "a" / "deep").mkdir(parents=True)
+    (root / "b" / "one.txt").write_bytes(shakespeare_text[:30_000].encode())
+    (root / "a" / "two.txt").write_bytes(
+        shakespeare_text[30_000:50_000].replace("\n", "\r\n").encode()
+    )
+    (root / "a" / "deep" / "three.txt").write_bytes(
+        ("naïve café 中文 😀 it's 123\n" * 300).encode()
+    )
+    (root / "empty.txt").write_bytes(b"")
+    return root
+
+
+def files_of(root: Path) -> list[Path]:
+    return sorted((path for path in root.rglob("*") if path.is_file()), key=lambda p: p.parts)
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def test_a_directory_expands_to_its_regular_files_sorted(corpus: Path) -> None:
+    assert expand_inputs([corpus]) == [
+        corpus / "a" / "deep" / "three.txt",
+        corpus / "a" / "two.txt",
+        corpus / "b" / "one.txt",
+        corpus / "empty.txt",
+    ]
+
+
+def test_symlinks_inside_a_directory_are_skipped_but_a_named_link_is_followed(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "real.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "link.txt").symlink_to(tmp_path / "real.txt")
+    (tmp_path / "loop").symlink_to(tmp_path, target_is_directory=True)
+    assert expand_inputs([tmp_path]) == [tmp_path / "real.txt"]
+    assert expand_inputs([tmp_path / "link.txt"]) == [tmp_path / "link.txt"]
+
+
+def test_a_file_named_twice_is_two_documents(tmp_path: Path) -> None:
+    path = tmp_path / "f.txt"
+    path.write_text("ab ab", encoding="utf-8")
+    assert expand_inputs([path, tmp_path]) == [path, path]
+    assert count_files([path, path], workers=1) == Counter({b"ab": 2, b" ab": 2})
+
+
+def test_missing_path_empty_directory_and_special_files(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        expand_inputs([tmp_path / "missing"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="is a directory with no regular files"):
+        expand_inputs([tmp_path / "empty"])
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="neither a regular file nor a directory"):
+        expand_inputs([fifo])
+    (tmp_path / "real.txt").write_text("x", encoding="utf-8")
+    assert expand_inputs([tmp_path]) == [tmp_path / "real.txt"]  # the fifo is skipped
+
+
+# --------------------------------------------------------------------------- pieces
+
+
+@given(
+    st.lists(
+        st.sampled_from(["word", "x", "  indented", "\tt", "", "é", "it's", "1", "!", " "]),
+        max_size=30,
+    ),
+    st.integers(1, 40),
+    st.sampled_from([1, 4, 1 << 20]),
+)
+def test_splitting_a_file_at_safe_points_keeps_its_chunks(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[str], piece_bytes: int, window: int
+) -> None:
+    """Each piece counted alone, all added up: the chunks of the whole file."""
+    path = tmp_path_factory.mktemp("split") / "f.txt"
+    path.write_bytes("\n".join(lines).encode())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(counting, "SPLIT_SEARCH_BYTES", window)  # small: search window by window
+        pieces = plan_pieces([path], piece_bytes)
+    data = path.read_bytes()
+    assert pieces[0].start == 0
+    assert [piece.end for piece in pieces[:-1]] == [piece.start for piece in pieces[1:]]
+    assert pieces[-1].end is None
+    assert sum(piece.size for piece in pieces) == len(data)
+    for piece in pieces[1:]:
+        assert SAFE_SPLIT.fullmatch(data, piece.start - 2, piece.start + 1)
+    counts: Counter[str] = Counter()
+    for piece in pieces:
+        count_piece(piece, 5, counts)
+    assert Counter({k.encode(): v for k, v in counts.items()}) == simple_counts([path])
+
+
+def test_a_large_file_splits_into_pieces(corpus: Path) -> None:
+    pieces = plan_pieces([corpus / "b" / "one.txt"], 4096)
+    assert len(pieces) > 5
+    assert all(piece.size >= 4096 for piece in pieces[:-1])
+
+
+def test_a_safe_point_beyond_the_search_window_is_still_found(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(counting, "SPLIT_SEARCH_BYTES", 16)
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"    x\n" * 50 + b"end\nnext\n" + b"    y\n" * 50)
+    pieces = plan_pieces([path], 10)
+    assert [piece.start for piece in pieces] == [0, 300]  # after "x\n", before "end"
+    assert path.read_bytes()[298:301] == b"x\ne"
+
+
+def test_a_file_without_safe_points_stays_whole(tmp_path: Path) -> None:
+    path = tmp_path / "indented.txt"
+    path.write_bytes(b"    x\n    y\n" * 100)  # every line starts with a space
+    assert len(plan_pieces([path], 10)) == 1
+
+
+# --------------------------------------------------------------------------- counting
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+@pytest.mark.parametrize("block_size", [1, 7, None])
+def test_counts_equal_the_simple_per_file_counts(
+    corpus: Path, workers: int, block_size: int | None
+) -> None:
+    if block_size is None:
+        counts = count_files([corpus], workers=workers, piece_bytes=8192)  # the default size
+    else:
+        counts = count_files([corpus], workers=workers, piece_bytes=8192, block_size=block_size)
+    assert counts == simple_counts(files_of(corpus))
+
+
+def test_file_order_does_not_matter(corpus: Path) -> None:
+    files = files_of(corpus)
+    expected = simple_counts(files)
+    for seed in range(3):
+        shuffled = files[:]
+        random.Random(seed).shuffle(shuffled)
+        assert count_files(shuffled, workers=2, piece_bytes=10_000) == expected
+
+
+def test_chunks_never_span_two_files(tmp_path: Path) -> None:
+    (tmp_path / "1.txt").write_text("ab", encoding="utf-8")
+    (tmp_path / "2.txt").write_text("c  ", encoding="utf-8")
+    (tmp_path / "3.txt").write_text("d", encoding="utf-8")
+    counts = count_files([tmp_path], workers=2, piece_bytes=1)
+    assert counts == Counter({b"ab": 1, b"c": 1, b"  ": 1, b"d": 1})
+    assert counts != Counter(naive_pretokenize("abc  d"))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_invalid_utf8_names_the_file_and_the_offset(tmp_path: Path, workers: int) -> None:
+    (tmp_path / "a.txt").write_text("fine text\n" * 100, encoding="utf-8")
+    bad = tmp_path / "b.txt"
+    bad.write_bytes(b"ok\nline\n" * 50 + b"caf\xe9\n")
+    with pytest.raises(InvalidUtf8Error) as caught:
+        count_files([tmp_path], workers=workers, block_size=3, piece_bytes=16)
+    assert str(caught.value).startswith(f"{bad}: invalid UTF-8 at byte offset 403 (byte 0xe9")
+
+
+def test_a_worker_reports_offsets_in_the_whole_file(tmp_path: Path) -> None:
+    """A piece in the middle of a file still names the file and the absolute offset."""
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"abc\ndef\n\xff\n")
+    with pytest.raises(InvalidUtf8Error, match="byte offset 8"):
+        count_piece(Piece(str(path), 4, None, 6), 2, Counter())
+
+
+def test_progress_counts_every_byte(corpus: Path) -> None:
+    total = sum(path.stat().st_size for path in files_of(corpus))
+    for workers in (1, 2):
+        events: list[Progress] = []
+        count_files([corpus], workers=workers, block_size=4096, progress=events.append)
+        assert events[0] == Progress("count", "start", 0, total)
+        assert events[-1] == Progress("count", "done", total, total)
+        done = [event.done for event in events]
+        assert done == sorted(done)
+        assert {event.total for event in events} == {total}
+        if workers == 1:
+            assert len(events) >= total // 4096  # a report per block
+
+
+def test_no_worker_processes_for_a_single_piece(
+    monkeypatch: pytest.MonkeyPatch, corpus: Path
+) -> None:
+    def no_pool(*args: object) -> Counter[str]:
+        raise AssertionError("a single piece is counted in this process")
+
+    monkeypatch.setattr(counting, "_count_in_workers", no_pool)
+    path = corpus / "b" / "one.txt"
+    assert count_files([path], workers=4) == simple_counts([path])
+
+
+@pytest.mark.parametrize("bad", [0, -2, True, 1.0])
+def test_workers_must_be_a_positive_int(corpus: Path, bad: object) -> None:
+    with pytest.raises((TypeError, ValueError), match="workers"):
+        count_files([corpus], workers=bad)  # type: ignore[arg-type]

@@ -1,0 +1,230 @@
+"""Counting, training and dataset encoding on a Dask LocalCluster of processes on 127.0.0.1.
+
+The oracle is always the local run: the same counts, the same artifact bytes, the same
+.bin bytes, also when a worker process is killed in the middle of the work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from bpetite import (  # noqa: E402 - after the skip, which must come first
+    InvalidUtf8Error,
+    Progress,
+    Tokenizer,
+    count_chunks,
+    train_files,
+    write_dataset,
+)
+from bpetite._internal import dask_count_files  # noqa: E402
+from bpetite.corpus._counting import count_files  # noqa: E402
+
+TEXT = "The cat sat on the mat. It'll be fine, 中文 😀\r\n  spaces \nend of line\n"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real cluster on 127.0.0.1, as docs/scaling.md starts one: ``dask scheduler`` and
+    ``dask worker`` (two single-threaded processes, each behind a nanny that restarts
+    it). Separate processes, so nothing of Dask's (its workers, multiprocessing's
+    resource tracker) is ever a child of the test process.
+    """
+    folder = tmp_path_factory.mktemp("dask")
+    scheduler_file = folder / "scheduler.json"
+    dask = str(Path(sys.executable).with_name("dask"))
+    loopback = ["--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0"]
+    processes = [
+        subprocess.Popen(
+            [dask, "scheduler", "--port", "0", *loopback, "--scheduler-file", str(scheduler_file)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+    ]  # fmt: skip
+    try:
+        processes.append(
+            subprocess.Popen(
+                [dask, "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "2",
+                 "--nthreads", "1", *loopback],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            )
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while not scheduler_file.exists():
+            assert time.monotonic() < deadline, "the scheduler did not start"
+            time.sleep(0.1)
+        address = json.loads(scheduler_file.read_text(encoding="utf-8"))["address"]
+        with distributed.Client(address) as waiting:
+            waiting.wait_for_workers(2, timeout=120)
+        yield str(address)
+    finally:
+        # Each in a session of its own: SIGKILL to the group takes the worker processes
+        # the nannies started too, and nothing is left to wait for.
+        for process in reversed(processes):
+            os.killpg(process.pid, signal.SIGKILL)
+        for process in processes:
+            process.wait(timeout=60)
+
+
+@pytest.fixture
+def client(cluster: str) -> Iterator[Any]:
+    with distributed.Client(cluster) as connected:
+        connected.wait_for_workers(2, timeout=120)  # a worker killed earlier is back
+        yield connected
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "corpus"
+    (folder / "sub").mkdir(parents=True)
+    for index in range(12):
+        where = folder / "sub" if index % 4 == 0 else folder
+        (where / f"{index:02}.txt").write_text(
+            f"{index} {TEXT}" * (50 * (index + 1)), encoding="utf-8", newline=""
+        )
+    (folder / "empty.txt").write_bytes(b"")
+    return folder
+
+
+def texts_of(folder: Path) -> list[str]:
+    files = sorted((p for p in folder.rglob("*") if p.is_file()), key=lambda p: p.parts)
+    return [path.read_bytes().decode("utf-8") for path in files]
+
+
+def test_counts_on_dask_equal_the_local_counts(client: Any, corpus: Path) -> None:
+    on_dask = dask_count_files([corpus, corpus / "01.txt"], client)
+    assert on_dask == count_files([corpus, corpus / "01.txt"], workers=1)
+    # Independent of both: count_chunks over each file's text, one document per file.
+    assert on_dask == count_chunks([*texts_of(corpus), (corpus / "01.txt").read_bytes().decode()])
+
+
+def test_invalid_utf8_on_a_worker_names_the_file(client: Any, corpus: Path) -> None:
+    bad = corpus / "05.txt"
+    bad.write_bytes(b"ok " * 10 + b"\xfe")
+    with pytest.raises(InvalidUtf8Error) as caught:
+        dask_count_files([corpus], client)
+    assert (caught.value.source, caught.value.offset) == (str(bad), 30)
+
+
+def test_a_dataset_on_dask_is_byte_identical(client: Any, corpus: Path, tmp_path: Path) -> None:
+    model = tmp_path / "tok.json"
+    Tokenizer.train(TEXT * 5, vocab_size=320).save(model)
+    local = tmp_path / "local"
+    remote = tmp_path / "remote"
+    local.mkdir()
+    remote.mkdir()
+    write_dataset([corpus], local / "train.bin", model, workers=1, val_fraction=0.25)
+    write_dataset([corpus], remote / "train.bin", model, dask=client, val_fraction=0.25)
+    for name in ("train.bin", "train.bin.json", "val.bin", "val.bin.json"):
+        assert (remote / name).read_bytes() == (local / name).read_bytes(), name
+    assert sorted(path.name for path in remote.iterdir()) == [
+        "train.bin", "train.bin.json", "val.bin", "val.bin.json"
+    ]  # fmt: skip
+
+
+def test_a_dataset_on_dask_names_the_first_bad_file(
+    client: Any, corpus: Path, tmp_path: Path
+) -> None:
+    """Two bad files: the error is the first one's in input order, and nothing is written."""
+    first, later = corpus / "03.txt", corpus / "09.txt"
+    first.write_bytes(b"ok " * 10 + b"\xfe")
+    later.write_bytes(b"\xff")
+    model = tmp_path / "tok.json"
+    Tokenizer.train(TEXT * 5, vocab_size=320).save(model)
+    output = tmp_path / "out"
+    output.mkdir()
+    with pytest.raises(InvalidUtf8Error) as caught:
+        write_dataset([corpus], output / "train.bin", model, dask=client)
+    assert (caught.value.source, caught.value.offset) == (str(first), 30)
+    assert list(output.iterdir()) == []
+
+
+def test_the_cli_on_dask_writes_what_the_local_run_writes(
+    cluster: str, corpus: Path, tmp_path: Path
+) -> None:
+    address = cluster
+
+    def bpetite(*argv: object) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-m", "bpetite", *map(str, argv)],
+            capture_output=True, timeout=300, check=False,
+        )  # fmt: skip
+
+    for suffix, extra in (("local", ["--workers", "1"]), ("dask", ["--dask", address])):
+        result = bpetite("count", "--input", corpus, "--output", tmp_path / f"c-{suffix}.json",
+                         *extra)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        result = bpetite("train", "--input", corpus, "--vocab-size", 300,
+                         "--output", tmp_path / f"t-{suffix}.json", *extra)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        result = bpetite("dataset", "--model", tmp_path / "t-local.json", "--input", corpus,
+                         "--output", tmp_path / f"d-{suffix}.bin", *extra)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    for local, remote in (("c-local.json", "c-dask.json"), ("t-local.json", "t-dask.json"),
+                          ("d-local.bin", "d-dask.bin")):  # fmt: skip
+        assert (tmp_path / remote).read_bytes() == (tmp_path / local).read_bytes(), remote
+    assert (tmp_path / "t-dask.json").read_bytes() == _artifact(
+        train_files([corpus], 300, workers=1)
+    )
+    summary = json.loads((tmp_path / "d-dask.bin.json").read_text(encoding="utf-8"))
+    assert summary["documents"] == 13
+
+
+def test_an_unreachable_scheduler_is_one_line(corpus: Path, tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bpetite", "count", "--input", str(corpus), "--dask",
+         "tcp://127.0.0.1:9", "--output", str(tmp_path / "c.json")],
+        capture_output=True, timeout=300, check=False,
+        env={**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"},
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stdout == b""
+    assert b"Traceback" not in result.stderr
+    assert result.stderr.decode().strip().startswith("bpetite: error:")
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_a_killed_worker_still_gives_the_exact_result(
+    client: Any, corpus: Path, tmp_path: Path
+) -> None:
+    """SIGKILL a worker process while it holds a task: Dask reruns the task elsewhere."""
+    big = tmp_path / "big"
+    big.mkdir()
+    for index in range(6):
+        (big / f"{index}.txt").write_text(f"{index} {TEXT}" * 8000, encoding="utf-8")
+    expected = count_files([big], workers=1)
+    pids: dict[str, int] = client.run(os.getpid)
+    killed: list[int] = []
+
+    def kill_a_busy_worker(event: Progress) -> None:
+        if killed or event.stage == "done":
+            return
+        for address, keys in client.processing().items():
+            if keys:
+                os.kill(pids[address], signal.SIGKILL)
+                killed.append(pids[address])
+                return
+
+    counts = dask_count_files([big], client, progress=kill_a_busy_worker)
+    assert killed, "no worker was busy when the count started"
+    assert killed[0] not in client.run(os.getpid).values()  # that process is gone
+    assert counts == expected
+
+
+def _artifact(tokenizer: Tokenizer) -> bytes:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "a.json"
+        tokenizer.save(path)
+        return path.read_bytes()
