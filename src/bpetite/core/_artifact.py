@@ -24,6 +24,7 @@ from typing import Any, Final, NoReturn
 from bpetite.core._constants import (
     BASE_VOCAB_SIZE,
     END_OF_TEXT_TOKEN,
+    MAX_TOKEN_ID,
     PRETOKENIZER_PATTERN,
     SCHEMA_VERSION,
 )
@@ -73,8 +74,6 @@ _ID_LAYOUT_FIELDS: Final = frozenset({"byte_order", "special_ids"})
 IDENTITY_BYTE_ORDER: Final = tuple(range(BASE_VOCAB_SIZE))
 #: ``training`` fields: how the merges were learned (provenance; encoding ignores them).
 TRAINING_FIELDS: Final = frozenset({"max_token_bytes", "min_frequency"})
-#: Ids are at most this (tiktoken and Hugging Face store ids as 32-bit integers).
-MAX_TOKEN_ID: Final = 2**31 - 1
 _SPECIAL_BYTES: Final = END_OF_TEXT_TOKEN.encode("utf-8")
 _INT_ONLY: Final = frozenset({int})
 _LIST_ONLY: Final = frozenset({list})

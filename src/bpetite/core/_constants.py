@@ -1,7 +1,8 @@
-"""The few values every stage must agree on, defined once.
+"""The few values every stage must agree on, each defined once, with one meaning.
 
-The pre-tokenizer, trainer, encoder and persistence layer all import from here, so
-a change to the regex or the special token cannot reach one stage and not another.
+The split, the trainer, the encoder, the artifact, interop and the CLI all take them
+from here, so a change to the regex or the special token cannot reach one stage and
+not another.
 """
 
 from typing import Final
@@ -20,3 +21,11 @@ END_OF_TEXT_TOKEN: Final = "<|endoftext|>"
 
 #: Number of base tokens: one per byte value, id == byte value.
 BASE_VOCAB_SIZE: Final = 256
+
+#: The largest vocabulary training makes: the trainer keeps each id as one character
+#: (``chr(id)``), and the last code point is 0x10FFFF.
+MAX_VOCAB_SIZE: Final = 0x110000
+
+#: The largest id an artifact may hold: tiktoken and Hugging Face store ids as signed
+#: 32-bit integers, so a file with larger ids could not be exported.
+MAX_TOKEN_ID: Final = 2**31 - 1

@@ -17,7 +17,7 @@ from typing import Any, Final, Self
 
 from bpetite.core import _artifact
 from bpetite.core._atomic import write_atomically
-from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
+from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, MAX_VOCAB_SIZE
 from bpetite.core._decoder import decode_bytes, decode_text
 from bpetite.core._encoder import Encoder
 from bpetite.core._errors import NotATokenError, ParameterError, UnknownTokenError
@@ -26,7 +26,7 @@ from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._pretokenizer import count_chunks, require_utf8
 from bpetite.core._progress import ProgressCallback
 from bpetite.core._specials import SpecialPolicy, SpecialTokens
-from bpetite.core._trainer import MAX_TOKEN_ID, check_vocab_size, train_merges
+from bpetite.core._trainer import check_vocab_size, train_merges
 
 #: The spec's special tokens: exactly ``<|endoftext|>``, right after the merges.
 DEFAULT_SPECIAL_TOKENS: Final = (END_OF_TEXT_TOKEN,)
@@ -48,7 +48,7 @@ class Tokenizer:
     """
 
     #: The largest ``vocab_size`` training accepts: every id must fit in a character.
-    MAX_VOCAB_SIZE: Final = MAX_TOKEN_ID + 1
+    MAX_VOCAB_SIZE: Final = MAX_VOCAB_SIZE
 
     __slots__ = (
         "_byte_order",

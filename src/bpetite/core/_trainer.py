@@ -41,12 +41,9 @@ from heapq import heapify, heappop, heappush, heapreplace
 from itertools import chain
 from operator import add
 
-from bpetite.core._constants import BASE_VOCAB_SIZE
+from bpetite.core._constants import BASE_VOCAB_SIZE, MAX_VOCAB_SIZE
 from bpetite.core._errors import ParameterError
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
-
-#: Token ids are stored as characters, so this is the largest id training can make.
-MAX_TOKEN_ID = 0x10FFFF
 
 #: How often (in merges) the trainer reports progress between start and done.
 PROGRESS_EVERY = 100
@@ -96,9 +93,9 @@ def train_merges(
     occurs fewer than `min_frequency` times (at least 1; 1 and None mean no limit).
     """
     target = check_vocab_size(vocab_size) - BASE_VOCAB_SIZE
-    if vocab_size > MAX_TOKEN_ID + 1:
+    if vocab_size > MAX_VOCAB_SIZE:
         raise ParameterError(
-            f"vocab_size must be at most {MAX_TOKEN_ID + 1:,} (token ids are stored as "
+            f"vocab_size must be at most {MAX_VOCAB_SIZE:,} (token ids are stored as "
             f"characters while training), got {vocab_size:,}"
         )
     longest = check_limit(
