@@ -31,6 +31,13 @@ from bpetite.core._constants import (
 from bpetite.core._errors import ArtifactError, MissingKeyError, PatternError
 from bpetite.core._gc import gc_paused
 from bpetite.core._json import loads_json, read_limited
+from bpetite.core._model import (
+    IDENTITY_BYTE_ORDER,
+    TRAINING_OPTIONS,
+    Merges,
+    mergeable_tokens,
+    misplaced_id,
+)
 from bpetite.core._patterns import (
     MAX_CUSTOM_PATTERN_CHARS,
     PRESETS,
@@ -70,10 +77,6 @@ _OPTIONAL_KEYS_V2: Final = frozenset({"id_layout", "merges", "merges_flat", "tra
 _MERGE_KEYS_V2: Final = ("merges", "merges_flat")
 #: ``id_layout`` fields: how ids depart from the default layout.
 _ID_LAYOUT_FIELDS: Final = frozenset({"byte_order", "special_ids"})
-#: Ids 0..255 in the default layout: id ``i`` is the byte ``i``.
-IDENTITY_BYTE_ORDER: Final = tuple(range(BASE_VOCAB_SIZE))
-#: ``training`` fields: how the merges were learned (provenance; encoding ignores them).
-TRAINING_FIELDS: Final = frozenset({"max_token_bytes", "min_frequency"})
 _SPECIAL_BYTES: Final = END_OF_TEXT_TOKEN.encode("utf-8")
 _INT_ONLY: Final = frozenset({int})
 _LIST_ONLY: Final = frozenset({list})
@@ -82,15 +85,6 @@ _TWO_ONLY: Final = frozenset({2})
 _MAX_SHOWN_CHARS: Final = 80
 
 State = tuple[dict[int, bytes], list[tuple[int, int]], dict[str, int]]
-
-
-def mergeable_tokens(merges: Iterable[tuple[int, int]], byte_order: Sequence[int]) -> list[bytes]:
-    """The bytes of every id a merge list defines: ``byte_order[i]`` for id ``i`` below 256,
-    then each merge's two parts joined (the merges must be checked: parts come first)."""
-    tokens = [bytes((byte,)) for byte in byte_order]
-    for left, right in merges:
-        tokens.append(tokens[left] + tokens[right])
-    return tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +96,7 @@ class Artifact:
     """
 
     stored_vocab: dict[int, bytes] | None
-    merges: list[tuple[int, int]]
+    merges: Merges
     special_tokens: dict[str, int]
     pattern: SplitPattern
     training: dict[str, int] = field(default_factory=dict)
@@ -122,7 +116,7 @@ class Artifact:
     @property
     def state(self) -> State:
         """(vocab, merges, special_tokens): everything schema v1 records."""
-        return self.vocab, self.merges, self.special_tokens
+        return self.vocab, list(self.merges), self.special_tokens
 
     @property
     def schema_version(self) -> int:
@@ -165,7 +159,7 @@ def dumps_artifact(
     size = BASE_VOCAB_SIZE + len(merges)
     order = tuple(byte_order)
     described = Artifact(
-        None, list(merges), dict(special_tokens), split, dict(training or {}), order
+        None, Merges(merges), dict(special_tokens), split, dict(training or {}), order
     )
     artifact: dict[str, Any] = {
         "mergeable_vocab_size": size,
@@ -248,7 +242,7 @@ def _parse_artifact(data: bytes, source: str, trust_custom_pattern: bool) -> Art
         sparse, byte_order = _parse_id_layout(artifact["id_layout"], source)
     if vocab is not None:
         _check_base_bytes(vocab, byte_order, source)  # step 16
-    _check_merged_ids(merges, "merges_flat" in artifact, source)  # step 17
+    checked = _check_merged_ids(merges, "merges_flat" in artifact, source)  # step 17
     if vocab is not None:
         _check_merged_bytes(vocab, merges, source)  # step 17
     if version == SCHEMA_VERSION:
@@ -262,7 +256,7 @@ def _parse_artifact(data: bytes, source: str, trust_custom_pattern: bool) -> Art
         training = _parse_training(artifact["training"], source) if "training" in artifact else {}
     if vocab is not None:
         _check_no_extra_ids(vocab, size, special_tokens, source)  # step 19
-    parsed = Artifact(vocab, merges, special_tokens, pattern, training, byte_order)
+    parsed = Artifact(vocab, checked, special_tokens, pattern, training, byte_order)
     if parsed.schema_version != version:
         _fail(
             source,
@@ -544,27 +538,23 @@ def _check_base_bytes(vocab: dict[int, bytes], byte_order: Sequence[int], source
             )
 
 
-def _check_merged_ids(merges: list[tuple[int, int]], flat: bool, source: str) -> None:
+def _check_merged_ids(merges: list[tuple[int, int]], flat: bool, source: str) -> Merges:
     """Step 17, first half: in rank order, each merge uses only ids made before its own.
 
-    Fast path: two whole-list comparisons; on a failure the rank-order loop names the
-    first bad merge, so the report does not depend on which comparison noticed.
+    The rule is the model's (:func:`~bpetite.core._model.misplaced_id`), the one the
+    Tokenizer constructor applies; only the words naming the offender are the file's.
     """
-    new_ids = range(BASE_VOCAB_SIZE, BASE_VOCAB_SIZE + len(merges))
-    lefts = map(operator.itemgetter(0), merges)
-    rights = map(operator.itemgetter(1), merges)
-    if all(map(operator.lt, lefts, new_ids)) and all(map(operator.lt, rights, new_ids)):
-        return
-    for rank, merge in enumerate(merges):
+    misplaced = misplaced_id(merges)
+    if misplaced is not None:
+        rank, side = misplaced
         new_id = BASE_VOCAB_SIZE + rank
-        for side, token_id in enumerate(merge):
-            if token_id >= new_id:
-                where = f"merges_flat[{2 * rank + side}]" if flat else f"merges[{rank}][{side}]"
-                _fail(
-                    source,
-                    f"{where} is {_show(token_id)}, but merge {rank} creates id "
-                    f"{new_id} and may only use ids below it",
-                )
+        where = f"merges_flat[{2 * rank + side}]" if flat else f"merges[{rank}][{side}]"
+        _fail(
+            source,
+            f"{where} is {_show(merges[rank][side])}, but merge {rank} creates id "
+            f"{new_id} and may only use ids below it",
+        )
+    return Merges(merges)
 
 
 def _check_merged_bytes(
@@ -733,12 +723,12 @@ def _parse_training(training: object, source: str) -> dict[str, int]:
     """Optional ``training``: positive integers that say how the merges were learned."""
     if not isinstance(training, dict) or not training:
         _fail(source, f"training must be a non-empty object, got {_show(training)}")
-    extra = training.keys() - TRAINING_FIELDS
+    extra = training.keys() - TRAINING_OPTIONS.keys()
     if extra:
         shown = ", ".join(json.dumps(key) for key in sorted(extra))
         _fail(
             source,
-            f"unexpected training key(s) {shown}; known: {', '.join(sorted(TRAINING_FIELDS))}",
+            f"unexpected training key(s) {shown}; known: {', '.join(sorted(TRAINING_OPTIONS))}",
         )
     for key, value in training.items():
         if not _is_int(value) or value < 1:

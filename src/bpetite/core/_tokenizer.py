@@ -7,11 +7,9 @@ once, here, and exposed read-only, so no caller ever needs a private attribute.
 
 from __future__ import annotations
 
-import operator
 import os
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, Final, Self
 
@@ -22,6 +20,14 @@ from bpetite.core._decoder import decode_bytes, decode_text
 from bpetite.core._encoder import Encoder
 from bpetite.core._errors import NotATokenError, ParameterError, UnknownTokenError
 from bpetite.core._gc import gc_paused
+from bpetite.core._model import (
+    IDENTITY_BYTE_ORDER,
+    TRAINING_OPTIONS,
+    Merge,
+    Merges,
+    check_merges,
+    mergeable_tokens,
+)
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._pretokenizer import count_chunks, require_utf8
 from bpetite.core._progress import ProgressCallback
@@ -30,8 +36,6 @@ from bpetite.core._trainer import check_vocab_size, train_merges
 
 #: The spec's special tokens: exactly ``<|endoftext|>``, right after the merges.
 DEFAULT_SPECIAL_TOKENS: Final = (END_OF_TEXT_TOKEN,)
-
-Merge = tuple[int, int]
 
 
 class Tokenizer:
@@ -86,22 +90,22 @@ class Tokenizer:
         keeps it. Anything inconsistent raises ParameterError naming it.
         """
         with gc_paused():  # see _gc: the tables below are large and acyclic
-            self._build(_checked_merges(merges), pattern, special_tokens, byte_order, training)
+            self._build(check_merges(merges), pattern, special_tokens, byte_order, training)
 
     def _build(
         self,
-        merges: tuple[Merge, ...],
+        merges: Merges,
         pattern: str | SplitPattern,
         special_tokens: Sequence[str] | Mapping[str, int],
         byte_order: Sequence[int] | None,
         training: Mapping[str, int] | None,
     ) -> None:
-        """Build every table from `merges`, already checked (by the constructor or the loader)."""
+        """Check the rest of the definition and derive every table from the merges."""
         self._merges = merges
         self._pattern = resolve_pattern(pattern)
         self._byte_order = _checked_byte_order(byte_order)
         self._training: Mapping[str, int] = MappingProxyType(_checked_training(training))
-        vocab = _artifact.mergeable_tokens(self._merges, self._byte_order)
+        vocab = mergeable_tokens(self._merges, self._byte_order)
         special_ids = _checked_specials(special_tokens, len(vocab))
         self._special_ids: Mapping[str, int] = MappingProxyType(special_ids)
         self._specials = SpecialTokens(self._special_ids)
@@ -111,7 +115,7 @@ class Tokenizer:
         self._vocab_view: Mapping[int, bytes] = MappingProxyType(self._vocab)
         self._token_ids: dict[bytes, int] = {}
         byte_ids = None
-        if self._byte_order != _IDENTITY:
+        if self._byte_order != IDENTITY_BYTE_ORDER:
             byte_ids = bytes(sorted(range(BASE_VOCAB_SIZE), key=self._byte_order.__getitem__))
         self._encoder = Encoder(self._merges, vocab, self._pattern.split, byte_ids)
 
@@ -223,18 +227,15 @@ class Tokenizer:
         artifact = _artifact.load(
             os.fspath(path), max_bytes=max_bytes, trust_custom_pattern=trust_custom_pattern
         )
-        # The loader has checked the merges as the constructor would (ids in order): a
-        # second pass over 200,000 of them was a sixth of loading o200k_base.
-        self = cls.__new__(cls)
-        with gc_paused():
-            self._build(
-                tuple(artifact.merges),
-                artifact.pattern,
-                artifact.special_tokens,
-                artifact.byte_order,
-                artifact.training,
-            )
-        return self
+        # The loader checked the merges with the constructor's own rule and hands them
+        # over as Merges, which the constructor takes without walking them again.
+        return cls(
+            artifact.merges,
+            pattern=artifact.pattern,
+            special_tokens=artifact.special_tokens,
+            byte_order=artifact.byte_order,
+            training=artifact.training,
+        )
 
     def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
         """Write the versioned JSON artifact atomically; an existing file needs `overwrite`.
@@ -566,56 +567,8 @@ def _map_in_threads(
         return list(pool.map(function, texts))
 
 
-def _checked_merges(merges: Sequence[Merge]) -> tuple[Merge, ...]:
-    """Return the merges as a tuple of int pairs, each below its own new id ``256 + rank``.
-
-    The common case, a valid list of 200,000 tuple or list pairs (an OpenAI
-    vocabulary), is checked with C-level passes (``map``, ``set``, ``all``); any other
-    list is walked in Python, which names the first bad entry.
-    """
-    if isinstance(merges, (str, bytes, Mapping)):
-        raise TypeError(
-            f"merges must be a sequence of (left, right) pairs, got {type(merges).__name__}"
-        )
-    checked = None
-    if set(map(type, merges)) <= _PAIR_TYPES and set(map(len, merges)) <= _TWO_ONLY:
-        checked = tuple(map(tuple, merges))
-    if checked is not None:
-        lefts = list(map(itemgetter(0), checked))
-        rights = list(map(itemgetter(1), checked))
-        limits = range(BASE_VOCAB_SIZE, BASE_VOCAB_SIZE + len(checked))
-        if (
-            set(map(type, lefts)) | set(map(type, rights)) <= {int}
-            and (not checked or min(min(lefts), min(rights)) >= 0)
-            and all(map(operator.lt, lefts, limits))
-            and all(map(operator.lt, rights, limits))
-        ):
-            return checked  # type: ignore[return-value]
-    for rank, merge in enumerate(merges):
-        new_id = BASE_VOCAB_SIZE + rank
-        if not _is_pair(merge) or not all(
-            type(part) is int and 0 <= part < new_id for part in merge
-        ):
-            raise ParameterError(
-                f"merges[{rank}] must be two token ids below {new_id}, got {merge!r}"
-            )
-    return tuple((merge[0], merge[1]) for merge in merges)  # pairs of other types: tuple subclasses
-
-
-def _is_pair(merge: object) -> bool:
-    return isinstance(merge, (tuple, list)) and len(merge) == 2
-
-
-#: What the C-level check of a merge list accepts: exact tuples or lists of length two.
-_PAIR_TYPES: Final = frozenset({tuple, list})
-_TWO_ONLY: Final = frozenset({2})
-
-
-_IDENTITY: Final = tuple(range(BASE_VOCAB_SIZE))
 #: The array typecodes encode_ordinary_array accepts: the unsigned integers.
 _UNSIGNED_TYPECODES: Final = ("B", "H", "I", "L", "Q")
-#: The training options an artifact can record, and the least value of each.
-_TRAINING_OPTIONS: Final = {"max_token_bytes": 2, "min_frequency": 1}
 
 
 def _checked_training(training: Mapping[str, int] | None) -> dict[str, int]:
@@ -624,10 +577,10 @@ def _checked_training(training: Mapping[str, int] | None) -> dict[str, int]:
         return {}
     checked = {}
     for name, value in training.items():
-        least = _TRAINING_OPTIONS.get(name)
+        least = TRAINING_OPTIONS.get(name)
         if least is None:
             raise ParameterError(
-                f"unknown training option {name!r}: known are {', '.join(_TRAINING_OPTIONS)}"
+                f"unknown training option {name!r}: known are {', '.join(TRAINING_OPTIONS)}"
             )
         if type(value) is not int or value < least:
             raise ParameterError(f"training[{name!r}] must be an int of at least {least}")
@@ -638,7 +591,7 @@ def _checked_training(training: Mapping[str, int] | None) -> dict[str, int]:
 def _checked_byte_order(byte_order: Sequence[int] | None) -> tuple[int, ...]:
     """Return the byte order as a tuple; it must be a permutation of 0..255."""
     if byte_order is None:
-        return _IDENTITY
+        return IDENTITY_BYTE_ORDER
     if isinstance(byte_order, (str, Mapping)):
         raise TypeError(
             f"byte_order must be a sequence of 256 ints, got {type(byte_order).__name__}"
@@ -646,8 +599,8 @@ def _checked_byte_order(byte_order: Sequence[int] | None) -> tuple[int, ...]:
     order = tuple(byte_order)
     if len(order) != BASE_VOCAB_SIZE or any(type(byte) is not int for byte in order):
         raise ParameterError("byte_order must hold 256 ints: the byte of each id 0..255")
-    if sorted(order) != list(_IDENTITY):
-        missing = sorted(set(_IDENTITY) - set(order))
+    if sorted(order) != list(IDENTITY_BYTE_ORDER):
+        missing = sorted(set(IDENTITY_BYTE_ORDER) - set(order))
         raise ParameterError(
             f"byte_order must be a permutation of 0..255; byte {missing[0]} is missing"
         )
