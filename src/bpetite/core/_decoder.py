@@ -1,4 +1,7 @@
-"""Token ids back to bytes and text: concatenate every token's bytes, decode once, strictly."""
+"""Token ids back to bytes and text: concatenate every token's bytes, decode once, strictly.
+
+Must equal ``bpetite.reference.decode``: the same text for the same ids.
+"""
 
 from collections.abc import Mapping, Sequence
 

@@ -1,33 +1,31 @@
 """Text to token ids: the merges applied in rank order, without one pass per rank.
 
-Semantics (the specification's): the caller splits out special tokens; the encoder
-pre-tokenizes the rest with the tokenizer's split pattern, and in each chunk applies
-every merge in rank order, each as one non-overlapping left-to-right pass. Only ranks
-whose pair is present change anything, and a merge only creates pairs that contain
-its new id, whose ranks are all higher; so "apply the lowest-ranked pair present, all
-its occurrences left to right, until no ranked pair is left" gives the same ids while
-doing work only for merges that apply.
+Must equal ``bpetite.reference.encode_chunk`` on every chunk (and, through the
+Tokenizer, ``bpetite.reference.encode`` on every text); tests/reference/ proves it.
 
-Speed comes from three layers, cheapest first:
+The caller has split out the special tokens; the encoder cuts the rest into chunks
+with the tokenizer's split pattern and encodes each chunk on its own. The reference
+applies every merge in rank order, each as one non-overlapping left-to-right pass over
+the chunk. Only ranks whose pair is present change anything, and a merge only creates
+pairs that contain its new id, whose ranks are all higher; so "merge the lowest-ranked
+pair present, at all its occurrences left to right, until no ranked pair is left"
+gives the same ids while doing work only for merges that apply.
+
+A chunk is answered by the cheapest of three layers that knows it:
 
 1. a table from the text of every whole token (a token whose bytes encode to exactly
    that token, which is every token of a trained vocabulary) to its id, proven when the
    encoder is built, or as chunks meet them for vocabularies past
    ``EAGER_PROOF_MERGES``; when every chunk of a text is in it, the whole encode is the
    split plus one ``map`` at C speed;
-2. a cache from chunk text to ids, flattened into one list: it holds every whole
-   token met for good and other chunks up to a bound; a chunk it lacks is looked up
-   among the tokens (and proven whole, once per token) or merged;
-3. short chunks run a small "find the lowest rank, merge it" loop; long chunks (a
-   million letters is one chunk) use a linked list and buckets of positions, O(n log n).
+2. a cache from chunk text to ids (:class:`ChunkCache`), flattened into one list: it
+   holds every whole token met for good and other chunks up to a bound; a chunk it
+   lacks is looked up among the tokens (and proven whole, once per token) or merged;
+3. the merge itself: short chunks run a small "find the lowest rank, merge it" loop
+   over a list; long chunks (a million letters is one chunk) keep a doubly linked list
+   over positions and a bucket of positions per rank, O(n log n).
 
-Tried and dropped: a second cache of whole lines, split at newlines between two
-non-space characters (always a chunk of their own). Re-encoding the same text became
-4x faster than the regex pass, but every line of new text paid for its own small
-list, and encoding new text, the common case, became 1.4x slower. Flattening through
-one ``bytes`` join of packed ids and ``memoryview.cast("I").tolist()`` was slower than
-extending a list with the cached tuples (every id becomes a new int object);
-``operator.itemgetter(*pieces)`` was no faster than ``map``.
+Measurements: docs/design-notes.md#encoder
 """
 
 import contextlib
@@ -43,15 +41,14 @@ from bpetite.core._constants import BASE_VOCAB_SIZE
 
 Pair = tuple[int, int]
 
-#: Chunks longer than this many bytes take the O(n log n) bucket path. Measured on the
-#: 76,035 distinct chunks GPT-2's vocabulary must merge in 30 MB of Python source, the
-#: short loop wins up to 32 bytes (16-24: 10.6 µs against 15.0; 24-32: 16.3 against
-#: 20.3) and the bucket path from about 40 on (48-64: 30.6 against 21.4); o200k_base
-#: on multilingual text is even at 16-32.
+#: Chunks longer than this many bytes take the O(n log n) bucket path; shorter ones the
+#: simple loop, whose quadratic worst case cannot matter at this length and whose small
+#: constant cost wins on the few bytes most chunks have.
+#: Measurements: docs/design-notes.md#encoder-long-chunks
 LONG_CHUNK_BYTES = 32
 #: The chunk cache's size, counted as characters of chunk text plus ids held; it is
-#: emptied when it would grow past. A unit costs about 23 bytes (measured with
-#: tracemalloc on Python source: strings, tuples and dict slots), so about 48 MB at most.
+#: emptied when it would grow past, so its memory has a fixed ceiling whatever the input.
+#: Measurements: docs/design-notes.md#encoder-chunk-cache
 CHUNK_CACHE_SIZE = 1 << 21
 #: A text whose chunks are all whole tokens but one in this many (or fewer) has the
 #: others patched in; with more, every chunk's ids are flattened from the cache. About
@@ -59,13 +56,14 @@ CHUNK_CACHE_SIZE = 1 << 21
 #: that many tries the whole-token pass, then flattens.
 _PATCH_AT_MOST = 8
 _SAMPLE = 256
-#: Long chunks of more positions than this keep their links in arrays, not lists.
+#: Long chunks of more positions than this keep their links in machine-integer arrays,
+#: not lists: a list holds a pointer and an int object per position, an array 8 bytes.
 ARRAY_POSITIONS = 1 << 16
 #: Merge lists up to this long have every token's wholeness proven when the encoder is
-#: built (about 2.3 µs a token: 75 ms at this size), so that a first encode pays
-#: nothing; longer ones prove it lazily, paying only for the tokens texts use (GPT-2's
-#: 50,000 merges: loading and then encoding TinyShakespeare took 0.22 s proven up
-#: front, 0.17 s lazily; see Encoder).
+#: built, so that a first encode pays nothing; longer ones prove it lazily, paying only
+#: for the tokens texts use, so that a large vocabulary loads without proving tokens no
+#: text needs (see Encoder).
+#: Measurements: docs/design-notes.md#encoder-whole-token-proof
 EAGER_PROOF_MERGES = 1 << 15
 #: Chunks longer than this many characters are never cached (rare, and large).
 CACHE_MAX_KEY_CHARS = 256
@@ -106,8 +104,8 @@ class Encoder:
         The tables are C-speed passes over the merges. Which tokens are whole (encode to
         themselves) is proven here for up to `prove_up_to` merges, so that the first
         encode pays nothing; past that, lazily, token by token, the first time a chunk
-        needs it, so that a 200,000-merge vocabulary (o200k_base) loads faster than
-        tiktoken builds its Rust tables.
+        needs it, so that loading a 200,000-merge vocabulary (o200k_base) does not pay
+        for tokens no text uses.
         """
         self._merges = tuple(merges)
         self._byte_ids = byte_ids
@@ -141,8 +139,8 @@ class Encoder:
         whole = self._whole
         for token in range(BASE_VOCAB_SIZE, len(whole)):
             self.is_whole(token)  # in rank order, each asks only its (settled) parts
-        # In id order, the frequent (early) tokens' texts are made first and lie close
-        # together in memory: back to front made warm lookups 15% slower.
+        # In id order, so that the frequent (early) tokens' texts are made first and lie
+        # close together in memory, where the lookups of a warm encode find them.
         texts, first_ids = self.token_of_text, self._token_ids
         for token, data in enumerate(vocab):
             if whole[token] == 1 and first_ids[data] == token:  # the first id of its bytes
@@ -219,8 +217,8 @@ class Encoder:
         # Each path is one C-speed pass over the chunks. The first answers a text whose
         # chunks are all whole tokens and stops with KeyError at the first that is not;
         # a long text tries it only when a sample of its chunks, spread evenly over it,
-        # is all whole, since a failed pass over code (where most lines hold a chunk of
-        # several tokens) cost a tenth of the encode.
+        # is all whole, since a pass that fails late is wasted, and in code most lines
+        # hold a chunk of several tokens.
         misses = None
         if len(pieces) > _SAMPLE:
             sample = pieces[:: len(pieces) // _SAMPLE]
@@ -240,8 +238,8 @@ class Encoder:
                 return self._patched(ids, pieces, missing)
         # Many: flatten every chunk's tuple from the cache, which merges what it lacks.
         # ``list.extend`` of a tuple copies it without an iterator object, and the
-        # zero-length deque drives the map at C speed: 15-20% faster than flattening
-        # with ``chain.from_iterable``, which makes an iterator per chunk.
+        # zero-length deque drives the map at C speed; ``chain.from_iterable`` would
+        # make an iterator per chunk.
         flat: list[int] = []
         deque(map(flat.extend, map(self.chunk_cache.__getitem__, pieces)), maxlen=0)
         return flat
@@ -283,7 +281,7 @@ class Encoder:
         and re-ranks only its two neighbours: a merge only creates pairs of higher rank,
         so "leftmost lowest, repeatedly" is the rank-pass rule, overlaps included.
         ``min`` and ``index`` scan at C speed, so the Python work is a few statements
-        per merge. Re-ranking every pair each round, with one ``map``, was 1.6-2x slower.
+        per merge.
         """
         rank_of = self._merge_ids.get
         ranks = list(map(rank_of, pairwise(tokens), repeat(_NO_RANK)))
@@ -312,16 +310,14 @@ class Encoder:
         ranks that have a bucket, and each bucket is sorted once when its turn comes.
         An entry is stale when either side has changed since it was added; ids only
         ever grow, so comparing both sides with the merge's pair detects that exactly.
-        A consumed position holds -1.
-
-        A heap of (rank, position) entries was the first design: 2.6x the time for
-        twice the letters, and 3-5x slower, as every position paid a heap push and pop.
+        A consumed position holds -1. The heap holds ranks, not positions, so a
+        position costs a list append, never a heap push and pop.
         """
         merge_ids = self._merge_ids
         lefts, rights = self._lefts, self._rights
         n = len(tokens)
-        # Lists of ints cost about 36 bytes a position (every int past 256 is an object of
-        # its own); for a huge chunk, machine-integer arrays cost 8, at a little speed.
+        # For a huge chunk, machine-integer arrays (see ARRAY_POSITIONS) instead of lists:
+        # far less memory, at a little speed.
         following: MutableSequence[int]
         preceding: MutableSequence[int]
         if n > ARRAY_POSITIONS:
@@ -341,7 +337,7 @@ class Encoder:
         ranks = list(buckets)
         heapify(ranks)
         # The two neighbour updates below are written out rather than shared through a
-        # helper: a call per merged position was a fifth of this loop's time.
+        # helper, which would cost a Python call per merged position in the hottest loop.
         while ranks:
             new_id = heappop(ranks)
             left, right = lefts[new_id], rights[new_id]
@@ -460,7 +456,7 @@ class ChunkCache(_BoundedCache[tuple[int, ...]]):
     the C-speed lookup of a plain dict for every chunk it holds and calls into Python
     only for a chunk it lacks, so text with new chunks costs one pass, not a pass that
     fails, a pass to find what is missing, and a pass to flatten. Values are tuples:
-    immutable, and flattening them is a little faster than lists.
+    immutable, and smaller than lists.
     """
 
     __slots__ = ("encode_new", "permanent")
@@ -477,7 +473,7 @@ class ChunkCache(_BoundedCache[tuple[int, ...]]):
         self._refill()
 
     def _refill(self) -> None:
-        # zip(values) yields the 1-tuples at C speed: a comprehension took twice as long.
+        # zip(values) makes the 1-tuples in C, with no Python step per entry.
         self.update(zip(self.permanent, zip(self.permanent.values()), strict=True))
 
     def __missing__(self, chunk: str) -> tuple[int, ...]:

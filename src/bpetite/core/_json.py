@@ -41,7 +41,7 @@ def _fail(error: ErrorClass, source: str, message: str) -> NoReturn:
     raise error(f"{source}: {message}")
 
 
-#: How much of a file is read at a time.
+#: How much of a file is read at a time: the most a read allocates beyond the data itself.
 _READ_BLOCK = 1 << 20
 
 
@@ -60,7 +60,7 @@ def read_limited(
         if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
             _too_big(error, source, what, info.st_size, max_bytes)
         # Read in blocks: ``read(max_bytes + 1)`` would allocate the whole limit up front,
-        # 64 MiB for a tiny artifact.
+        # the artifact default's 64 MiB even for a tiny file.
         blocks: list[bytes] = []
         size = 0
         while size <= max_bytes:

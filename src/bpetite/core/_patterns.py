@@ -8,15 +8,19 @@ The presets are GPT-2's pattern as the specification gives it (the default) and
 tiktoken's ``pat_str`` of ``cl100k_base`` (GPT-4) and ``o200k_base`` (GPT-4o), to the
 character, possessive quantifiers included.
 
+:meth:`SplitPattern.split` must equal ``bpetite.reference.split``: whichever of the
+paths below it takes, the chunks are the ones the preset's regex finds.
+
 Each preset also has an ASCII twin (:data:`ASCII_TWINS`): the same regex with every
 Unicode class spelled as its ASCII members, compiled with the standard library's
-``re``, which runs about twice as fast as ``regex``. On ASCII text a twin finds exactly
-the chunks of its preset (``tests/core/test_patterns.py`` proves it exhaustively on short
-strings and with hypothesis on longer ones), and ``str.isascii`` costs next to
-nothing, so :meth:`SplitPattern.split` uses the twin whenever it can. (Reordering a
-twin's alternatives, or class escapes in place of the explicit sets, made no measurable
-difference; translating non-ASCII text to class codes for the twin cost about what
-``regex`` does, once the chunks were cut back out of the original.)
+``re``, which is faster than ``regex``. On ASCII text a twin finds exactly the chunks
+of its preset (``tests/core/test_patterns.py`` proves it exhaustively on short strings
+and with hypothesis on longer ones), and ``str.isascii`` is a flag lookup, so
+:meth:`SplitPattern.split` uses the twin whenever it can. A text that is mostly but not
+all ASCII is cut at places no chunk spans (``_CUTS``): its long ASCII stretches go to
+the twin and the rest to ``regex``, and the chunks are the same.
+
+Measurements: docs/design-notes.md#split-patterns
 """
 
 from __future__ import annotations
@@ -223,7 +227,7 @@ def _split_mixed(
             continue
         # The last cut in the run, looked for in ever longer tails of it: in code most
         # lines start indented, and a cut needs a line that does not, so the last few
-        # lines often hold none (only looking there sent whole files to `regex`).
+        # lines often hold none (looking only there would send whole files to `regex`).
         closing = opening
         tail_lines = 4
         while closing is opening:

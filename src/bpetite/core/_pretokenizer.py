@@ -1,5 +1,8 @@
 """Split text into the chunks that BPE merges never cross.
 
+The chunks must equal ``bpetite.reference.split``'s; the split itself is
+:meth:`SplitPattern.split` (see ``_patterns``).
+
 Every stage receives the same :class:`SplitPattern` (training, encoding, streaming,
 counting), so they see identical boundaries; :data:`PRETOKENIZER` is the default
 (GPT-2's) pattern compiled once, for code that knows it needs that one.

@@ -4,6 +4,9 @@ Which specials a call honours is its policy (tiktoken's ``allowed_special`` and
 ``disallowed_special``): allowed ones become their ids, disallowed ones raise, and the
 rest are ordinary text. Where specials overlap in a text, the leftmost match wins,
 then the longest.
+
+The extraction must equal what ``bpetite.reference.encode`` does with specials:
+:meth:`SpecialTokens.segments` yields the same runs and ids, leftmost then longest.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """Learn BPE merges from chunk counts, exactly as the naive definition, without recounting.
 
+Must equal ``bpetite.reference.train_counts`` on every input; tests/reference/ proves it.
+
 The definition: count every adjacent pair inside every chunk (weighted by how often the
 chunk occurs), merge the most frequent pair (ties: the smallest ``(left, right)``),
 replace it non-overlapping left to right, repeat. Recounting after every merge costs
@@ -20,16 +22,10 @@ O(corpus) per merge; here each merge only touches the chunks that contain its pa
 Both are near-linear in the corpus. A short chunk is rescanned on each visit, but it is
 visited only for pairs created inside it, at most three times its length, so its cost
 is bounded by ``LONG_CHUNK`` times its length. A long chunk costs O(1) per occurrence.
+Short chunks stay strings because one ``str.replace`` in C costs less than Python work
+per position; long ones need positions because rescanning them would be quadratic.
 
-Performance notes (TinyShakespeare at vocab 32000, 21272 merges; 390k distinct chunks
-of 188 MB of Python source at 32000; a shared 2-core machine, so +-30%): the string
-layout alone takes ~0.18 s and 8-14 s, but was quadratic on long chunks (occurrence
-lists kept a word once per occurrence, and each entry rescanned it: 5.3 s for 200k
-equal bytes, x3.9 per doubling). Tried and dropped: positions for *every* chunk, with
-pairs packed into ints (0.21 s and 10.7-12.7 s, twice the memory: four lists of boxed
-ints per byte; Python work per occurrence costs more than ``str.replace`` on a short
-chunk); inlining the word loop into ``merge`` (-3%); pausing the garbage collector
-during training (no gain beyond noise).
+Measurements: docs/design-notes.md#trainer
 """
 
 from __future__ import annotations
@@ -48,7 +44,8 @@ from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
 #: How often (in merges) the trainer reports progress between start and done.
 PROGRESS_EVERY = 100
 
-#: Chunks longer than this (in bytes) are merged position by position, not rescanned.
+#: Chunks longer than this (in bytes) are merged position by position, not rescanned:
+#: it bounds what a rescan of one short chunk can cost (see the module docstring).
 LONG_CHUNK = 256
 
 Pair = tuple[int, int]
@@ -164,10 +161,10 @@ class _Corpus:
     ``[sep, a, b, c, sep, d, e, ..., sep]``: ``tokens`` (``""`` for a separator or a
     position merged away), ``after`` and ``before`` (the neighbouring positions),
     ``position_weights``, and ``where_at`` mapping a pair to the positions of its left
-    token. Positions are arrays of machine integers: lists of boxed ints took twice the
-    memory and a third more time on a one-megabyte chunk. Entries in both indexes go
-    stale; a merge skips those that no longer hold the pair, and each entry is visited
-    at most once, when its pair is merged.
+    token. Positions are arrays of machine integers, 8 bytes each, where a list would
+    hold an int object per position. Entries in both indexes go stale; a merge skips
+    those that no longer hold the pair, and each entry is visited at most once, when
+    its pair is merged.
     """
 
     def __init__(self, chunk_counts: Mapping[bytes, int]) -> None:
