@@ -72,9 +72,10 @@ def render_ansi(
 
     Rich turns each style into escape codes for `color_system` (truecolor when None),
     downgrading colours the terminal lacks. The styles are built once and rendered
-    segment by segment: going through a rich ``Text`` and ``Console.print`` instead
-    took about 7 s for 200 KB of text against 0.3 s this way, all of it in layout work
-    that the terminal does itself.
+    segment by segment, not through a rich ``Text`` and ``Console.print``, whose layout
+    work (wrapping, measuring) the terminal does itself.
+
+    Measurements: docs/design-notes.md#terminal-rendering
     """
     from rich.color import ColorSystem
     from rich.style import Style

@@ -34,8 +34,8 @@ _EXPECTED: Final = (
 
 
 _GZIP_MAGIC: Final = b"\x1f\x8b"
-#: The most a gzipped input may expand to: far above any vocabulary (o200k_base's
-#: .tiktoken file is 3.6 MB), and a bound on a hostile one.
+#: The most a gzipped input may expand to: far above a real vocabulary file (o200k_base's
+#: .tiktoken is a small fraction of it), and a bound on a hostile one (a gzip bomb).
 MAX_GUNZIPPED_BYTES: Final = 256 << 20
 
 

@@ -157,7 +157,7 @@ def token_pieces(
     """The display pieces of `token_ids`; an id missing from `vocab` raises KeyError.
 
     Pieces are immutable and a text reuses a few thousand ids at most, so each id is
-    worked out once: a megabyte of text has ~400,000 tokens but ~1,000 distinct ones.
+    worked out once: a long text has many times more tokens than distinct ones.
     """
     known: dict[int, TokenPiece] = {}
     pieces = []
