@@ -43,6 +43,7 @@ def _package_version() -> str:
 
 
 __version__ = _package_version()
+del _package_version  # dir(bpetite) shows the public names only
 
 __all__ = [
     "PRESETS",

@@ -70,9 +70,8 @@ _REQUIRED_KEYS_V2: Final = _REQUIRED_KEYS - {"merges", "vocab"} | {"pattern_name
 #: v2 holds the merges either as ``merges`` (pairs, as v1) or as ``merges_flat`` (one
 #: flat list ``[left0, right0, left1, right1, ...]``), exactly one of them; and
 #: ``vocab`` is optional, since it follows from the merges, the byte order and the
-#: special tokens. This bpetite writes ``merges_flat`` and no ``vocab``: for o200k_base
-#: that is a quarter of the bytes, and parsing 200,000 two-item lists and checking a
-#: stored vocabulary were most of the load time.
+#: special tokens. This bpetite writes ``merges_flat`` and no ``vocab``, the smallest
+#: file and the quickest to check (measurements: docs/design-notes.md#the-compact-artifact).
 _OPTIONAL_KEYS_V2: Final = frozenset({"id_layout", "merges", "merges_flat", "training", "vocab"})
 _MERGE_KEYS_V2: Final = ("merges", "merges_flat")
 #: ``id_layout`` fields: how ids depart from the default layout.
