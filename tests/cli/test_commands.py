@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 from bpetite import Progress, Tokenizer
-from bpetite.cli import _demo as demo
 from bpetite.cli import _output as output
 from bpetite.cli import _progress as progress
-from bpetite.cli import _train as train
 from bpetite.cli import main
+from bpetite.cli.commands import _demo as demo
+from bpetite.cli.commands import _train as train
 from bpetite.visualize._render import render_plain, token_pieces
 from tests.datafiles import build_tiktoken_cache
 from tests.reference import naive_decode, naive_encode, naive_train, naive_vocab

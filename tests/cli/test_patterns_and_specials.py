@@ -324,7 +324,7 @@ def test_encode_input_streams_with_chat_special_tokens(
     policy: str,
 ) -> None:
     """Tiny blocks cut special tokens and chunks everywhere; the ids stay encode's."""
-    from bpetite.cli import _encode
+    from bpetite.cli.commands import _encode
 
     monkeypatch.setattr(_encode, "BLOCK_SIZE", 5)
     text = TEXT * 7 if policy != "raise" else CORPUS.replace("<|", "< |")
@@ -344,7 +344,7 @@ def test_encode_input_raise_fails_before_any_output(
     chat_model: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from bpetite.cli import _encode
+    from bpetite.cli.commands import _encode
 
     monkeypatch.setattr(_encode, "BLOCK_SIZE", 5)
     text = "plain text " * 500 + "<|assistant_start|>" + " more" * 10

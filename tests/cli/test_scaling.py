@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bpetite import Tokenizer
-from bpetite.cli import _encode, main
+from bpetite.cli.commands import _encode, main
 from tests.conftest import REPO_ROOT
 from tests.docs_runner import check_output, console_commands, doc_blocks, run_console
 from tests.processes import none_left_mentioning

@@ -20,8 +20,8 @@ import pytest
 
 from bpetite import Tokenizer
 from bpetite.cli import main
-from bpetite.cli._inspect import stats_tables
 from bpetite.cli._render import render_ansi
+from bpetite.cli.commands._inspect import stats_tables
 from bpetite.visualize._render import PALETTE, token_pieces
 from tests.reference import naive_encode, naive_vocab
 from tests.rendering import expected_label, parse_page, parse_plain
@@ -435,7 +435,8 @@ def test_tables_show_token_text_literally() -> None:
 def test_visualize_and_commands_do_not_import_rich(model: Path, tmp_path: Path) -> None:
     code = (
         "import sys\n"
-        "import bpetite, bpetite.visualize._render, bpetite.cli._show, bpetite.cli._inspect\n"
+        "import bpetite, bpetite.visualize._render\n"
+        "import bpetite.cli.commands._show, bpetite.cli.commands._inspect\n"
         "import bpetite.cli._render\n"
         "assert 'rich' not in sys.modules, 'imported rich'\n"
         "from bpetite.cli import main\n"

@@ -18,6 +18,7 @@ from bpetite.cli import _COMMANDS, build_parser, main
 from tests.conftest import REPO_ROOT
 
 CLI_DIR = REPO_ROOT / "src" / "bpetite" / "cli"
+COMMANDS_DIR = CLI_DIR / "commands"
 COMMAND_MODULES = tuple(f"_{name}" for name in _COMMANDS)
 
 
@@ -35,7 +36,7 @@ def imported_modules(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("module", COMMAND_MODULES)
 def test_a_command_module_uses_the_public_api_and_helpers_only(module: str) -> None:
-    imports = imported_modules(CLI_DIR / f"{module}.py")
+    imports = imported_modules(COMMANDS_DIR / f"{module}.py")
     private_core = {
         name
         for name in imports
@@ -46,13 +47,13 @@ def test_a_command_module_uses_the_public_api_and_helpers_only(module: str) -> N
     other_commands = {
         name
         for name in imports
-        if name.startswith("bpetite.cli._") and name.split(".")[2] in COMMAND_MODULES
+        if name.startswith("bpetite.cli.commands._") and name.split(".")[3] in COMMAND_MODULES
     }
     assert not other_commands, f"{module} imports another command module: {other_commands}"
 
 
 def test_no_cli_module_imports_the_private_core() -> None:
-    for path in sorted(CLI_DIR.glob("*.py")):
+    for path in sorted(CLI_DIR.rglob("*.py")):
         private_core = {
             name
             for name in imported_modules(path)
@@ -63,12 +64,12 @@ def test_no_cli_module_imports_the_private_core() -> None:
 
 
 def test_the_force_refusal_is_worded_once() -> None:
-    sources = "".join(path.read_text(encoding="utf-8") for path in CLI_DIR.glob("*.py"))
+    sources = "".join(path.read_text(encoding="utf-8") for path in CLI_DIR.rglob("*.py"))
     assert sources.count("pass --force to replace it") == 1
 
 
 def test_no_helper_module_is_long() -> None:
-    for path in CLI_DIR.glob("*.py"):
+    for path in CLI_DIR.rglob("*.py"):
         lines = path.read_text(encoding="utf-8").count("\n")
         assert lines < 300, f"{path.name} has {lines} lines: split it by concern"
 
@@ -78,7 +79,7 @@ def test_no_helper_module_is_long() -> None:
 
 def run_with_failing_handler(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> int:
     """Run ``bpetite inspect`` with its handler replaced by one that raises `error`."""
-    from bpetite.cli import _inspect
+    from bpetite.cli.commands import _inspect
 
     def handler(_: object) -> int:
         raise error

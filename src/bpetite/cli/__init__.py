@@ -6,7 +6,7 @@ corrupt artifact, a counting worker killed, Ctrl-C, ...), 2 a usage error (argpa
 convention), 143 stopped by SIGTERM. A user's mistake never prints a traceback; an
 unexpected exception is a bug and does.
 
-Each subcommand lives in its own module ``bpetite.cli._<name>`` exposing
+Each subcommand lives in its own module ``bpetite.cli.commands._<name>`` exposing
 ``register(subparsers)``, which adds its parser and sets ``handler`` to a function
 ``(args) -> int``. Command modules use bpetite's public API and the shared helpers
 (``_output``, ``_inputs``, ``_files``, ``_parser``, ``_progress``, ``_sources``,
@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="command", metavar="COMMAND", required=True, parser_class=Parser
     )
     for name in _COMMANDS:
-        importlib.import_module(f"bpetite.cli._{name}").register(subparsers)
+        importlib.import_module(f"bpetite.cli.commands._{name}").register(subparsers)
     return parser
 
 

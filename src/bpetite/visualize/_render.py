@@ -1,7 +1,7 @@
 """Token ids made visible: display pieces, a plain-text and an HTML rendering, vocab statistics.
 
 Everything here is pure and UI-free (no ``rich``, no I/O) so the same pieces feed the
-terminal renderer in ``bpetite.cli._show``, the standalone HTML page and the tests.
+terminal renderer in ``bpetite.cli.commands._show``, the standalone HTML page and the tests.
 """
 
 from __future__ import annotations
