@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from bpetite import Tokenizer
-from bpetite.cli.commands import _encode, main
+from bpetite.cli import main
+from bpetite.cli.commands import _encode
 from tests.conftest import REPO_ROOT
 from tests.docs_runner import check_output, console_commands, doc_blocks, run_console
 from tests.processes import none_left_mentioning
