@@ -223,10 +223,10 @@ def test_progress_counts_every_byte(corpus: Path) -> None:
 def test_no_worker_processes_for_a_single_piece(
     monkeypatch: pytest.MonkeyPatch, corpus: Path
 ) -> None:
-    def no_pool(*args: object) -> Counter[str]:
+    def no_pool(*args: object, **kwargs: object) -> Counter[str]:
         raise AssertionError("a single piece is counted in this process")
 
-    monkeypatch.setattr(counting, "_count_in_workers", no_pool)
+    monkeypatch.setattr(counting, "run_in_workers", no_pool)
     path = corpus / "b" / "one.txt"
     assert count_files([path], workers=4) == simple_counts([path])
 

@@ -29,6 +29,7 @@ import pytest
 from bpetite import Progress, WorkerError, train_files
 from bpetite.cli import EXIT_TERMINATED, main
 from bpetite.corpus import _counting as counting
+from bpetite.corpus import _workers as pool
 from bpetite.corpus._counting import Piece, count_files
 from tests.reference import naive_pretokenize
 
@@ -302,18 +303,26 @@ def test_a_worker_whose_parent_is_gone_stops_at_the_next_block(tmp_path: Path) -
     path = tmp_path / "f.txt"
     path.write_bytes(b"some words\n" * 1000)
     pieces = [Piece(str(path), 0, None, path.stat().st_size)]
+    job = counting.CountJob(pieces, 1024, "gpt2")
     context = multiprocessing.get_context()
-    next_piece = context.Value("q", 0)
-    done = context.Array("q", 1, lock=False)
-    job = counting.WorkerJob(pieces, 1024, next_piece, done)
+    shared = pool.Shared(context.Value("q", 0), context.Array("q", 1, lock=False), len(pieces))
+    orphan = pool.watch_parent(shared.done, 0, "counting", parent=-1)
     with pytest.raises(WorkerError, match="parent process is gone"):
-        counting.count_claimed(job, 0, parent=-1)
-    next_piece.value = 0
-    counts = counting.count_claimed(job, 0, parent=os.getppid())
+        orphan(1)
+    reports: list[pool.Report] = []
+    pool.serve(job.task, 0, shared, orphan, reports.append, "counting")
+    [(index, error)] = reports[-1].pieces
+    assert reports[-1].last and index == 0
+    assert isinstance(error, WorkerError) and "parent process is gone" in str(error)
+    shared.next_piece.value = 0
+    reports.clear()
+    own = pool.watch_parent(shared.done, 0, "counting")
+    pool.serve(job.task, 0, shared, own, reports.append, "counting")
+    counts = reports[-1].summary
     assert Counter({k.encode(): v for k, v in counts.items()}) == Counter(
         naive_pretokenize(path.read_text(encoding="utf-8"))
     )
-    assert done[0] == path.stat().st_size
+    assert shared.done[0] == path.stat().st_size
 
 
 @pytest.mark.parametrize("workers", [2, 3])

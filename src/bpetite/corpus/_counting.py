@@ -7,16 +7,10 @@ with the corpus. Counts are sums, so adding up the workers' counters in any orde
 gives the same result; only the progress reports depend on timing.
 
 Parallelism. The files are cut into *pieces* (whole files, or byte ranges of a large
-file), and every worker process claims the next piece from a shared index until none
-are left, so a worker that gets small pieces simply takes more of them. Each worker
-sends one counter of ``str`` chunks through a pipe of its own; the parent adds them up
-and encodes each distinct chunk to bytes once.
-
-Failure. Nothing waits on a worker that is gone: the parent watches each pipe and each
-process, so a worker that dies (SIGKILL, the OOM killer) fails the count at once with
-:class:`WorkerError`, and the others are killed. SIGINT and SIGTERM belong to the
-parent, which stops every worker whatever ends the count; a worker whose parent was
-killed outright stops by itself at its next block.
+file) and counted by the worker pool of :mod:`bpetite.corpus._workers`, which also
+owns what happens when a worker dies or a signal arrives. Each worker adds all its
+pieces to one counter of ``str`` chunks and sends it when it runs out of pieces; the
+parent adds them up and encodes each distinct chunk to bytes once.
 
 Splitting one file. A file is split only just after a ``\\n`` whose neighbours on both
 sides are printable, non-space ASCII bytes, the one after it not ``/`` (``X\\nY``).
@@ -32,19 +26,15 @@ offsets.
 from __future__ import annotations
 
 import os
-import pickle
 import re
-import signal
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Final
+from typing import BinaryIO, Final
 
-from bpetite.core._errors import WorkerError
-from bpetite.core._patterns import PRESETS, SplitPattern, resolve_pattern
+from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
 from bpetite.corpus._streaming import (
     DEFAULT_BLOCK_SIZE,
@@ -53,14 +43,18 @@ from bpetite.corpus._streaming import (
     count_pieces,
     stream_file_text,
 )
-
-if TYPE_CHECKING:
-    from multiprocessing.connection import Connection
-    from multiprocessing.process import BaseProcess
-    from multiprocessing.sharedctypes import Synchronized
+from bpetite.corpus._workers import (
+    OnBytes,
+    Role,
+    check_workers,
+    default_workers,
+    run_here,
+    run_in_workers,
+)
 
 #: Files are never split into pieces smaller than this: a piece should take much
-#: longer to count (about 0.2 s per MiB) than a worker takes to start and claim it.
+#: longer to count than a worker takes to start and claim it.
+#: Measurements: docs/design-notes.md#piece-size
 MIN_PIECE_BYTES: Final = 4 << 20
 
 #: Aim for this many pieces per worker, so uneven pieces still balance out.
@@ -69,13 +63,10 @@ PIECES_PER_WORKER: Final = 4
 #: How many bytes are searched for a safe split point at a time.
 SPLIT_SEARCH_BYTES: Final = 1 << 20
 
-#: How often the parent wakes up to report progress while workers count.
-POLL_SECONDS: Final = 0.1
-
 _SAFE_SPLIT: Final = re.compile(rb"[\x21-\x7e]\n(?=[\x21-\x2e\x30-\x7e])")
 
-#: What stops a run: the parent handles these, workers ignore them.
-_SHUTDOWN_SIGNALS: Final = frozenset({signal.SIGINT, signal.SIGTERM})
+#: How counting workers are named in errors and progress.
+_ROLE: Final = Role("counting", "count", "its counts")
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +156,11 @@ def plan_pieces(
     return pieces
 
 
+def default_piece_bytes(total: int, workers: int) -> int:
+    """About PIECES_PER_WORKER pieces per worker for `total` bytes, never below MIN_PIECE_BYTES."""
+    return max(MIN_PIECE_BYTES, -(-total // (workers * PIECES_PER_WORKER)))
+
+
 def _find_safe_point(stream: BinaryIO, offset: int) -> int | None:
     """The first split point at or after `offset`, within SPLIT_SEARCH_BYTES of it, if any.
 
@@ -228,8 +224,7 @@ def count_expanded(
     check_block_size(block_size)
     report = progress or ignore_progress
     if piece_bytes is None:
-        total = sum(path.stat().st_size for path in files)
-        piece_bytes = max(MIN_PIECE_BYTES, -(-total // (workers * PIECES_PER_WORKER)))
+        piece_bytes = default_piece_bytes(sum(path.stat().st_size for path in files), workers)
     # Safe split points are proven for the presets only; a custom pattern counts whole files.
     pieces = plan_pieces(files, piece_bytes, split_files=split.is_preset)
     total = sum(piece.size for piece in pieces)
@@ -238,37 +233,31 @@ def count_expanded(
         check_file_utf8(str(path), max(block_size, DEFAULT_BLOCK_SIZE))
     # Largest first, so that no big piece is left to start last while others sit idle.
     pieces.sort(key=lambda piece: piece.size, reverse=True)
+    job = CountJob(pieces, block_size, split.source)
     processes = min(workers, len(pieces))
     if processes <= 1:
-        str_counts = _count_here(pieces, block_size, total, report, split)
+        str_counts = run_here(job.task, len(pieces), _ROLE, total, report)
     else:
-        str_counts = _count_in_workers(pieces, processes, block_size, total, report, split)
+        str_counts = Counter()
+        run_in_workers(
+            job.task,
+            len(pieces),
+            processes,
+            _ROLE,
+            total,
+            report,
+            on_summary=lambda more: _add(str_counts, more),
+        )
     counts = Counter({chunk.encode("utf-8"): n for chunk, n in str_counts.items()})
     report(Progress("count", "done", total, total))
     return counts
-
-
-def default_workers() -> int:
-    """The number of CPUs this process may run on (a container or taskset may allow fewer)."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(len(os.sched_getaffinity(0)), 1)
-    return os.cpu_count() or 1
-
-
-def check_workers(workers: object) -> int:
-    """Return `workers` if it is a positive int; otherwise raise naming the value."""
-    if isinstance(workers, bool) or not isinstance(workers, int):
-        raise TypeError(f"workers must be an integer, got {workers!r}")
-    if workers < 1:
-        raise ValueError(f"workers must be at least 1, got {workers}")
-    return workers
 
 
 def count_piece(
     piece: Piece,
     block_size: int,
     counts: Counter[str],
-    on_bytes: Callable[[int], None] | None = None,
+    on_bytes: OnBytes | None = None,
     pattern: str | SplitPattern = "gpt2",
 ) -> None:
     """Add the chunks of one piece to `counts`."""
@@ -278,247 +267,48 @@ def count_piece(
     count_pieces(text, counts, pattern=pattern)
 
 
-def _count_here(
-    pieces: Sequence[Piece],
-    block_size: int,
-    total: int,
-    report: ProgressCallback,
-    pattern: SplitPattern,
-) -> Counter[str]:
-    report(Progress("count", "start", 0, total))
-    counts: Counter[str] = Counter()
-    done = 0
+@dataclass(frozen=True, slots=True)
+class CountJob:
+    """What every counting worker needs: the pieces, the block size, the split pattern."""
 
-    def on_bytes(size: int) -> None:
-        nonlocal done
-        done += size
-        report(Progress("count", "update", done, total))
+    pieces: Sequence[Piece]
+    block_size: int
+    #: The split pattern's name or source (a str pickles); each worker resolves it.
+    pattern: str
 
-    for piece in pieces:
-        count_piece(piece, block_size, counts, on_bytes, pattern)
-    return counts
+    def task(self, slot: int) -> CountTask:
+        """The task of the worker in `slot`; every worker's is alike."""
+        return CountTask(self)
 
 
-def _count_in_workers(
-    pieces: list[Piece],
-    processes: int,
-    block_size: int,
-    total: int,
-    report: ProgressCallback,
-    pattern: SplitPattern,
-) -> Counter[str]:
-    """Run `processes` workers that claim pieces from a shared index; add up their counts.
+class CountTask:
+    """One worker's share of a count: every piece it runs added to one counter.
 
-    Each worker sends its counts (or its error) through a pipe of its own, and the
-    parent waits on those pipes and on the processes themselves, so a worker that dies
-    without sending (SIGKILL, the OOM killer) is noticed at once rather than awaited
-    forever. Whatever ends the wait (a result, an error, Ctrl-C, SIGTERM raised as an
-    exception) the ``finally`` kills the workers that are left and reaps them all.
+    One counter per worker, not per piece, so the parent receives each distinct
+    chunk at most once per worker.
     """
-    # The platform's default start method (fork on Linux before Python 3.14, spawn on
-    # macOS), so a caller's set_start_method() is respected. Fork needs no import in
-    # the child and no ``if __name__ == "__main__"`` guard in the caller's script.
-    import multiprocessing  # only here: `import bpetite` stays light
-    from multiprocessing.connection import wait
 
-    context = multiprocessing.get_context()
-    # One progress slot per worker, written only by that worker: the parent reads
-    # them without a lock, so a worker killed at any instant cannot block the parent.
-    job = WorkerJob(
-        pieces,
-        block_size,
-        context.Value("q", 0),
-        context.Array("q", processes, lock=False),
-        pattern.source,
-    )
-    started: list[BaseProcess] = []
-    pending: dict[Connection, BaseProcess] = {}
-    counts: Counter[str] = Counter()
-    try:
-        with _shutdown_signals_blocked():
-            for slot in range(processes):
-                receiver, sender = context.Pipe(duplex=False)
-                process = context.Process(
-                    target=_work, args=(job, slot, sender), name=f"bpetite-count-{slot}"
-                )
-                process.start()
-                started.append(process)
-                # Only the worker may hold the sending end, so that its death reads
-                # as end-of-file here; workers forked later never see it.
-                sender.close()
-                pending[receiver] = process
-        # Reported only now: a live progress display starts a thread, and forking a
-        # process that runs threads is what Python warns about.
-        report(Progress("count", "start", 0, total))
-        reported = 0
-        while pending:
-            ready = set(wait([*pending, *(p.sentinel for p in pending.values())], POLL_SECONDS))
-            for receiver, worker in list(pending.items()):
-                if receiver in ready or worker.sentinel in ready:
-                    result = receive_from(receiver, worker, "counting", "its counts")
-                    del pending[receiver]
-                    receiver.close()
-                    if isinstance(result, BaseException):
-                        raise result
-                    _add(counts, result)
-            done = sum(job.done)
-            if done != reported:
-                reported = done
-                report(Progress("count", "update", done, total))
-        for worker in started:
-            worker.join()  # each has sent its counts and is only exiting
-    finally:
-        _stop(started)
-        for receiver in pending:
-            receiver.close()
-    return counts
+    def __init__(self, job: CountJob) -> None:
+        self._job = job
+        self._pattern = resolve_pattern(job.pattern)  # a preset's source resolves to it
+        self._counts: Counter[str] = Counter()
 
+    def run(self, index: int, on_bytes: OnBytes) -> None:
+        job = self._job
+        count_piece(job.pieces[index], job.block_size, self._counts, on_bytes, self._pattern)
 
-@contextmanager
-def _shutdown_signals_blocked() -> Iterator[None]:
-    """Hold back SIGINT and SIGTERM while workers start; they inherit the blocked mask.
+    def sync(self) -> None:
+        """Nothing to sync: the counts travel in the summary."""
 
-    A forked worker starts with the parent's handlers (the CLI turns SIGTERM into an
-    exception), so a signal arriving before it has ignored them would print a
-    traceback from the worker. Held back, the parent gets its signal a moment later,
-    once every started worker is in the list its ``finally`` stops.
-    """
-    if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal masks, no fork
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _SHUTDOWN_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-def receive_from(
-    receiver: Connection, process: BaseProcess, role: str, lost: str, note: str = ""
-) -> Any:
-    """What a `role` worker sent; WorkerError naming how it died if it sent nothing.
-
-    Called when the pipe is readable or the process has ended. A process that ended
-    has written all it ever will and holds the only sending end, so the pipe then
-    holds a whole message or ends: ``recv`` cannot block. `note` is added to the
-    error (what the death means for the caller's output).
-    """
-    try:
-        return receiver.recv()
-    except (EOFError, OSError):  # nothing, or half a message: the worker died sending
-        process.join(POLL_SECONDS * 10)  # it has closed the pipe, so it is exiting
-        raise WorkerError(describe_death(process, role, lost) + note) from None
-
-
-def describe_death(process: BaseProcess, role: str, lost: str) -> str:
-    """Why a `role` worker stopped without sending `lost`, in words a user can act on.
-
-    >>> class Killed: pid, exitcode = 7, -9
-    >>> describe_death(Killed(), "counting", "its counts")  # doctest: +ELLIPSIS
-    'a counting worker (pid 7) was killed by SIGKILL; the machine may be out of memory'
-    """
-    who = f"a {role} worker (pid {process.pid})"
-    code = process.exitcode
-    if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        if -code == getattr(signal, "SIGKILL", None):
-            return f"{who} was killed by {name}; the machine may be out of memory"
-        return f"{who} was killed by {name}"
-    if code:
-        return f"{who} exited with status {code} before sending {lost}"
-    return f"{who} stopped before sending {lost}"
-
-
-def _stop(processes: Sequence[BaseProcess]) -> None:
-    """Kill every worker still running and reap them all; no worker outlives the call.
-
-    SIGKILL, because workers ignore SIGTERM (the parent alone decides when they stop)
-    and hold nothing that needs cleaning up: they write no files.
-    """
-    for process in processes:
-        if process.exitcode is None:
-            process.kill()
-    for process in processes:
-        process.join()
-        process.close()
+    def finish(self) -> Counter[str]:
+        return self._counts
 
 
 def _add(counts: Counter[str], more: Counter[str]) -> None:
+    """Add `more` to `counts` in place (as ``update`` does, faster when `counts` is empty)."""
     if not counts:
         counts.update(more)  # an empty Counter takes a mapping at C speed
         return
     get = counts.get
     for chunk, n in more.items():
         counts[chunk] = get(chunk, 0) + n
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerJob:
-    """What every worker shares: the pieces, the index of the next unclaimed one, progress.
-
-    `done[slot]` is the number of bytes the worker in `slot` has counted so far.
-    """
-
-    pieces: Sequence[Piece]
-    block_size: int
-    next_piece: Synchronized[int]
-    done: MutableSequence[int]
-    #: The split pattern's source (a str pickles); a worker resolves it again.
-    pattern_source: str = PRESETS["gpt2"]
-
-
-def _work(job: WorkerJob, slot: int, sender: Connection) -> None:
-    """A worker's whole life: count, send the counts or the error, exit."""
-    # The parent alone decides when workers stop (a Ctrl-C reaches the whole process
-    # group, ``timeout`` signals it), so a signal never prints a worker's traceback.
-    for signum in _SHUTDOWN_SIGNALS:
-        signal.signal(signum, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
-    result: Counter[str] | BaseException
-    try:
-        result = count_claimed(job, slot, parent=os.getppid())
-    except Exception as error:
-        result = portable_error(error, "counting")
-    try:
-        sender.send(result)
-    except OSError:  # the parent is gone; there is no one left to tell
-        pass
-    finally:
-        sender.close()
-
-
-def count_claimed(job: WorkerJob, slot: int, *, parent: int) -> Counter[str]:
-    """Count pieces, claiming the next unclaimed one each time, until none remain.
-
-    Stops with WorkerError at the next block once the process's parent is no longer
-    `parent`: a parent killed outright cannot stop its workers, so they stop themselves.
-    """
-    done = job.done
-    pattern = resolve_pattern(job.pattern_source)  # a preset's source resolves to the preset
-
-    def on_bytes(size: int) -> None:
-        if os.getppid() != parent:
-            raise WorkerError("the parent process is gone; stopping this counting worker")
-        done[slot] += size
-
-    counts: Counter[str] = Counter()
-    while True:
-        with job.next_piece.get_lock():
-            index = job.next_piece.value
-            job.next_piece.value = index + 1
-        if index >= len(job.pieces):
-            return counts
-        count_piece(job.pieces[index], job.block_size, counts, on_bytes, pattern)
-
-
-def portable_error(error: Exception, role: str) -> BaseException:
-    """`error` if the parent can rebuild it from a pickle, else a WorkerError that names it."""
-    try:
-        pickle.loads(pickle.dumps(error))
-    except Exception:
-        return WorkerError(f"a {role} worker failed: {type(error).__name__}: {error}")
-    return error

@@ -50,7 +50,7 @@ def dask_client(address: str, *, workers: int | None = None) -> Iterator[Any]:
             "Dask is not installed: install the extra with 'pip install bpetite[dask]'"
         ) from None
     if address == LOCAL:
-        from bpetite.corpus._counting import default_workers
+        from bpetite.corpus._workers import default_workers
 
         with (
             LocalCluster(  # type: ignore[no-untyped-call]

@@ -27,21 +27,20 @@ failure or Ctrl-C removes every temporary file.
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import json
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
 from array import array
-from collections.abc import Callable, Iterable, MutableSequence, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Final, Literal, NoReturn
+from typing import IO, Any, Final, Literal, NoReturn
 
 from bpetite.core._atomic import check_destination, publish_atomically, write_atomically
 from bpetite.core._constants import END_OF_TEXT_TOKEN
@@ -54,15 +53,10 @@ from bpetite.core._errors import (
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
 from bpetite.core._tokenizer import Tokenizer
 from bpetite.corpus._counting import (
-    MIN_PIECE_BYTES,
-    PIECES_PER_WORKER,
     Piece,
-    check_workers,
-    default_workers,
+    default_piece_bytes,
     expand_inputs,
     plan_pieces,
-    portable_error,
-    receive_from,
 )
 from bpetite.corpus._streaming import (
     DEFAULT_BLOCK_SIZE,
@@ -71,10 +65,15 @@ from bpetite.corpus._streaming import (
     read_blocks,
     stream_file_text,
 )
-
-if TYPE_CHECKING:
-    from multiprocessing.connection import Connection
-    from multiprocessing.sharedctypes import Synchronized
+from bpetite.corpus._workers import (
+    POLL_SECONDS,
+    OnBytes,
+    Role,
+    check_workers,
+    default_workers,
+    run_here,
+    run_in_workers,
+)
 
 #: The manifest's format name and version.
 MANIFEST_FORMAT: Final = "bpetite-dataset"
@@ -87,9 +86,6 @@ _TYPECODES: Final[dict[str, str]] = {
     "uint32": "I" if array("I").itemsize == 4 else "L",
 }
 _MAX_ID: Final[dict[str, int]] = {"uint16": (1 << 16) - 1, "uint32": (1 << 32) - 1}
-
-#: How often the parent wakes up to report progress while workers encode.
-POLL_SECONDS: Final = 0.1
 
 #: What the input path ``-`` means: standard input, spooled to a file first.
 STDIN: Final = "-"
@@ -436,8 +432,7 @@ def _encode_all(
     if streaming and options.dask is None:
         piece_bytes = options.piece_bytes
         if piece_bytes is None:
-            wanted = -(-total // (options.workers * PIECES_PER_WORKER))
-            piece_bytes = max(MIN_PIECE_BYTES, wanted)
+            piece_bytes = default_piece_bytes(total, options.workers)
         pieces = plan_pieces(files, piece_bytes)
     else:  # one task per file on Dask, and per file for a custom pattern
         pieces = [Piece(str(path), 0, None, path.stat().st_size) for path in files]
@@ -492,16 +487,20 @@ def _encode_all(
             str(temp_dir),
             streaming,
         )
+        task_of = partial(EncodeTask, tokenizer, job)
         try:
             if options.dask is not None:
                 _encode_on_dask(options.dask, tokenizer, job, append, total, report)
             elif processes <= 1:
-                _encode_here(tokenizer, job, append, total, report)
+                run_here(task_of, len(pieces), _ROLE, total, report, on_result=append)
             else:
-                _encode_in_workers(tokenizer, job, processes, append, total, report)
+                run_in_workers(
+                    task_of, len(pieces), processes, _ROLE, total, report, on_result=append
+                )
         finally:
             for source in sources.values():
                 os.close(source)
+        report(Progress("encode", "done", total, total))
         train_handle.flush()
         val_handle.flush()
     return train, val
@@ -543,7 +542,7 @@ def encode_piece(
     job: _Job,
     index: int,
     sink: IO[bytes],
-    on_bytes: Callable[[int], None] | None,
+    on_bytes: OnBytes | None,
 ) -> int:
     """Append the ids of piece `index` to `sink` in the dtype's bytes; return how many.
 
@@ -589,17 +588,30 @@ def _too_large(job: _Job, index: int, largest: int) -> NoReturn:
     )
 
 
-def encode_to_spool(
-    tokenizer: Tokenizer,
-    job: _Job,
-    index: int,
-    spool: IO[bytes],
-    on_bytes: Callable[[int], None] | None,
-) -> Written:
-    """Append piece `index` to `spool`; the caller flushes it before anyone reads it."""
-    start = spool.tell()
-    tokens = encode_piece(tokenizer, job, index, spool, on_bytes)
-    return Written(spool.name, start, spool.tell() - start, tokens)
+class EncodeTask:
+    """One worker's share of a dataset: every piece it encodes appended to its spool."""
+
+    def __init__(self, tokenizer: Tokenizer, job: _Job, slot: int) -> None:
+        self._tokenizer = tokenizer
+        self._job = job
+        self._spool = job.spool_path(slot).open("wb")
+
+    def run(self, index: int, on_bytes: OnBytes) -> Written:
+        spool = self._spool
+        start = spool.tell()
+        tokens = encode_piece(self._tokenizer, self._job, index, spool, on_bytes)
+        return Written(spool.name, start, spool.tell() - start, tokens)
+
+    def sync(self) -> None:
+        """Flush the spool: the parent reads it through a descriptor of its own."""
+        self._spool.flush()
+
+    def finish(self) -> None:
+        self._spool.close()
+
+
+#: How dataset workers are named in errors and progress; a death loses the whole run.
+_ROLE: Final = Role("dataset", "encode", "its piece", "; nothing was written")
 
 
 def _copy_range(source: int, start: int, size: int, sink: IO[bytes]) -> None:
@@ -624,29 +636,6 @@ def _to_bytes(packed: array[int]) -> bytes:
     return packed.tobytes()
 
 
-def _encode_here(
-    tokenizer: Tokenizer,
-    job: _Job,
-    append: Callable[[int, Written], None],
-    total: int,
-    report: ProgressCallback,
-) -> None:
-    report(Progress("encode", "start", 0, total))
-    done = 0
-
-    def on_bytes(size: int) -> None:
-        nonlocal done
-        done += size
-        report(Progress("encode", "update", done, total))
-
-    with job.spool_path(0).open("w+b") as spool:
-        for index in range(len(job.pieces)):
-            written = encode_to_spool(tokenizer, job, index, spool, on_bytes)
-            spool.flush()  # append reads it through a descriptor of its own
-            append(index, written)
-    report(Progress("encode", "done", total, total))
-
-
 def _encode_on_dask(
     client: Any,
     tokenizer: Tokenizer,
@@ -668,169 +657,6 @@ def _encode_on_dask(
         report(Progress("encode", "update", done, total))
 
     dask_encode_pieces(client, tokenizer, job, on_piece)
-    report(Progress("encode", "done", total, total))
-
-
-def _encode_in_workers(
-    tokenizer: Tokenizer,
-    job: _Job,
-    processes: int,
-    append: Callable[[int, Written], None],
-    total: int,
-    report: ProgressCallback,
-) -> None:
-    """Workers claim pieces in input order; the parent appends each once its turn comes.
-
-    Each worker reports every finished piece through a pipe of its own, and the parent
-    waits on those pipes and on the processes, so a worker that dies (SIGKILL, the OOM
-    killer) fails the run at once with WorkerError instead of being awaited forever.
-    Whatever ends the wait, the ``finally`` kills the workers that are left.
-
-    A piece that fails (invalid UTF-8, an id too large) stops the handing out of
-    pieces, and its error is raised once every piece before it has reported: so the
-    error is always that of the first failing piece in input order, the one a single
-    process would meet, whatever the worker count and timing.
-    """
-    import multiprocessing  # only here: `import bpetite` stays light
-    from multiprocessing.connection import wait
-
-    context = multiprocessing.get_context()
-    next_piece = context.Value("q", 0)
-    bytes_done = context.Array("q", processes, lock=False)
-    started: list[Any] = []  # multiprocessing's context types do not name one class
-    pending: dict[Connection, Any] = {}
-    finished: dict[int, Written] = {}
-    failed: dict[int, BaseException] = {}  # piece index -> its error
-    try:
-        for slot in range(processes):
-            receiver, sender = context.Pipe(duplex=False)
-            process = context.Process(
-                target=_work,
-                args=(tokenizer, job, next_piece, bytes_done, slot, sender),
-                name=f"bpetite-dataset-{slot}",
-            )
-            process.start()
-            started.append(process)
-            sender.close()  # only the worker holds the sending end: its death reads as EOF
-            pending[receiver] = process
-        # Reported only now: a live display starts a thread, and forking one is unsafe.
-        report(Progress("encode", "start", 0, total))
-        reported = 0
-        appended = 0
-        while appended < len(job.pieces):
-            ready = set(wait([*pending, *(p.sentinel for p in pending.values())], POLL_SECONDS))
-            for receiver, process in list(pending.items()):
-                if receiver not in ready and process.sentinel not in ready:
-                    continue
-                while receiver.poll():
-                    message: Message = receive_from(receiver, process, *_DEATH)
-                    if message is None:  # the worker found no piece left and is exiting
-                        del pending[receiver]
-                        receiver.close()
-                        break
-                    for index, outcome in message:
-                        if isinstance(outcome, BaseException):
-                            failed[index] = outcome
-                        else:
-                            finished[index] = outcome
-                    if isinstance(message[-1][1], BaseException):  # the worker now exits
-                        _stop_claims(next_piece, len(job.pieces))
-                        del pending[receiver]
-                        receiver.close()
-                        break
-                else:
-                    if not process.is_alive() and receiver in pending:
-                        receive_from(
-                            receiver, process, *_DEATH
-                        )  # raises WorkerError: it died silently
-            while appended in finished:
-                append(appended, finished.pop(appended))
-                appended += 1
-            # Pieces are claimed in order, so every piece before the first failure is
-            # claimed; once all have reported, no earlier error can come.
-            if failed and appended >= min(failed):
-                raise failed[min(failed)]
-            done = sum(bytes_done)
-            if done != reported:
-                reported = done
-                report(Progress("encode", "update", done, total))
-    finally:
-        for process in started:
-            if process.exitcode is None:
-                process.kill()
-        for process in started:
-            process.join()
-        for receiver in pending:
-            receiver.close()
-    report(Progress("encode", "done", total, total))
-
-
-#: A worker's report: finished pieces, each with where it was written or why it failed
-#: (index -1: before any piece; a failure is the batch's last entry); None when no
-#: piece is left.
-Message = list[tuple[int, Written | BaseException]] | None
-#: How a dead dataset worker is described: what it was, what it lost, what that means.
-_DEATH: Final = ("dataset", "its piece", "; nothing was written")
-
-
-def _stop_claims(next_piece: Synchronized[int], count: int) -> None:
-    """Hand out no more pieces: workers finish the piece they hold, then exit."""
-    with next_piece.get_lock():
-        next_piece.value = max(next_piece.value, count)
-
-
-def _work(
-    tokenizer: Tokenizer,
-    job: _Job,
-    next_piece: Synchronized[int],
-    bytes_done: MutableSequence[int],
-    slot: int,
-    sender: Connection,
-) -> None:
-    """A worker's life: claim the next piece, encode it, report it; until none is left."""
-    # The parent alone decides when workers stop (Ctrl-C reaches the whole group).
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, signal.SIG_IGN)
-    # A forked worker starts with the parent's whole heap; the cycle collector would
-    # walk it again and again (and touch every page of it) for nothing. Freezing it is
-    # O(1) and leaves the collector only this worker's own objects.
-    gc.freeze()
-    parent = os.getppid()
-
-    def on_bytes(size: int) -> None:
-        if os.getppid() != parent:  # the parent was killed outright: stop by ourselves
-            raise WorkerError("the parent process is gone; stopping this dataset worker")
-        bytes_done[slot] += size
-
-    # Finished pieces are reported in batches, about every POLL_SECONDS: a corpus of
-    # small files is tens of thousands of pieces, and waking the parent for each one
-    # cost it a second of CPU per 150 MB, taken from the workers on a 2-core machine.
-    batch: list[tuple[int, Written | BaseException]] = []
-    sent = time.monotonic()
-    index = -1  # no piece claimed yet
-    try:
-        with job.spool_path(slot).open("wb") as spool:
-            while True:
-                with next_piece.get_lock():
-                    index = next_piece.value
-                    next_piece.value = index + 1
-                if index >= len(job.pieces):
-                    spool.flush()
-                    if batch:
-                        sender.send(batch)
-                    sender.send(None)
-                    return
-                batch.append((index, encode_to_spool(tokenizer, job, index, spool, on_bytes)))
-                if time.monotonic() - sent >= POLL_SECONDS:
-                    spool.flush()  # the parent copies what the batch names from the spool
-                    sender.send(batch)
-                    batch, sent = [], time.monotonic()
-    except Exception as error:
-        batch.append((index, portable_error(error, "dataset")))
-        with contextlib.suppress(OSError):
-            sender.send(batch)
-    finally:
-        sender.close()
 
 
 # --------------------------------------------------------------------------- manifest
