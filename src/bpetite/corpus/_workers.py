@@ -67,18 +67,15 @@ class Task(Protocol[R_co, S_co]):
 
     def run(self, index: int, on_bytes: OnBytes) -> R_co:
         """Do piece `index`, calling `on_bytes` once per block read; return its result."""
-        ...
 
     def sync(self) -> None:
         """Make what the results so far point to readable by the parent (flush a spool)."""
-        ...
 
     def finish(self) -> S_co:
         """Release what the task holds (syncing it) and return the worker's summary.
 
         Called once: after the last piece, or after a piece failed.
         """
-        ...
 
 
 @dataclass(frozen=True, slots=True)
