@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from bpetite import ArtifactError, MissingKeyError
+from bpetite import ArtifactError, MissingKeyError, reference
 from bpetite.core._artifact import dumps_artifact, parse_artifact
 from bpetite.core._atomic import write_atomically
 from bpetite.core._constants import END_OF_TEXT_TOKEN
-from tests.reference import naive_train, naive_vocab
 
 EOT = END_OF_TEXT_TOKEN
 EOT_BYTES = list(EOT.encode("utf-8"))
@@ -37,8 +36,8 @@ def save(
 
 
 def trained_state(corpus: str, vocab_size: int) -> State:
-    merges = naive_train(corpus, vocab_size)
-    return naive_vocab(merges), merges, {EOT: 256 + len(merges)}
+    merges = reference.train(corpus, vocab_size)
+    return reference.vocab(merges), merges, {EOT: 256 + len(merges)}
 
 
 def canonical(document: object) -> bytes:

@@ -1,7 +1,7 @@
 """The CLI driven in-process through ``main(argv)``: every command, every expected failure.
 
 Each result is checked against something the CLI did not produce: the spec's naive
-trainer and encoder from ``tests.reference``, the bytes of the input, tiktoken built
+trainer and encoder of ``bpetite.reference``, the bytes of the input, tiktoken built
 straight from the committed GPT-2 files. Failures must exit with the exact code, leave
 stdout empty and print one ``bpetite: error:`` line without a traceback.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from bpetite import Progress, Tokenizer
+from bpetite import Progress, Tokenizer, reference
 from bpetite.cli import _output as output
 from bpetite.cli import _progress as progress
 from bpetite.cli import main
@@ -28,7 +28,6 @@ from bpetite.cli.commands import _demo as demo
 from bpetite.cli.commands import _train as train
 from bpetite.visualize._render import render_plain, token_pieces
 from tests.datafiles import build_tiktoken_cache
-from tests.reference import naive_decode, naive_encode, naive_train, naive_vocab
 
 # Repeated words for merges, CRLF line ends to catch newline translation, multi-byte
 # characters, and the special token literal (ordinary text when training).
@@ -100,7 +99,7 @@ def model(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def merges() -> list[tuple[int, int]]:
-    return naive_train(CORPUS, SMALL_VOCAB)
+    return reference.train(CORPUS, SMALL_VOCAB)
 
 
 def train_argv(
@@ -186,9 +185,9 @@ def test_train_keeps_crlf_bytes_exactly(capsys: pytest.CaptureFixture[str], tmp_
     output = tmp_path / "crlf.json"
     result = run(capsys, *train_argv(source, 270, output))
     assert result.code == 0, result.err
-    assert artifact_merges(output) == naive_train(corpus, 270)
-    assert artifact_merges(output) != naive_train(corpus.replace("\r\n", "\n"), 270)
-    assert b"\r\n" in naive_vocab(artifact_merges(output)).values()
+    assert artifact_merges(output) == reference.train(corpus, 270)
+    assert artifact_merges(output) != reference.train(corpus.replace("\r\n", "\n"), 270)
+    assert b"\r\n" in reference.vocab(artifact_merges(output)).values()
 
 
 def test_train_reads_stdin_like_a_file(
@@ -223,7 +222,7 @@ def test_train_says_when_it_stops_early(capsys: pytest.CaptureFixture[str], tmp_
     output = tmp_path / "tiny.json"
     result = run(capsys, *train_argv(source, 1000, output))
     assert result.code == 0, result.err
-    expected = naive_train("ab ab abc", 1000)
+    expected = reference.train("ab ab abc", 1000)
     assert json.loads(result.out)["actual_mergeable_vocab_size"] == 256 + len(expected)
     assert artifact_merges(output) == expected
     assert f"done, {len(expected)}/744 merges" in result.err
@@ -414,7 +413,7 @@ def test_encode_text_matches_the_naive_encoder(
 ) -> None:
     result = run(capsys, "encode", "--model", str(model), "--text", TEXT)
     assert result.code == 0, result.err
-    expected = naive_encode(TEXT, merges)
+    expected = reference.encode(reference.Model(merges), TEXT)
     assert json.loads(result.out) == expected
     assert result.out == "[" + ",".join(map(str, expected)) + "]\n"  # compact
     special = 256 + len(merges)
@@ -437,7 +436,7 @@ def test_encode_input_file_uses_its_exact_bytes(
     source.write_bytes(TEXT.encode("utf-8"))
     result = run(capsys, "encode", "--model", str(model), "--input", str(source))
     assert result.code == 0, result.err
-    assert json.loads(result.out) == naive_encode(TEXT, merges)
+    assert json.loads(result.out) == reference.encode(reference.Model(merges), TEXT)
 
 
 def test_encode_stdin(
@@ -448,7 +447,7 @@ def test_encode_stdin(
 ) -> None:
     set_stdin(monkeypatch, TEXT.encode("utf-8"))
     result = run(capsys, "encode", "--model", str(model), "--input", "-")
-    assert json.loads(result.out) == naive_encode(TEXT, merges)
+    assert json.loads(result.out) == reference.encode(reference.Model(merges), TEXT)
 
 
 def test_encode_text_with_undecodable_argv_bytes(
@@ -576,7 +575,7 @@ def test_corrupt_model(capsys: pytest.CaptureFixture[str], model: Path, content:
 def test_decode_writes_exactly_the_text(
     capsysbinary: pytest.CaptureFixture[bytes], model: Path, merges: list[tuple[int, int]]
 ) -> None:
-    ids = naive_encode(TEXT, merges)
+    ids = reference.encode(reference.Model(merges), TEXT)
     code = main(["decode", "--model", str(model), "--ids", *map(str, ids)])
     captured = capsysbinary.readouterr()
     assert code == 0
@@ -603,7 +602,7 @@ def test_decode_json_file_and_stdin(
     model: Path,
     merges: list[tuple[int, int]],
 ) -> None:
-    ids = naive_encode(TEXT, merges)
+    ids = reference.encode(reference.Model(merges), TEXT)
     source = tmp_path / "ids.json"
     source.write_text(json.dumps(ids), encoding="utf-8")
     assert main(["decode", "--model", str(model), "--input", str(source)]) == 0
@@ -618,8 +617,8 @@ def test_encode_output_feeds_decode(
 ) -> None:
     encoded = run(capsys, "encode", "--model", str(model), "--text", TEXT).out
     set_stdin(monkeypatch, encoded.encode())
-    vocab = naive_vocab(Tokenizer.load(str(model)).merges)
-    assert naive_decode(json.loads(encoded), vocab) == TEXT
+    spec_model = reference.Model(Tokenizer.load(str(model)).merges)
+    assert reference.decode(spec_model, json.loads(encoded)) == TEXT
     assert run(capsys, "decode", "--model", str(model), "--input", "-").out == TEXT
 
 
@@ -706,7 +705,7 @@ def test_compare_tiktoken_reports_both_tokenizations(
     result = run(capsys, "compare-tiktoken", "--model", str(model), "--text", text)
     assert result.code == 0, result.err
     report = json.loads(result.out)
-    ours = naive_encode(text, merges)
+    ours = reference.encode(reference.Model(merges), text)
     theirs = reference_gpt2.encode(text, allowed_special={"<|endoftext|>"})
     assert report == {
         "text_bytes": len(text.encode("utf-8")),
@@ -826,14 +825,14 @@ def demo_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def check_demo_report(report: dict[str, Any], text: str, merges: list[tuple[int, int]]) -> None:
     """The summary against the merges the corpus gives, using only the naive reference."""
-    ids = naive_encode(text, merges)
+    ids = reference.encode(reference.Model(merges), text)
     assert report["text"] == text
     assert report["ids"] == ids
     assert report["tokens"] == len(ids)
     assert report["bytes_per_token"] == round(len(text.encode("utf-8")) / len(ids), 2)
     assert report["actual_mergeable_vocab_size"] == 256 + len(merges)
     assert report["roundtrip"] is True
-    assert naive_decode(ids, naive_vocab(merges)) == text
+    assert reference.decode(reference.Model(merges), ids) == text
 
 
 def test_demo_with_input_and_output(
@@ -856,10 +855,14 @@ def test_demo_with_input_and_output(
     assert report["artifact"] == "demo.json"
     assert report["corpus"] == str(corpus_file)
     assert report["corpus_bytes"] == corpus_file.stat().st_size
-    merges = naive_train(CORPUS, 300)
+    merges = reference.train(CORPUS, 300)
     assert artifact_merges(demo_dir / "demo.json") == merges
     check_demo_report(report, TEXT, merges)
-    pieces = token_pieces(naive_encode(TEXT, merges), naive_vocab(merges), {256 + len(merges)})
+    pieces = token_pieces(
+        reference.encode(reference.Model(merges), TEXT),
+        reference.vocab(merges),
+        {256 + len(merges)},
+    )
     assert "demo: tokens: " + render_plain(pieces) in result.err  # as `bpetite show` draws
     assert "roundtrip: decode(encode(text)) == text: ok" in result.err
 
@@ -892,7 +895,7 @@ def test_demo_trains_on_the_packaged_tinyshakespeare_and_keeps_nothing(
     assert report["corpus"] == "TinyShakespeare (built in)"
     assert report["corpus_bytes"] == len(shakespeare_text.encode("utf-8"))
     assert report["artifact"] is None
-    check_demo_report(report, demo.DEFAULT_TEXT, naive_train(shakespeare_text, 300))
+    check_demo_report(report, demo.DEFAULT_TEXT, reference.train(shakespeare_text, 300))
     assert "pass --output PATH to keep it" in result.err
     assert list((tmp_path / "temp").iterdir()) == []  # the temporary artifact is gone
     assert list(demo_dir.iterdir()) == []  # nothing written to the working directory

@@ -21,9 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from bpetite import Tokenizer
+from bpetite import Tokenizer, reference
 from tests.datafiles import build_tiktoken_cache
-from tests.reference import naive_encode, naive_train
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "bpetite"
 TEXT = "Hello, world! naïve café 🤔\r\n<|endoftext|>tail"
@@ -128,12 +127,12 @@ def test_train_stdout_is_only_the_json_summary(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)  # the whole of stdout parses
-    assert summary["actual_mergeable_vocab_size"] == 256 + len(naive_train(TEXT * 30, 400))
+    assert summary["actual_mergeable_vocab_size"] == 256 + len(reference.train(TEXT * 30, 400))
     err = result.stderr.decode()
     assert "train: started, 0/144 merges\n" in err
     assert "\x1b[" not in err  # a pipe gets plain lines, no cursor codes
     assert json.loads(output.read_bytes())["merges"] == [
-        list(pair) for pair in naive_train(TEXT * 30, 400)
+        list(pair) for pair in reference.train(TEXT * 30, 400)
     ]
 
 
@@ -369,7 +368,9 @@ def test_demo_colours_each_token_on_a_terminal(tmp_path: Path) -> None:
     assert code == 0, screen
     report = json.loads(stdout)
     assert report["roundtrip"] is True
-    assert report["ids"] == naive_encode("Hello world é", naive_train(TEXT * 30, 300))
+    assert report["ids"] == reference.encode(
+        reference.Model(reference.train(TEXT * 30, 300)), "Hello world é"
+    )
     backgrounds = re.findall(r"\x1b\[[0-9;]*48;5;(\d+)[0-9;]*m", screen)
     assert len(set(backgrounds)) >= 2  # neighbouring tokens get different backgrounds
     assert "·" in screen  # a space inside a token is made visible

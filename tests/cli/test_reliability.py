@@ -20,9 +20,8 @@ from typing import Any
 
 import pytest
 
-from bpetite import Tokenizer
+from bpetite import Tokenizer, reference
 from bpetite.cli import main
-from tests.reference import naive_encode, naive_train, naive_vocab
 
 CORPUS = ("The quick brown fox jumps over the lazy dog; naïve café 🤔.\r\n" * 40) + "end"
 VOCAB = 300
@@ -77,8 +76,8 @@ def one_error_line(stderr: bytes, *fragments: str) -> str:
 
 
 def expected_ids(text: str) -> list[int]:
-    merges = naive_train(CORPUS, VOCAB)
-    return naive_encode(text, merges)
+    merges = reference.train(CORPUS, VOCAB)
+    return reference.encode(reference.Model(merges), text)
 
 
 # --------------------------------------------------------------------------- short writes
@@ -571,7 +570,7 @@ def test_the_largest_vocab_size_is_accepted(
     """The limit is the trainer's: the maximum itself trains (and stops early)."""
     argv = ["train", "--input", str(corpus_file), "--vocab-size", str(Tokenizer.MAX_VOCAB_SIZE)]
     assert main([*argv, "--output", str(tmp_path / "o.json"), "--workers", "1"]) == 0
-    merges = naive_train(CORPUS, 100_000)
+    merges = reference.train(CORPUS, 100_000)
     assert json.loads(capsys.readouterr().out)["actual_mergeable_vocab_size"] == 256 + len(merges)
 
 
@@ -595,7 +594,7 @@ def _decode_peak(model: Path, ids: list[int], directory: Path) -> tuple[int, int
             sys.stdout.flush()
             sys.stdout = saved
     assert code == 0
-    vocab = naive_vocab(naive_train(CORPUS, VOCAB))
+    vocab = reference.vocab(reference.train(CORPUS, VOCAB))
     assert sink.read_bytes() == b"".join(vocab[token] for token in ids)
     return peak, source.stat().st_size
 

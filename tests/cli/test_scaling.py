@@ -15,13 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from bpetite import Tokenizer
+from bpetite import Tokenizer, reference
 from bpetite.cli import main
 from bpetite.cli.commands import _encode
 from tests.conftest import REPO_ROOT
 from tests.docs_runner import check_output, console_commands, doc_blocks, run_console
 from tests.processes import none_left_mentioning
-from tests.reference import naive_pretokenize
 
 VOCAB = 400
 
@@ -66,7 +65,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory, shakespeare_text: str) -> P
 def simple_artifact(paths: list[Path], out: Path) -> bytes:
     counts: Counter[bytes] = Counter()
     for path in paths:
-        counts.update(naive_pretokenize(path.read_bytes().decode("utf-8")))
+        counts.update(
+            [chunk.encode() for chunk in reference.split(path.read_bytes().decode("utf-8"))]
+        )
     Tokenizer.train_from_counts(counts, VOCAB).save(str(out))
     return out.read_bytes()
 
@@ -223,7 +224,9 @@ def test_count_then_train_from_several_counts_files(
     plays = sorted((corpus / "plays").iterdir())
     counts: Counter[bytes] = Counter()
     for path in plays:
-        counts.update(naive_pretokenize(path.read_bytes().decode("utf-8")))
+        counts.update(
+            [chunk.encode() for chunk in reference.split(path.read_bytes().decode("utf-8"))]
+        )
     assert summary["documents"] == 3
     assert summary["corpus_bytes"] == sum(path.stat().st_size for path in plays)
     assert summary["distinct_chunks"] == len(counts)

@@ -18,12 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from bpetite import Tokenizer
+from bpetite import Tokenizer, reference
 from bpetite.cli import main
 from bpetite.cli._render import render_ansi
 from bpetite.cli.commands._inspect import stats_tables
 from bpetite.visualize._render import PALETTE, token_pieces
-from tests.reference import naive_encode, naive_vocab
 from tests.rendering import expected_label, parse_page, parse_plain
 
 _CORPUS = (
@@ -57,8 +56,8 @@ def _merges(artifact: dict[str, object]) -> list[tuple[int, int]]:
 
 def _expected(artifact: dict[str, object], text: str) -> tuple[list[int], list[str]]:
     merges = _merges(artifact)
-    ids = naive_encode(text, merges)
-    vocab = naive_vocab(merges)
+    ids = reference.encode(reference.Model(merges), text)
+    vocab = reference.vocab(merges)
     return ids, [expected_label(vocab[i]) for i in ids]
 
 
@@ -308,7 +307,9 @@ def test_show_html_refuses_to_overwrite_without_force(
     args = ["show", "--model", str(model), "--text", "hi", "--html", str(page_path), "--force"]
     assert main(args) == 0
     page = parse_page(page_path.read_text(encoding="utf-8"))
-    assert page.by_id["token-count"] == str(len(naive_encode("hi", _merges(artifact))))
+    assert page.by_id["token-count"] == str(
+        len(reference.encode(reference.Model(_merges(artifact)), "hi"))
+    )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["page.html"]
 
 
@@ -349,7 +350,7 @@ def test_inspect_json_against_the_artifact(
     assert out.count("\n") == 1
     stats = json.loads(out)
     merges = _merges(artifact)
-    vocab = naive_vocab(merges)
+    vocab = reference.vocab(merges)
     assert stats["mergeable_vocab_size"] == artifact["mergeable_vocab_size"] == 256 + len(merges)
     assert stats["merges"] == len(merges)
     assert stats["special_tokens"] == artifact["special_tokens"]
@@ -370,7 +371,7 @@ def test_inspect_corpus(
     path.write_bytes(corpus.encode("utf-8"))
     assert main(["inspect", "--model", str(model), "--corpus", str(path)]) == 0
     stats = json.loads(capsys.readouterr().out)["corpus"]
-    ids = naive_encode(corpus, _merges(artifact))
+    ids = reference.encode(reference.Model(_merges(artifact)), corpus)
     n_bytes = len(corpus.encode("utf-8"))
     assert stats["source"] == str(path)
     assert stats["tokens"] == len(ids)
