@@ -2,9 +2,10 @@
 
 Dask is the scheduler; bpetite adds only the tasks. Each file is one task. A counting
 task returns the file's chunk counts, which the caller adds up exactly as counts files
-are merged; an encoding task writes the file's ids to a temp file beside the output and
-returns how many there are. So what crosses the network is paths, the model (once per
-worker) and counts, never the corpus. Every path must therefore name the same file on
+are merged. Any other stage hands in its own task (:func:`dask_map_in_order`): the
+dataset's writes a file's ids to a temp file beside the output and returns how many
+there are. So what crosses the network is paths, the model (once per worker) and
+counts, never the corpus. Every path must therefore name the same file on
 every worker (a shared filesystem), and for a dataset the output's directory too.
 
 A worker that dies loses its running task; Dask runs that task again elsewhere (up to
@@ -19,16 +20,18 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
-from bpetite.core._tokenizer import Tokenizer
 from bpetite.corpus._counting import Piece, count_piece, expand_inputs
 from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE, check_block_size
+from bpetite.corpus._workers import default_workers
+
+T = TypeVar("T")
 
 #: The address that means "start a LocalCluster of processes on this machine".
 LOCAL: Final = "local"
@@ -50,8 +53,6 @@ def dask_client(address: str, *, workers: int | None = None) -> Iterator[Any]:
             "Dask is not installed: install the extra with 'pip install bpetite[dask]'"
         ) from None
     if address == LOCAL:
-        from bpetite.corpus._workers import default_workers
-
         with (
             LocalCluster(  # type: ignore[no-untyped-call]
                 n_workers=workers or default_workers(),
@@ -115,37 +116,29 @@ def _count_file(path: str, block_size: int, pattern: str) -> Counter[str]:
     return counts
 
 
-# --------------------------------------------------------------------------- encoding
+# --------------------------------------------------------------------------- any stage
 
 
-def dask_encode_pieces(
+def dask_map_in_order(
     client: Any,
-    tokenizer: Tokenizer,
-    job: Any,
-    on_piece: Any,
+    run: Callable[..., T],
+    shared: Sequence[Any],
+    count: int,
+    on_result: Callable[[int, T], None],
 ) -> None:
-    """Encode every piece of `job` as one task each; call ``on_piece(index, tokens)`` in order.
+    """Run ``run(*shared, index)`` for every index below `count`, one task each, in order.
 
-    The model is scattered to every worker once: a tokenizer pickles as its definition,
-    and each worker unpickles (builds) it once and keeps it for all its tasks. A task
-    writes its ids to ``job.piece_path(index)``, which must be on a filesystem the
-    workers share with this process.
+    ``on_result(index, result)`` is called in index order as results arrive; a task's
+    error is raised here, and the tasks still queued are cancelled however the call
+    ends. `shared` (a model, a job) goes to every worker once, scattered rather than
+    pickled into each task: a tokenizer pickles as its definition, and each worker
+    unpickles (builds) it once for all its tasks. `run` is pickled by reference, so it
+    must be a module-level function the workers can import.
     """
-    [model] = client.scatter([tokenizer], broadcast=True, hash=False)
-    futures = [
-        client.submit(_encode_piece, model, job, index, pure=False)
-        for index in range(len(job.pieces))
-    ]
+    scattered = client.scatter(list(shared), broadcast=True, hash=False)
+    futures = [client.submit(run, *scattered, index, pure=False) for index in range(count)]
     try:
         for index, future in enumerate(futures):
-            on_piece(index, future.result())
+            on_result(index, future.result())
     finally:
         client.cancel(futures)
-
-
-def _encode_piece(tokenizer: Tokenizer, job: Any, index: int) -> int:
-    """On a worker: encode one piece with the scattered tokenizer; return its token count."""
-    from bpetite.corpus._dataset import encode_piece
-
-    with job.piece_path(index).open("wb") as sink:
-        return encode_piece(tokenizer, job, index, sink, None)

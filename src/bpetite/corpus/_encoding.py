@@ -1,0 +1,155 @@
+"""Encode one piece of a document into a dataset's bytes: its ids, little-endian, in the dtype.
+
+A piece's ids are those ``Tokenizer.encode_ordinary`` gives its text, and the pieces
+of a document, joined, give the document's: pieces are cut only where the whole text
+has a chunk boundary (see :mod:`bpetite.corpus._counting`), BPE never merges across
+one, and the streaming encoder only ever encodes stretches of text that re-split into
+the same chunks. A custom ``SplitPattern`` has no proven cut points, so with such a
+model each document is one piece, read whole and encoded in one call.
+
+A worker appends the pieces it encodes to one spool file of its own and says where
+each landed (:class:`Written`); the parent copies them into the output in order. One
+spool per worker, not one file per piece, so the filesystem's cost does not grow with
+the number of pieces. Measurements: docs/design-notes.md#one-spool-per-worker
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Final, Literal, NoReturn
+
+from bpetite.core._errors import InvalidUtf8Error, ParameterError
+from bpetite.core._tokenizer import Tokenizer
+from bpetite.corpus._counting import Piece
+from bpetite.corpus._streaming import encode_pieces, stream_file_text
+from bpetite.corpus._workers import OnBytes
+
+#: The dtypes a dataset can use, and the array typecode and largest id of each.
+Dtype = Literal["uint16", "uint32"]
+TYPECODES: Final[dict[str, str]] = {
+    "uint16": "H",
+    "uint32": "I" if array("I").itemsize == 4 else "L",
+}
+MAX_ID: Final[dict[str, int]] = {"uint16": (1 << 16) - 1, "uint32": (1 << 32) - 1}
+
+
+@dataclass(frozen=True, slots=True)
+class EncodeJob:
+    """What every worker needs to encode any piece; sent to each worker once."""
+
+    pieces: Sequence[Piece]
+    names: Sequence[str]  # the document name of each piece, for error messages
+    dtype: Dtype
+    block_size: int
+    temp_dir: str
+    streaming: bool
+
+    def piece_path(self, index: int) -> Path:
+        """The file of piece `index` alone (a Dask task writes one)."""
+        return Path(self.temp_dir, f"piece-{index}.bin")
+
+    def spool_path(self, slot: int) -> Path:
+        """The file worker `slot` appends all its pieces to."""
+        return Path(self.temp_dir, f"spool-{slot}.bin")
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """Where a piece's ids were written: `size` bytes of `path` from `start`."""
+
+    path: str
+    start: int
+    size: int
+    tokens: int
+    alone: bool = False  # the file holds this piece only, and is removed once copied
+
+
+def encode_piece(
+    tokenizer: Tokenizer,
+    job: EncodeJob,
+    index: int,
+    sink: IO[bytes],
+    on_bytes: OnBytes | None,
+) -> int:
+    """Append the ids of piece `index` to `sink` in the dtype's bytes; return how many.
+
+    Decoding is where invalid UTF-8 is found: InvalidUtf8Error names the document
+    (``-`` for standard input, not its spool) and the offset in the whole file. An id
+    too large for the dtype raises ParameterError naming the document.
+    """
+    piece = job.pieces[index]
+    text = stream_file_text(
+        piece.path, block_size=job.block_size, start=piece.start, end=piece.end, on_bytes=on_bytes
+    )
+    typecode = TYPECODES[job.dtype]
+    tokens = 0
+    try:
+        # A piece that fits in one block is encoded whole, straight into the dtype's
+        # array: streaming would read it in one block anyway, and would scan it twice
+        # (once to find where the text may be cut).
+        if job.streaming and piece.size > job.block_size:
+            streamed = encode_pieces(tokenizer, text, allowed_special=set(), disallowed_special=())
+            for ids in streamed:  # a lazy stream: decoding errors surface here too
+                try:
+                    packed = array(typecode, ids)
+                except OverflowError:
+                    _too_large(job, index, max(ids))
+                sink.write(to_bytes(packed))
+                tokens += len(packed)
+        else:
+            whole = "".join(text)
+            try:
+                packed = tokenizer.encode_ordinary_array(whole, typecode)
+            except OverflowError:
+                _too_large(job, index, max(tokenizer.encode_ordinary(whole)))
+            sink.write(to_bytes(packed))
+            tokens += len(packed)
+    except InvalidUtf8Error as error:
+        raise InvalidUtf8Error(job.names[index], error.offset, error.byte, error.reason) from None
+    return tokens
+
+
+def _too_large(job: EncodeJob, index: int, largest: int) -> NoReturn:
+    raise ParameterError(
+        f"{job.names[index]}: token id {largest} does not fit in {job.dtype} "
+        f"(at most {MAX_ID[job.dtype]}); use dtype uint32"
+    )
+
+
+def to_bytes(packed: array[int]) -> bytes:
+    """Little-endian bytes, whatever this machine's byte order."""
+    if sys.byteorder == "big":  # pragma: no cover - no big-endian CI machine
+        packed.byteswap()
+    return packed.tobytes()
+
+
+class EncodeTask:
+    """One worker's share of a dataset: every piece it encodes appended to its spool."""
+
+    def __init__(self, tokenizer: Tokenizer, job: EncodeJob, slot: int) -> None:
+        self._tokenizer = tokenizer
+        self._job = job
+        self._spool = job.spool_path(slot).open("wb")
+
+    def run(self, index: int, on_bytes: OnBytes) -> Written:
+        spool = self._spool
+        start = spool.tell()
+        tokens = encode_piece(self._tokenizer, self._job, index, spool, on_bytes)
+        return Written(spool.name, start, spool.tell() - start, tokens)
+
+    def sync(self) -> None:
+        """Flush the spool: the parent reads it through a descriptor of its own."""
+        self._spool.flush()
+
+    def finish(self) -> None:
+        self._spool.close()
+
+
+def encode_piece_file(tokenizer: Tokenizer, job: EncodeJob, index: int) -> int:
+    """A Dask task: encode piece `index` into a file of its own; return its token count."""
+    with job.piece_path(index).open("wb") as sink:
+        return encode_piece(tokenizer, job, index, sink, None)
