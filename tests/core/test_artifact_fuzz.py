@@ -7,6 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bpetite import reference
 from bpetite.core._artifact import Artifact, dumps_artifact, parse_artifact
 from bpetite.core._constants import PRETOKENIZER_PATTERN
 from bpetite.core._patterns import PRESETS
@@ -15,7 +16,6 @@ from tests.artifacts import (
     canonical,
     trained_state,
 )
-from tests.reference import naive_vocab
 
 # --------------------------------------------------------------------------- mutation fuzz
 
@@ -149,7 +149,7 @@ def _consistent_edit(draw: st.DrawFn, document: dict[str, Any]) -> Mutant:
     if flat:
         document["merges_flat"] = [token_id for merge in merges for token_id in merge]
         return canonical(document), True
-    vocab = {i: token for i, token in naive_vocab(merges).items() if i < 256 + len(merges)}
+    vocab = {i: token for i, token in reference.vocab(merges).items() if i < 256 + len(merges)}
     for text, token_id in document["special_tokens"].items():
         vocab[token_id] = text.encode("utf-8")
     document["merges"] = [list(merge) for merge in merges]
@@ -243,7 +243,7 @@ def _valid_artifacts(draw: st.DrawFn) -> dict[str, Any]:
     _, merges, _ = trained_state(corpus, draw(st.integers(256, 266)))
     size = 256 + len(merges)
     specials = draw(st.sampled_from(_SPECIALS))(size)
-    vocab = {i: token for i, token in naive_vocab(merges).items() if i < size}
+    vocab = {i: token for i, token in reference.vocab(merges).items() if i < size}
     vocab.update((token_id, text.encode()) for text, token_id in specials.items())
     training = draw(st.sampled_from([None, {"min_frequency": 2}]))
     data = dumps_artifact(

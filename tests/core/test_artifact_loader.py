@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from bpetite import reference
 from bpetite.core._artifact import load, parse_artifact
 from bpetite.core._constants import PRETOKENIZER_PATTERN
 from tests.artifacts import (
@@ -24,7 +25,6 @@ from tests.artifacts import (
     save,
     valid_document,
 )
-from tests.reference import naive_vocab
 
 # --------------------------------------------------------------------------- checklist
 
@@ -440,7 +440,7 @@ def test_a_32000_token_artifact_roundtrips(tmp_path: Path) -> None:
             left, right = rng.randrange(256 + rank), rng.randrange(256)
         merges.append((left, right))
         lengths.append(lengths[left] + lengths[right])
-    state = naive_vocab(merges), merges, {EOT: 32000}
+    state = reference.vocab(merges), merges, {EOT: 32000}
     path = tmp_path / "big.json"
     save(path, *state)
     assert load(path).state == state

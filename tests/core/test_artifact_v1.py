@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bpetite import reference
 from bpetite.core._artifact import dumps_artifact, load, parse_artifact
 from bpetite.core._tokenizer import Tokenizer
 from tests.artifacts import (
@@ -19,7 +20,6 @@ from tests.artifacts import (
     save,
     trained_state,
 )
-from tests.reference import naive_vocab
 
 # --------------------------------------------------------------------------- exact bytes
 
@@ -97,11 +97,11 @@ def test_repeated_training_with_the_real_pipeline_gives_identical_artifacts(
     tmp_path: Path,
 ) -> None:
     """Gate 2 through Tokenizer.train and save, which must also match the naive trainer."""
-    first, second, reference = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
+    first, second, naive = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
     Tokenizer.train(GATE_CORPUS, 300).save(str(first))
     Tokenizer.train(GATE_CORPUS, 300).save(str(second))
-    save(reference, *trained_state(GATE_CORPUS, 300))
-    assert first.read_bytes() == second.read_bytes() == reference.read_bytes()
+    save(naive, *trained_state(GATE_CORPUS, 300))
+    assert first.read_bytes() == second.read_bytes() == naive.read_bytes()
 
 
 def test_load_then_save_gives_back_the_input_bytes(tmp_path: Path) -> None:
@@ -113,7 +113,7 @@ def test_load_then_save_gives_back_the_input_bytes(tmp_path: Path) -> None:
 
 def _random_state(rng: random.Random, merge_count: int) -> State:
     merges = [(rng.randrange(256 + rank), rng.randrange(256 + rank)) for rank in range(merge_count)]
-    return naive_vocab(merges), merges, {EOT: 256 + merge_count}
+    return reference.vocab(merges), merges, {EOT: 256 + merge_count}
 
 
 @given(seed=st.integers(0, 2**32), merge_count=st.integers(0, 40))

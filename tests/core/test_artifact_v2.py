@@ -12,12 +12,11 @@ from typing import Any
 
 import pytest
 
-from bpetite import PRESETS, ArtifactError, MissingKeyError, Tokenizer
+from bpetite import PRESETS, ArtifactError, MissingKeyError, Tokenizer, reference
 from bpetite.core._artifact import MAX_TOKEN_ID, dumps_artifact, parse_artifact
 from bpetite.core._patterns import MAX_CUSTOM_PATTERN_CHARS
 from tests.conftest import REPO_ROOT
 from tests.docs_runner import doc_blocks, run_doctest
-from tests.reference import naive_train
 
 EOT = "<|endoftext|>"
 CORPUS = "the cat sat on the mat; the cat ate the rat. 123 4567\n  done"
@@ -68,7 +67,7 @@ def _expected(
     return document
 
 
-MERGES = naive_train(CORPUS, 266)
+MERGES = reference.train(CORPUS, 266)
 SIZE = 256 + len(MERGES)
 
 

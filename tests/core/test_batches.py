@@ -1,6 +1,6 @@
 """Batch encoding (tiktoken's names) and training from an iterator (Hugging Face's name).
 
-The oracles are independent: the naive encoder and trainer in tests/reference.py, the
+The oracles are independent: the naive encoder and trainer of bpetite.reference, the
 one-text methods item by item, and train_files on the same documents written as files.
 """
 
@@ -20,9 +20,9 @@ from bpetite import (
     ParameterError,
     Tokenizer,
     count_chunks,
+    reference,
     train_files,
 )
-from tests.reference import naive_encode, naive_pretokenize, naive_train_chunks
 from tests.strategies import texts, tricky_text
 
 SPECIAL = "<|endoftext|>"
@@ -43,7 +43,7 @@ def test_encode_batch_is_the_naive_encoder_item_by_item(
 ) -> None:
     merges = list(tokenizer.merges)
     assert tokenizer.encode_batch(batch, num_threads=threads) == [
-        naive_encode(text, merges) for text in batch
+        reference.encode(reference.Model(merges), text) for text in batch
     ]
 
 
@@ -55,8 +55,8 @@ def test_encode_ordinary_batch_reads_specials_as_text(
     expected = [
         [
             token
-            for chunk in naive_pretokenize(text)
-            for token in naive_encode(chunk.decode(), merges)
+            for chunk in reference.split(text)
+            for token in reference.encode(reference.Model(merges), chunk)
         ]
         for text in batch
     ]
@@ -113,10 +113,10 @@ def test_train_from_iterator_is_the_naive_trainer_on_separate_documents(
 ) -> None:
     counts: dict[bytes, int] = {}
     for document in documents:  # each document pre-tokenized on its own
-        for chunk in naive_pretokenize(document):
-            counts[chunk] = counts.get(chunk, 0) + 1
+        for chunk in reference.split(document):
+            counts[chunk.encode()] = counts.get(chunk.encode(), 0) + 1
     trained = Tokenizer.train_from_iterator(iter(documents), vocab_size)
-    assert list(trained.merges) == naive_train_chunks(counts, vocab_size)
+    assert list(trained.merges) == reference.train_counts(counts, vocab_size)
 
 
 def test_documents_do_not_run_into_each_other() -> None:

@@ -8,18 +8,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import Tokenizer
+from bpetite import Tokenizer, reference
 from bpetite.core import _encoder as encoder_module
 from bpetite.core._encoder import CHUNK_CACHE_SIZE, EAGER_PROOF_MERGES, LONG_CHUNK_BYTES, Encoder
 from bpetite.core._pretokenizer import PRETOKENIZER
-from tests.reference import naive_encode, naive_encode_chunk, naive_pretokenize, naive_vocab
 from tests.strategies import merge_lists, texts, tricky_text
 
 
 def encoder_for(merges: Sequence[tuple[int, int]], *, lazy: bool = False) -> Encoder:
     """An encoder that proves which tokens are whole when built, or (`lazy`) when asked,
     as it does for vocabularies past EAGER_PROOF_MERGES."""
-    vocab = naive_vocab(merges)
+    vocab = reference.vocab(merges)
     return Encoder(
         merges,
         [vocab[i] for i in range(len(vocab))],
@@ -30,7 +29,7 @@ def encoder_for(merges: Sequence[tuple[int, int]], *, lazy: bool = False) -> Enc
 
 def naive_ordinary(text: str, merges: Sequence[tuple[int, int]]) -> list[int]:
     """The rank-pass encoder on every chunk, special texts included as ordinary text."""
-    return [i for chunk in naive_pretokenize(text) for i in naive_encode_chunk(chunk, merges)]
+    return reference.encode(reference.Model(merges), text, allowed_special=set())
 
 
 @st.composite
@@ -41,7 +40,7 @@ def trained(draw: st.DrawFn) -> Tokenizer:
 
 @given(trained(), texts)
 def test_matches_rank_pass_encoder_with_trained_merges(tokenizer: Tokenizer, text: str) -> None:
-    assert tokenizer.encode(text) == naive_encode(text, tokenizer.merges)
+    assert tokenizer.encode(text) == reference.encode(reference.Model(tokenizer.merges), text)
 
 
 @given(merge_lists(), st.binary(max_size=40).map(lambda b: bytes(x % 5 + 96 for x in b)))
@@ -50,7 +49,7 @@ def test_matches_rank_pass_on_arbitrary_merge_lists(
 ) -> None:
     """Hand-made artifacts need not be trained: repeated pairs, unreachable tokens..."""
     encoder = encoder_for(merges)
-    expected = naive_encode_chunk(chunk, merges)
+    expected = reference.encode_chunk(chunk, merges)
     assert encoder.encode_chunk(chunk) == expected
     assert encoder.merge_long(list(chunk)) == expected
     assert encoder.merge_short(list(chunk)) == expected
@@ -66,17 +65,19 @@ def test_whole_token_shortcut_is_exact(
     Tokens are asked in a random order: the lazy proof remembers, so asking a token
     before or after its parts must not change the answer, nor proving all at once.
     """
-    vocab = naive_vocab(merges)
+    vocab = reference.vocab(merges)
     encoder = encoder_for(merges, lazy=lazy)
     ids = list(range(256 + len(merges)))
     rng.shuffle(ids)
     for token_id in ids:
-        encodes_to_itself = naive_encode_chunk(vocab[token_id], merges) == [token_id]
+        encodes_to_itself = reference.encode_chunk(vocab[token_id], merges) == [token_id]
         assert encoder.is_whole(token_id) == encodes_to_itself
     for token_id in ids:
         found = encoder.whole_token(vocab[token_id])
         first = min(i for i in vocab if vocab[i] == vocab[token_id])
-        assert found == (first if naive_encode_chunk(vocab[token_id], merges) == [first] else None)
+        assert found == (
+            first if reference.encode_chunk(vocab[token_id], merges) == [first] else None
+        )
 
 
 @pytest.mark.parametrize("lazy", [False, True])
@@ -86,7 +87,7 @@ def test_whole_token_shortcut_refuses_an_unreachable_token(lazy: bool) -> None:
     encoder = encoder_for(merges, lazy=lazy)
     assert encoder.whole_token(b"abc") is None
     assert not encoder.is_whole(258)
-    assert encoder.encode_chunk(b"abc") == [97, 256] == naive_encode_chunk(b"abc", merges)
+    assert encoder.encode_chunk(b"abc") == [97, 256] == reference.encode_chunk(b"abc", merges)
 
 
 def test_a_merge_chain_as_deep_as_the_list_needs_no_recursion() -> None:
@@ -100,7 +101,7 @@ def test_a_merge_chain_as_deep_as_the_list_needs_no_recursion() -> None:
     encoder = encoder_for(merges, lazy=True)
     assert not encoder.is_whole(256 + 4_999)
     assert [encoder.is_whole(256 + k) for k in range(5_000)] == [True, True] + [False] * 4_998
-    assert naive_encode_chunk(b"aaaa", merges[:3]) == [256, 256]  # the oracle agrees
+    assert reference.encode_chunk(b"aaaa", merges[:3]) == [256, 256]  # the oracle agrees
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +119,7 @@ def test_tinyshakespeare_sampled_chunks_match_rank_pass(
     sample = random.Random(vocab_size).sample(distinct, 150 if vocab_size > 512 else 600)
     for chunk in sample:
         data = chunk.encode("utf-8")
-        assert tokenizer.encode(chunk) == naive_encode_chunk(data, tokenizer.merges), chunk
+        assert tokenizer.encode(chunk) == reference.encode_chunk(data, tokenizer.merges), chunk
 
 
 def test_tinyshakespeare_whole_text_at_512_matches_rank_pass(
@@ -126,7 +127,7 @@ def test_tinyshakespeare_whole_text_at_512_matches_rank_pass(
 ) -> None:
     tokenizer = shakespeare_tokenizers[512]
     text = shakespeare_text[:200_000]
-    assert tokenizer.encode(text) == naive_encode(text, tokenizer.merges)
+    assert tokenizer.encode(text) == reference.encode(reference.Model(tokenizer.merges), text)
 
 
 def test_long_chunks_take_the_heap_path_and_stay_exact(
@@ -135,7 +136,7 @@ def test_long_chunks_take_the_heap_path_and_stay_exact(
     tokenizer = shakespeare_tokenizers[512]
     rng = random.Random(7)
     word = "".join(rng.choice("etaoinshrdlu") for _ in range(LONG_CHUNK_BYTES * 8))
-    assert tokenizer.encode(word) == naive_encode(word, tokenizer.merges)
+    assert tokenizer.encode(word) == reference.encode(reference.Model(tokenizer.merges), word)
 
 
 @pytest.mark.parametrize(
@@ -164,7 +165,7 @@ def test_long_run_matches_rank_pass_on_a_smaller_copy(
     """The million-letter run cannot go through the rank-pass encoder; 5,000 letters can."""
     tokenizer = shakespeare_tokenizers[512]
     for text in ("a" * 5_000, "ab" * 2_500, " " * 5_001):
-        assert tokenizer.encode(text) == naive_encode(text, tokenizer.merges)
+        assert tokenizer.encode(text) == reference.encode(reference.Model(tokenizer.merges), text)
 
 
 def test_cache_stays_bounded_on_huge_varied_input() -> None:
@@ -185,11 +186,11 @@ def test_multiline_text_encodes_like_the_rank_pass_encoder_cold_and_warm(
     tokenizer: Tokenizer, lines: list[str]
 ) -> None:
     text = "\n".join(lines)
-    expected = naive_encode(text, tokenizer.merges)
+    expected = reference.encode(reference.Model(tokenizer.merges), text)
     assert tokenizer.encode(text) == expected  # cold
     assert tokenizer.encode(text) == expected  # warm: served by the caches
-    assert tokenizer.encode(text + "\n" + text) == naive_encode(
-        text + "\n" + text, tokenizer.merges
+    assert tokenizer.encode(text + "\n" + text) == reference.encode(
+        reference.Model(tokenizer.merges), text + "\n" + text
     )
 
 
@@ -253,12 +254,12 @@ def test_the_whole_token_text_table_holds_only_tokens_that_encode_to_themselves(
     encoder = encoder_for(merges, lazy=lazy)
     text = "".join(words)
     assert encoder.encode_text(text) == naive_ordinary(text, merges)
-    for chunk in naive_pretokenize(text):
-        ids = naive_encode_chunk(chunk, merges)
-        whole = len(ids) == 1 and encoder.whole_token(chunk) == ids[0]
-        assert (chunk.decode("utf-8") in encoder.token_of_text) == whole
+    for piece in reference.split(text):
+        ids = reference.encode_chunk(piece.encode(), merges)
+        whole = len(ids) == 1 and encoder.whole_token(piece.encode()) == ids[0]
+        assert (piece in encoder.token_of_text) == whole
     for chunk_text, token in encoder.token_of_text.items():
-        assert naive_encode_chunk(chunk_text.encode("utf-8"), merges) == [token]
+        assert reference.encode_chunk(chunk_text.encode("utf-8"), merges) == [token]
 
 
 @given(merge_lists(), st.binary(max_size=120).map(lambda b: bytes(x % 5 + 96 for x in b)))
@@ -267,7 +268,7 @@ def test_short_and_long_loops_match_the_rank_pass_on_chunks_of_any_length(
 ) -> None:
     """Either loop may meet any length near the threshold between them."""
     encoder = encoder_for(merges)
-    expected = naive_encode_chunk(chunk, merges)
+    expected = reference.encode_chunk(chunk, merges)
     assert encoder.merge_short(list(chunk)) == expected
     assert encoder.merge_long(list(chunk)) == expected
 
@@ -280,7 +281,7 @@ def test_the_default_policy_shortcut_equals_the_general_policy(
     assert tokenizer.encode(text) == tokenizer.encode(
         text, allowed_special=set(tokenizer.special_tokens), disallowed_special=[]
     )
-    assert tokenizer.encode(text) == naive_encode(text, tokenizer.merges)
+    assert tokenizer.encode(text) == reference.encode(reference.Model(tokenizer.merges), text)
 
 
 @given(
@@ -292,7 +293,7 @@ def test_a_few_chunks_of_several_tokens_are_patched_in_exactly(words: list[str])
     """Mostly whole tokens with a few others: the -1 marks are replaced in place, in order."""
     tokenizer = Tokenizer.train("ab ab ab ab abc abc", 260)
     text = "ab" + " ab" * 300 + "".join(words)  # enough chunks to be patched
-    expected = naive_encode(text, tokenizer.merges)
+    expected = reference.encode(reference.Model(tokenizer.merges), text)
     assert tokenizer.encode(text) == expected
     assert tokenizer.encode(text) == expected
 
@@ -307,7 +308,7 @@ def test_the_long_loop_keeps_its_links_in_arrays_for_huge_chunks_and_stays_exact
     encoder = encoder_for(merges)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(encoder_module, "ARRAY_POSITIONS", 0)
-        assert encoder.merge_long(list(chunk)) == naive_encode_chunk(chunk, merges)
+        assert encoder.merge_long(list(chunk)) == reference.encode_chunk(chunk, merges)
 
 
 @pytest.mark.parametrize("typecode", ["H", "I", "Q"])

@@ -16,7 +16,7 @@ import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import PRESETS, Tokenizer
+from bpetite import PRESETS, Tokenizer, reference
 from bpetite.core import _patterns
 from bpetite.core._patterns import (
     _L,
@@ -28,7 +28,6 @@ from bpetite.core._patterns import (
     preset_pattern,
     resolve_pattern,
 )
-from tests.reference import naive_encode
 from tests.strategies import texts
 
 ASCII = [chr(code) for code in range(128)]
@@ -139,7 +138,7 @@ def test_split_equals_the_unicode_regex_on_any_text(name: str, parts: list[str])
 @given(text=st.text(st.sampled_from(REPRESENTATIVES + "é中"), max_size=60))
 def test_encode_with_the_twin_matches_the_rank_pass_encoder(text: str) -> None:
     tokenizer = Tokenizer.train("it's a test, isn't it?\n\n  12345 ll 'LL 've\r\n", 300)
-    assert tokenizer.encode(text) == naive_encode(text, tokenizer.merges)
+    assert tokenizer.encode(text) == reference.encode(reference.Model(tokenizer.merges), text)
 
 
 _LINE_CHARS = REPRESENTATIVES + "é中ſ\u212a\x85\u2028\u3000😀"

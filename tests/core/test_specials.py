@@ -1,7 +1,7 @@
 """Several special tokens with tiktoken's policy, and the split-pattern presets.
 
 The oracles are a plain scan written here (leftmost, then longest), the naive trainer
-and encoder of tests/reference.py run on chunks cut by ``regex.findall`` directly, and
+and encoder of :mod:`bpetite.reference` run on chunks cut by ``regex.findall`` directly, and
 tiktoken's own ``Encoding`` built from the same merges.
 """
 
@@ -21,8 +21,8 @@ from bpetite import (
     ParameterError,
     PatternError,
     Tokenizer,
+    reference,
 )
-from tests.reference import naive_encode_chunk, naive_train_chunks
 from tests.strategies import texts, tricky_text
 
 CORPUS = (
@@ -34,7 +34,7 @@ CHAT = ("<|endoftext|>", "<|user_start|>", "<|user_end|>", "<|user")
 
 def naive_ordinary(text: str, source: str, merges: Sequence[tuple[int, int]]) -> list[int]:
     chunks = [chunk.encode() for chunk in regex.findall(source, text)]
-    return [i for chunk in chunks for i in naive_encode_chunk(chunk, merges)]
+    return [i for chunk in chunks for i in reference.encode_chunk(chunk, merges)]
 
 
 def naive_with_specials(
@@ -164,7 +164,7 @@ def test_presets_are_tiktokens_patterns_to_the_character(monkeypatch: pytest.Mon
 @pytest.mark.parametrize("preset", ["gpt2", "cl100k", "o200k"])
 def test_training_with_each_preset_matches_the_naive_trainer(preset: str) -> None:
     chunks = Counter(chunk.encode() for chunk in regex.findall(PRESETS[preset], CORPUS))
-    expected = naive_train_chunks(dict(chunks), 330)
+    expected = reference.train_counts(dict(chunks), 330)
     assert Tokenizer.train(CORPUS, 330, pattern=preset).merges == tuple(expected)
 
 

@@ -1,6 +1,6 @@
 """The public model surface: read-only state, the extra encode/decode entry points, errors.
 
-Expected values come from the naive references in tests/reference.py or from tiktoken,
+Expected values come from the naive reference (:mod:`bpetite.reference`) or from tiktoken,
 never from the code under test.
 """
 
@@ -24,16 +24,12 @@ from bpetite import (
     Tokenizer,
     UnknownTokenError,
     count_chunks,
-)
-from tests.reference import (
-    SPEC_SPECIAL,
-    naive_encode_chunk,
-    naive_pretokenize,
-    naive_train,
-    naive_train_chunks,
-    naive_vocab,
+    reference,
 )
 from tests.strategies import texts, tricky_text
+
+#: The specification's one special token, written out here rather than imported.
+SPEC_SPECIAL = "<|endoftext|>"
 
 CORPUS = "the cat sat on the mat; the cat ate the rat. " * 8 + "naïve café 😀 " * 3
 
@@ -44,9 +40,9 @@ def tokenizer() -> Tokenizer:
 
 
 def test_state_matches_the_naive_trainer(tokenizer: Tokenizer) -> None:
-    merges = naive_train(CORPUS, 300)
+    merges = reference.train(CORPUS, 300)
     assert tokenizer.merges == tuple(merges)
-    assert dict(tokenizer.vocab) == naive_vocab(merges)
+    assert dict(tokenizer.vocab) == reference.vocab(merges)
     assert dict(tokenizer.special_tokens) == {SPEC_SPECIAL: 256 + len(merges)}
     assert tokenizer.mergeable_vocab_size == 256 + len(merges)
     assert tokenizer.n_vocab == 257 + len(merges)
@@ -68,7 +64,7 @@ def test_state_cannot_be_changed_from_outside(tokenizer: Tokenizer) -> None:
 
 
 def _naive_ordinary(text: str, merges: tuple[tuple[int, int], ...]) -> list[int]:
-    return [i for chunk in naive_pretokenize(text) for i in naive_encode_chunk(chunk, merges)]
+    return reference.encode(reference.Model(merges), text, allowed_special=set())
 
 
 @given(texts)
@@ -97,7 +93,7 @@ def test_decode_bytes_returns_what_decode_refuses(tokenizer: Tokenizer) -> None:
 
 
 def test_token_bytes_for_every_id(tokenizer: Tokenizer) -> None:
-    expected = naive_vocab(list(tokenizer.merges))
+    expected = reference.vocab(list(tokenizer.merges))
     assert all(tokenizer.token_bytes(i) == expected[i] for i in expected)
     with pytest.raises(UnknownTokenError, match="unknown token id 9999") as caught:
         tokenizer.token_bytes(9999)
@@ -124,7 +120,7 @@ def test_encode_single_token_refuses_what_is_not_one_token(tokenizer: Tokenizer)
 
 def test_encode_chunk_is_bpe_on_bytes(tokenizer: Tokenizer) -> None:
     for chunk in (b" the", b"\xf0\x9f", b"cat" * 40):
-        assert tokenizer.encode_chunk(chunk) == naive_encode_chunk(chunk, tokenizer.merges)
+        assert tokenizer.encode_chunk(chunk) == reference.encode_chunk(chunk, tokenizer.merges)
 
 
 @given(st.lists(tricky_text, min_size=1, max_size=5))
@@ -133,7 +129,7 @@ def test_train_from_counts_equals_train(documents: list[str]) -> None:
     expected = Tokenizer.train(corpus, 290)
     counted = Tokenizer.train_from_counts(count_chunks([corpus]), 290)
     assert counted.merges == expected.merges
-    assert count_chunks([corpus]) == Counter(naive_pretokenize(corpus))
+    assert count_chunks([corpus]) == Counter(chunk.encode() for chunk in reference.split(corpus))
 
 
 def test_counts_of_batches_add_up() -> None:
@@ -220,15 +216,15 @@ def test_a_byte_order_must_be_a_permutation(order: object) -> None:
 
 
 def test_training_options_reach_the_merge_loop() -> None:
-    """Checked against the naive trainer given the same options (tests/reference.py)."""
-    chunks = dict(Counter(naive_pretokenize(CORPUS)))
-    short = naive_train_chunks(chunks, 300, max_token_bytes=3)
+    """Checked against the naive trainer given the same options (bpetite.reference)."""
+    chunks = dict(Counter(chunk.encode() for chunk in reference.split(CORPUS)))
+    short = reference.train_counts(chunks, 300, max_token_bytes=3)
     assert Tokenizer.train(CORPUS, 300, max_token_bytes=3).merges == tuple(short)
     assert Tokenizer.train_from_counts(chunks, 300, max_token_bytes=3).merges == tuple(short)
-    frequent = naive_train_chunks(chunks, 300, min_frequency=30)
+    frequent = reference.train_counts(chunks, 300, min_frequency=30)
     assert Tokenizer.train(CORPUS, 300, min_frequency=30).merges == tuple(frequent)
-    assert len(frequent) < len(naive_train_chunks(chunks, 300))
-    assert max(len(naive_vocab(short)[i]) for i in range(256, 256 + len(short))) == 3
+    assert len(frequent) < len(reference.train_counts(chunks, 300))
+    assert max(len(reference.vocab(short)[i]) for i in range(256, 256 + len(short))) == 3
 
 
 def test_training_options_are_recorded_and_saved(tmp_path: Path) -> None:

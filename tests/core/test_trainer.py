@@ -9,11 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import ParameterError, Progress, Tokenizer
+from bpetite import ParameterError, Progress, Tokenizer, reference
 from bpetite.core import _trainer
 from bpetite.core._pretokenizer import count_chunks
 from bpetite.core._trainer import PROGRESS_EVERY, Pair, train_merges
-from tests.reference import naive_train, naive_train_chunks, naive_vocab
 from tests.strategies import texts, tricky_text
 
 
@@ -23,7 +22,7 @@ def merges_of(corpus: str, vocab_size: int) -> list[tuple[int, int]]:
 
 @given(texts, st.integers(256, 320))
 def test_matches_naive_trainer(corpus: str, vocab_size: int) -> None:
-    assert merges_of(corpus, vocab_size) == naive_train(corpus, vocab_size)
+    assert merges_of(corpus, vocab_size) == reference.train(corpus, vocab_size)
 
 
 @given(
@@ -38,14 +37,14 @@ def test_matches_naive_on_weighted_chunks_with_many_ties(
     chunks: dict[bytes, int], vocab_size: int
 ) -> None:
     """A four-letter alphabet and small weights make equal counts the rule, not the exception."""
-    assert train_merges(chunks, vocab_size) == naive_train_chunks(chunks, vocab_size)
+    assert train_merges(chunks, vocab_size) == reference.train_counts(chunks, vocab_size)
 
 
 @given(st.lists(tricky_text, min_size=1, max_size=8))
 def test_repeated_runs_of_one_character(parts: list[str]) -> None:
     """Runs like aaaa and abab exercise the overlap rule on every merge."""
     corpus = " ".join(part * 3 for part in parts) + " aaaaaaa abababab aaa"
-    assert merges_of(corpus, 300) == naive_train(corpus, 300)
+    assert merges_of(corpus, 300) == reference.train(corpus, 300)
 
 
 def test_tie_breaks_to_the_lexicographically_smallest_pair() -> None:
@@ -75,7 +74,7 @@ def test_spec_worked_example() -> None:
 def test_special_literal_in_corpus_is_ordinary_text() -> None:
     corpus = "<|endoftext|> <|endoftext|> hello"
     with_literal = merges_of(corpus, 300)
-    assert with_literal == naive_train(corpus, 300)
+    assert with_literal == reference.train(corpus, 300)
     assert with_literal != merges_of(" hello", 300)
     assert (60, 124) in with_literal  # '<' '|' was learned from the literal's characters
 
@@ -95,7 +94,7 @@ def test_vocab_size_must_be_an_int(vocab_size: object) -> None:
 def test_vocab_size_beyond_the_id_space_is_rejected_up_front() -> None:
     with pytest.raises(ValueError, match="at most 1,114,112"):
         Tokenizer.train("abc", 0x110001)
-    assert merges_of("abc", 0x110000) == naive_train("abc", 300)
+    assert merges_of("abc", 0x110000) == reference.train("abc", 300)
 
 
 def test_vocab_256_and_empty_corpus_give_no_merges() -> None:
@@ -137,7 +136,7 @@ def test_deterministic_across_runs() -> None:
 @pytest.mark.parametrize("vocab_size", [300, 400])
 def test_tinyshakespeare_matches_naive(shakespeare_text: str, vocab_size: int) -> None:
     chunks = count_chunks([shakespeare_text])
-    assert train_merges(chunks, vocab_size) == naive_train_chunks(chunks, vocab_size)
+    assert train_merges(chunks, vocab_size) == reference.train_counts(chunks, vocab_size)
 
 
 def test_tinyshakespeare_32000_early_stops_at_21528(shakespeare_text: str) -> None:
@@ -248,7 +247,7 @@ def test_long_chunks_match_naive_in_either_layout(
         chunks[unit * repeats] = chunks.get(unit * repeats, 0) + count
     with patch.object(_trainer, "LONG_CHUNK", long_chunk):
         fast = train_merges(chunks, vocab_size)
-    assert fast == naive_train_chunks(chunks, vocab_size)
+    assert fast == reference.train_counts(chunks, vocab_size)
 
 
 @given(
@@ -264,7 +263,7 @@ def test_position_layout_matches_naive_on_weighted_chunks(
 ) -> None:
     with patch.object(_trainer, "LONG_CHUNK", 1):
         fast = train_merges(chunks, vocab_size)
-    assert fast == naive_train_chunks(chunks, vocab_size)
+    assert fast == reference.train_counts(chunks, vocab_size)
 
 
 def test_every_word_of_a_small_alphabet_agrees_exhaustively() -> None:
@@ -272,7 +271,7 @@ def test_every_word_of_a_small_alphabet_agrees_exhaustively() -> None:
     for length in range(2, 8):
         for letters in product(b"ab", repeat=length):
             chunk = bytes(letters)
-            expected = naive_train_chunks({chunk: 1}, 300)
+            expected = reference.train_counts({chunk: 1}, 300)
             for long_chunk in (1, 10**9):
                 with patch.object(_trainer, "LONG_CHUNK", long_chunk):
                     assert train_merges({chunk: 1}, 300) == expected, chunk
@@ -286,12 +285,12 @@ def test_a_megabyte_of_one_byte() -> None:
     merges = train_merges({chunk: 1}, 300)
     assert merges[:18] == [(97, 97)] + [(255 + k, 255 + k) for k in range(1, 18)]
     assert len(merges) < 44
-    assert naive_vocab(merges)[255 + len(merges)] == chunk
+    assert reference.vocab(merges)[255 + len(merges)] == chunk
 
 
 def test_an_odd_run_matches_naive() -> None:
     chunk = b"a" * 20_011
-    assert train_merges({chunk: 3}, 300) == naive_train_chunks({chunk: 3}, 300)
+    assert train_merges({chunk: 3}, 300) == reference.train_counts({chunk: 3}, 300)
 
 
 # --------------------------------------------------------------------------- options
@@ -322,7 +321,7 @@ def test_options_match_the_naive_trainer(
         fast = train_merges(
             chunks, vocab_size, max_token_bytes=max_token_bytes, min_frequency=min_frequency
         )
-    expected = naive_train_chunks(
+    expected = reference.train_counts(
         chunks, vocab_size, max_token_bytes=max_token_bytes, min_frequency=min_frequency
     )
     assert fast == expected
@@ -334,7 +333,7 @@ def test_options_match_the_naive_trainer_on_text(
 ) -> None:
     chunks = count_chunks([corpus])
     fast = train_merges(chunks, 320, max_token_bytes=max_token_bytes, min_frequency=min_frequency)
-    expected = naive_train_chunks(
+    expected = reference.train_counts(
         dict(chunks), 320, max_token_bytes=max_token_bytes, min_frequency=min_frequency
     )
     assert fast == expected
@@ -347,7 +346,7 @@ def test_max_token_bytes_skips_long_pairs_but_keeps_shorter_ones() -> None:
     assert train_merges(chunks, 300) == [(97, 97), (256, 256), (98, 99)]
     assert train_merges(chunks, 300, max_token_bytes=3) == [(97, 97), (98, 99)]
     limited = train_merges({b"abcabcabc": 1}, 300, max_token_bytes=2)
-    assert all(len(naive_vocab(limited)[256 + rank]) <= 2 for rank in range(len(limited)))
+    assert all(len(reference.vocab(limited)[256 + rank]) <= 2 for rank in range(len(limited)))
 
 
 def test_min_frequency_stops_before_the_first_rarer_pair() -> None:
