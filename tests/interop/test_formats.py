@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 from tiktoken.load import data_gym_to_mergeable_bpe_ranks, load_tiktoken_bpe
 from tiktoken_ext.openai_public import r50k_pat_str
 
-from bpetite import PRESETS, Tokenizer
+from bpetite import PRESETS, Tokenizer, reference
+from bpetite.core._constants import PRETOKENIZER_PATTERN
 from bpetite.interop import (
     ImportResult,
     InteropError,
@@ -43,7 +44,6 @@ from bpetite.interop import (
 from bpetite.interop._alphabet import BYTE_TO_CHAR, from_alphabet, to_alphabet
 from bpetite.interop._hf import EQUIVALENT_PATTERNS
 from bpetite.interop._model import first_token_outside_chunks
-from tests.reference import SPEC_PATTERN, naive_encode, naive_encode_chunk, naive_vocab
 from tests.strategies import ROUNDTRIP_CASES, merge_lists, texts, tricky_text
 
 #: Examples per property; a deep run is BPETITE_HYPOTHESIS_EXAMPLES=2000.
@@ -155,7 +155,7 @@ def exported_tiktoken(
 ) -> Any:
     path = tmp_path_factory.mktemp("tiktoken") / "shakespeare.tiktoken"
     export = write_tiktoken(shakespeare_tokenizer, path)
-    assert export.pattern == SPEC_PATTERN
+    assert export.pattern == PRETOKENIZER_PATTERN
     return tiktoken.Encoding(
         "bpetite",
         pat_str=export.pattern,
@@ -259,7 +259,7 @@ def test_hf_export_declares_the_special_token_and_the_regex(
 ) -> None:
     document = json.loads(export_hf(shakespeare_tokenizer))
     split = document["pre_tokenizer"]["pretokenizers"][0]
-    assert split["pattern"]["Regex"] == SPEC_PATTERN
+    assert split["pattern"]["Regex"] == PRETOKENIZER_PATTERN
     assert exported_hf.token_to_id(END) == 2000 == shakespeare_tokenizer.encode(END)[0]
     assert exported_hf.get_vocab_size() == 2001
 
@@ -271,7 +271,11 @@ def test_hf_export_is_exact_even_when_a_token_does_not_encode_to_itself(tmp_path
     write_hf(tokenizer, path)
     hf = tokenizers.Tokenizer.from_file(str(path))
     for text in ("abc", "abcd", "xabc", "abc abc<|endoftext|>bc"):
-        assert hf_ids(hf, text) == tokenizer.encode(text) == naive_encode(text, MISFIT_MERGES)
+        assert (
+            hf_ids(hf, text)
+            == tokenizer.encode(text)
+            == reference.encode(reference.Model(MISFIT_MERGES), text)
+        )
     assert tokenizer.encode("abc") == [256, 99]
 
 
@@ -310,7 +314,7 @@ def test_tiktoken_file_lists_every_mergeable_token_by_id(shakespeare_tokenizer: 
     assert export.ranks.endswith("\n")
     assert len(lines) == 2000
     assert export.n_vocab == 2001
-    vocab = naive_vocab(shakespeare_tokenizer.merges)
+    vocab = reference.vocab(shakespeare_tokenizer.merges)
     for token_id, line in enumerate(lines):
         encoded, rank = line.split(" ")
         assert base64.b64decode(encoded) == vocab[token_id]
@@ -328,7 +332,7 @@ def test_tiktoken_export_refuses_a_token_tiktoken_would_reach_differently() -> N
     tokenizer = Tokenizer(MISFIT_MERGES)
     with pytest.raises(InteropError, match=r"token 258 \"abc\" is merge 97 \+ 257"):
         export_tiktoken(tokenizer)
-    encoding = encoding_from_ranks(vocab_ranks(tokenizer), SPEC_PATTERN, {END: 259})
+    encoding = encoding_from_ranks(vocab_ranks(tokenizer), PRETOKENIZER_PATTERN, {END: 259})
     assert tiktoken_ids(encoding, "abc") == [258] != tokenizer.encode("abc")
     assert tiktoken_ids(encoding, "abcd") == [258, 100] != tokenizer.encode("abcd")
 
@@ -365,7 +369,7 @@ def test_tiktoken_export_check_is_exact(merges: list[tuple[int, int]], chunks: l
     themselves, tiktoken's whole-piece lookup included.
     """
     tokenizer = Tokenizer(merges)
-    vocab = naive_vocab(merges)
+    vocab = reference.vocab(merges)
     try:
         export = export_tiktoken(tokenizer)
     except InteropError as error:
@@ -376,7 +380,7 @@ def test_tiktoken_export_check_is_exact(merges: list[tuple[int, int]], chunks: l
         token_id = int(str(error).split()[1])
         token = vocab[token_id]
         assert encoding.encode_ordinary(token.decode()) == [token_id]
-        assert naive_encode_chunk(token, merges) != [token_id]
+        assert reference.encode_chunk(token, merges) != [token_id]
         return
     ranks = {
         base64.b64decode(line.split()[0]): int(line.split()[1])
@@ -384,7 +388,7 @@ def test_tiktoken_export_check_is_exact(merges: list[tuple[int, int]], chunks: l
     }
     encoding = encoding_from_ranks(ranks, r"[\s\S]+", {})
     for chunk in chunks + [vocab[token_id].decode() for token_id in range(256, len(vocab) - 1)]:
-        expected = naive_encode_chunk(chunk.encode(), merges)
+        expected = reference.encode_chunk(chunk.encode(), merges)
         assert encoding.encode_ordinary(chunk) == expected == tokenizer.encode_chunk(chunk.encode())
 
 
@@ -526,7 +530,7 @@ def test_any_exportable_vocabulary_round_trips(merges: list[tuple[int, int]]) ->
     under bpetite's pattern is taken as a sign of another pattern and refused.
     """
     tokenizer = Tokenizer(merges)
-    vocab = naive_vocab(merges)
+    vocab = reference.vocab(merges)
     assume(len(set(vocab.values())) == len(vocab))
     with_hf = _import_text("tokenizer.json", export_hf(tokenizer))
     assert with_hf.tokenizer.merges == tokenizer.merges
@@ -569,7 +573,7 @@ def test_an_imported_tiktoken_file_encodes_like_tiktoken(
     except InteropError as error:
         assert "cannot be made by merging two lower-ranked tokens" in str(error)
         return
-    encoding = encoding_from_ranks(ranks, SPEC_PATTERN, {})
+    encoding = encoding_from_ranks(ranks, PRETOKENIZER_PATTERN, {})
     for sample in samples + tokens:
         ids = result.tokenizer.encode(sample)
         assert result.to_source_ids(ids) == encoding.encode_ordinary(sample)
@@ -694,7 +698,7 @@ def test_ignore_merges_is_accepted_only_when_it_changes_nothing(
 
 def _vocab_and_merges(tokenizer: Tokenizer, tmp_path: Path) -> tuple[dict[str, int], list[str]]:
     """The tokenizer as encoder.json + vocab.bpe, written by hand from its vocabulary."""
-    vocab = naive_vocab(tokenizer.merges)
+    vocab = reference.vocab(tokenizer.merges)
     texts = {token_id: to_alphabet(token) for token_id, token in vocab.items()}
     encoder = {text: token_id for token_id, text in texts.items()}
     encoder[END] = len(vocab) - 1
@@ -828,7 +832,7 @@ def test_accepted_spellings_of_the_pattern_split_alike(text: str) -> None:
     Checked in each engine that uses them: regex, Hugging Face's Split, tiktoken.
     """
     text = portable(text.replace(END, ""))
-    expected = regex.findall(SPEC_PATTERN, text)
+    expected = regex.findall(PRETOKENIZER_PATTERN, text)
     single_bytes = {bytes((byte,)): byte for byte in range(256)}
     for pattern in EQUIVALENT_PATTERNS:
         assert regex.findall(pattern, text) == expected
@@ -855,7 +859,7 @@ def test_characters_newer_than_an_engines_unicode_tables_can_split_differently()
     letter = disputed[0]
     corpus = f" a{letter}!" * 50
     tokenizer = Tokenizer.train(corpus, 270)
-    encoding = encoding_from_ranks(vocab_ranks(tokenizer), SPEC_PATTERN, {END: 270})
+    encoding = encoding_from_ranks(vocab_ranks(tokenizer), PRETOKENIZER_PATTERN, {END: 270})
     assert tiktoken_ids(encoding, corpus) != tokenizer.encode(corpus)
 
 
@@ -863,7 +867,9 @@ def test_characters_newer_than_an_engines_unicode_tables_can_split_differently()
 @given(texts)
 def test_the_chunk_check_accepts_every_piece_of_a_chunk(text: str) -> None:
     """Every substring of every chunk fits, so the check never refuses a trained token."""
-    for chunk in regex.findall(SPEC_PATTERN, text + " it's 'll 'LL 123 ab12 x!? \t\n \n\n  z"):
+    for chunk in regex.findall(
+        PRETOKENIZER_PATTERN, text + " it's 'll 'LL 123 ab12 x!? \t\n \n\n  z"
+    ):
         chunk = chunk[:48]
         pieces = [chunk[i:j] for i in range(len(chunk)) for j in range(i + 1, len(chunk) + 1)]
         assert first_token_outside_chunks(piece.encode() for piece in pieces) is None, chunk
@@ -872,7 +878,7 @@ def test_the_chunk_check_accepts_every_piece_of_a_chunk(text: str) -> None:
 def test_the_chunk_check_refuses_what_spans_two_chunks() -> None:
     for spanning in ("a.", "a ", ".\n", "1a", "(self", "s'", "'x", "'S", " \u00e9!"):
         assert first_token_outside_chunks([b"ab", spanning.encode()]) == spanning.encode()
-        assert len(regex.findall(SPEC_PATTERN, spanning)) > 1
+        assert len(regex.findall(PRETOKENIZER_PATTERN, spanning)) > 1
 
 
 # --------------------------------------------------------------------------- patterns and specials

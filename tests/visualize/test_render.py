@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import Tokenizer
+from bpetite import Tokenizer, reference
 from bpetite.visualize._render import (
     PALETTE,
     TokenPiece,
@@ -29,7 +29,6 @@ from bpetite.visualize._render import (
     visible_parts,
     vocabulary_stats,
 )
-from tests.reference import naive_encode
 from tests.rendering import expected_label, parse_page, parse_plain
 
 # A corpus that makes merged tokens out of pipes, backslashes, brackets and the
@@ -360,7 +359,7 @@ def test_top_zero_and_negative() -> None:
 
 def test_corpus_stats_against_the_naive_encoder(tokenizer: Tokenizer) -> None:
     corpus = _CORPUS[:2000] + "<|endoftext|>" + "Zebra ünïcode 🦓"
-    ids = naive_encode(corpus, tokenizer.merges)
+    ids = reference.encode(reference.Model(tokenizer.merges), corpus)
     counts = Counter(ids)
     stats = corpus_stats(ids, tokenizer.vocab, tokenizer.special_tokens, top=3)
     n_bytes = len(corpus.encode("utf-8"))
