@@ -54,7 +54,7 @@ from bpetite.corpus._workers import (
 
 #: Files are never split into pieces smaller than this: a piece should take much
 #: longer to count than a worker takes to start and claim it.
-#: Measurements: docs/design-notes.md#piece-size
+#: Measurements: docs/design-notes.md#corpus-piece-size
 MIN_PIECE_BYTES: Final = 4 << 20
 
 #: Aim for this many pieces per worker, so uneven pieces still balance out.

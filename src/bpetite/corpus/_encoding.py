@@ -10,7 +10,7 @@ model each document is one piece, read whole and encoded in one call.
 A worker appends the pieces it encodes to one spool file of its own and says where
 each landed (:class:`Written`); the parent copies them into the output in order. One
 spool per worker, not one file per piece, so the filesystem's cost does not grow with
-the number of pieces. Measurements: docs/design-notes.md#one-spool-per-worker
+the number of pieces. Measurements: docs/design-notes.md#corpus-one-spool-per-worker
 """
 
 from __future__ import annotations

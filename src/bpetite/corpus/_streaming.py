@@ -25,7 +25,8 @@ buffer. Per preset (the full argument is in docs/scaling.md):
 A custom pattern can look arbitrarily far ahead, so no number of held-back matches is
 safe for it: text is then gathered whole (one document, or everything an encoder is
 given) and split in one scan. Memory then grows with the largest document (counting
-holds its text and one batch of chunks, about 3.4 times the text).
+holds its text and one batch of chunks, never a list of all its chunks).
+Measurements: docs/design-notes.md#corpus-custom-patterns-in-memory
 
 A long run (a megabyte of letters is one chunk) is held back until it ends; so that
 it is not rescanned once per block, blocks are gathered until the new text is at
@@ -210,9 +211,10 @@ def stream_file_text(
 def check_file_utf8(path: str, block_size: int = DEFAULT_BLOCK_SIZE) -> None:
     """Raise :class:`InvalidUtf8Error` if the file at `path` is not valid UTF-8.
 
-    Decoding runs at hundreds of MB/s, far faster than pre-tokenizing, so checking
-    every file before counting costs little and turns a bad byte at the end of a large
-    corpus into an error in seconds instead of after all the counting.
+    Decoding is far faster than pre-tokenizing, so checking every file before
+    counting costs little, and a bad byte at the end of a large corpus is reported
+    before the counting instead of after it.
+    Measurements: docs/design-notes.md#corpus-utf-8-check-before-counting
     """
     for _ in stream_file_text(path, block_size=block_size):
         pass

@@ -55,7 +55,7 @@ OnBytes = Callable[[int], None]
 #: How often the parent wakes to report progress, and how often a worker reports its
 #: finished pieces: often enough for a live display, seldom enough that the parent's
 #: waking takes next to no CPU from the workers on a small machine.
-#: Measurements: docs/design-notes.md#worker-reports-in-batches
+#: Measurements: docs/design-notes.md#corpus-worker-reports-in-batches
 POLL_SECONDS: Final = 0.1
 
 #: What stops a run: the parent handles these, workers ignore them.
@@ -225,12 +225,14 @@ def run_in_workers(
                 handed_on += 1
             # Pieces are claimed in order, so every piece before the first failure has
             # been claimed; once all of them have reported, no earlier error can come.
-            if failures and (handed_on >= min(failures) or not pending):
+            if failures and handed_on >= min(failures):
                 raise failures[min(failures)]
             done = sum(shared.done)
             if done != reported:
                 reported = done
                 report(Progress(role.stage, "update", done, total))
+        if failures:  # every worker has ended, so no earlier piece can still report
+            raise failures[min(failures)]
         for worker in started:
             worker.join()  # each has sent its last report and is only exiting
     finally:
