@@ -11,12 +11,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bpetite
-from bpetite import PRESETS, Progress, Tokenizer, count_chunks, train_files
+from bpetite import PRESETS, Progress, Tokenizer, count_chunks, reference, train_files
 from bpetite.corpus import _counting as counting
 from bpetite.corpus._counting import count_files, plan_pieces
 from bpetite.corpus._counts_file import save_counts
 from bpetite.corpus._train_files import train_counts
-from tests.reference import naive_pretokenize, naive_train_chunks
+
+
+def _chunks(text: str) -> list[bytes]:
+    """The chunks of `text` as the reference splits it, in UTF-8."""
+    return [chunk.encode("utf-8") for chunk in reference.split(text)]
+
 
 VOCAB = 420
 
@@ -43,7 +48,7 @@ def expected(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> bytes:
     """The simple way: every file read whole, its chunks counted, the counts added."""
     counts: Counter[bytes] = Counter()
     for path in corpus.rglob("*.txt"):
-        counts.update(naive_pretokenize(path.read_bytes().decode("utf-8")))
+        counts.update(_chunks(path.read_bytes().decode("utf-8")))
     tokenizer = Tokenizer.train_from_counts(counts, VOCAB)
     return artifact(tokenizer, tmp_path_factory.mktemp("expected") / "t.json")
 
@@ -83,8 +88,8 @@ def test_the_naive_trainer_agrees(corpus: Path) -> None:
     files = sorted(corpus.rglob("*.txt"))[:2]
     counts: Counter[bytes] = Counter()
     for path in files:
-        counts.update(naive_pretokenize(path.read_bytes().decode("utf-8")))
-    assert list(train_files(files, 300, workers=2).merges) == naive_train_chunks(counts, 300)
+        counts.update(_chunks(path.read_bytes().decode("utf-8")))
+    assert list(train_files(files, 300, workers=2).merges) == reference.train_counts(counts, 300)
 
 
 def test_files_are_separate_documents(tmp_path: Path) -> None:

@@ -26,12 +26,17 @@ from types import FrameType
 
 import pytest
 
-from bpetite import Progress, WorkerError, train_files
+from bpetite import Progress, WorkerError, reference, train_files
 from bpetite.cli import EXIT_TERMINATED, main
 from bpetite.corpus import _counting as counting
 from bpetite.corpus import _workers as pool
 from bpetite.corpus._counting import Piece, count_files
-from tests.reference import naive_pretokenize
+
+
+def _chunks(text: str) -> list[bytes]:
+    """The chunks of `text` as the reference splits it, in UTF-8."""
+    return [chunk.encode("utf-8") for chunk in reference.split(text)]
+
 
 needs_proc = pytest.mark.skipif(
     not Path("/proc/self/stat").exists() or os.name != "posix", reason="needs /proc and signals"
@@ -320,7 +325,7 @@ def test_a_worker_whose_parent_is_gone_stops_at_the_next_block(tmp_path: Path) -
     pool.serve(job.task, 0, shared, own, reports.append, "counting")
     counts = reports[-1].summary
     assert Counter({k.encode(): v for k, v in counts.items()}) == Counter(
-        naive_pretokenize(path.read_text(encoding="utf-8"))
+        _chunks(path.read_text(encoding="utf-8"))
     )
     assert shared.done[0] == path.stat().st_size
 
