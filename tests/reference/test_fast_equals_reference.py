@@ -2,7 +2,8 @@
 
 Training (from text and from counts, with and without its options), encoding (with
 specials, ordinary, one chunk, on trained and on imported vocabularies with their byte
-orders and sparse special ids), decoding, the vocabulary, and the encode trace.
+orders and sparse special ids), decoding, the vocabulary, the encode trace, and the
+split of each preset.
 """
 
 from collections import Counter
@@ -13,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetite import Tokenizer, UnknownTokenError, count_chunks
+from bpetite import PRESETS, SplitPattern, Tokenizer, UnknownTokenError, count_chunks
 from bpetite import reference as ref
 from bpetite.interop import import_vocabulary
 from tests.strategies import MULTILINGUAL, ROUNDTRIP_CASES, texts, tricky_text
@@ -203,5 +204,14 @@ def test_imported_vocabularies(imported: Tokenizer, text: str) -> None:
     assert_encodes_like_the_reference(imported, text)
 
 
-def test_counting_chunks_is_the_reference_split() -> None:
-    assert count_chunks([MULTILINGUAL]) == Counter(c.encode() for c in ref.split(MULTILINGUAL))
+# ------------------------------------------------------------------ splitting
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@given(text=st.one_of(texts, st.just(MULTILINGUAL)))
+def test_splitting_with_each_preset(preset: str, text: str) -> None:
+    """The split's ASCII twins and its cuts between lines must not change a chunk."""
+    pattern = SplitPattern.resolve(preset)
+    assert pattern.split(text) == ref.split(text, PRESETS[preset])
+    expected = Counter(chunk.encode() for chunk in ref.split(text, PRESETS[preset]))
+    assert count_chunks([text], pattern=pattern) == expected
