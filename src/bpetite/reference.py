@@ -20,6 +20,13 @@ chunk ' ab': ' ' 'a' 'b'
   merge 0: (97, 98) -> 256 'ab' gives ' ' 'ab'
   merge 1: (32, 256) -> 257 ' ab' gives ' ab'
 
+A bpetite Tokenizer is read the same way, which is how the tests use this module:
+
+>>> from bpetite import Tokenizer
+>>> tokenizer = Tokenizer.train("ab ab ab", vocab_size=258)
+>>> encode(tokenizer, "ab<|endoftext|> ab") == tokenizer.encode("ab<|endoftext|> ab")
+True
+
 How to read it: the helpers (``split``, ``get_stats``, ``merge``), the model and its
 vocabulary, training (the loop is in ``trace_train``), encoding, decoding, and last the
 traces: the same loops with every decision kept, for a reader to follow.
