@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from bpetite import PRESETS, ArtifactError, MissingKeyError, Tokenizer, reference
-from bpetite.core._artifact import MAX_TOKEN_ID, dumps_artifact, parse_artifact
+from bpetite.core._artifact import dumps_artifact, parse_artifact
+from bpetite.core._constants import MAX_TOKEN_ID
 from bpetite.core._patterns import MAX_CUSTOM_PATTERN_CHARS
 from tests.conftest import REPO_ROOT
 from tests.docs_runner import doc_blocks, run_doctest

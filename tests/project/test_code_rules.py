@@ -126,7 +126,7 @@ def test_imports_point_down_the_tiers(path: Path) -> None:
 
 
 def test_no_import_circles() -> None:
-    graph = {_module_name(path): set() for path in SOURCES}
+    graph: dict[str, set[str]] = {_module_name(path): set() for path in SOURCES}
     for path in SOURCES:
         for _, target in _bpetite_imports(path):
             if target in graph and target != _module_name(path):
@@ -167,11 +167,12 @@ def test_nothing_outside_tests_imports_tests() -> None:
     for folder in ("src", "benchmarks", "scripts"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                names = []
                 if isinstance(node, ast.Import):
                     names = [alias.name for alias in node.names]
                 elif isinstance(node, ast.ImportFrom) and node.module:
                     names = [node.module]
+                else:
+                    continue
                 found += [
                     f"{path}:{node.lineno}" for name in names if name.split(".")[0] == "tests"
                 ]

@@ -18,10 +18,9 @@ import re
 from typing import Any, Final
 
 from bpetite import PRESETS, InteropError, Tokenizer
-from bpetite._internal import write_atomically
+from bpetite._internal import END_OF_TEXT_TOKEN, write_atomically
 from bpetite.interop._alphabet import to_alphabet
 from bpetite.interop._model import (
-    END_OF_TEXT_TOKEN,
     ImportResult,
     check_distinct_bytes,
     first_token_not_encoding_to_itself,

@@ -20,10 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bpetite import InteropError, SplitPattern, Tokenizer
-from bpetite._internal import write_atomically
+from bpetite._internal import BASE_VOCAB_SIZE, write_atomically
 from bpetite.interop._known import recognise
 from bpetite.interop._model import (
-    BASE_VOCAB_SIZE,
     ImportResult,
     build_import,
     check_distinct_bytes,

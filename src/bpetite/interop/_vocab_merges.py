@@ -14,11 +14,9 @@ import json
 from collections.abc import Mapping, Sequence
 
 from bpetite import InteropError
-from bpetite._internal import loads_json
+from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, loads_json
 from bpetite.interop._alphabet import BYTE_TO_CHAR, from_alphabet
 from bpetite.interop._model import (
-    BASE_VOCAB_SIZE,
-    END_OF_TEXT_TOKEN,
     ImportFormat,
     ImportResult,
     build_import,
