@@ -1,5 +1,5 @@
-"""bpetite's benchmark suite: run it with ``uv run --group bench python -m benchmarks``.
+"""bpetite's benchmarks: ``uv run --group bench python -m benchmarks`` (see ``run.py``).
 
-A package only so the modules can import each other and mypy sees one namespace; the
+A package only so the sections import the harness and mypy sees one namespace; the
 library never imports it.
 """

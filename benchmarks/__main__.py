@@ -1,8 +1,7 @@
-"""``uv run --group bench python -m benchmarks``: the whole suite (see ``benchmarks/_suite.py``)."""
+"""``uv run --group bench python -m benchmarks``: the suite of ``benchmarks/run.py``."""
 
 import sys
 
-from benchmarks._suite import main
+from benchmarks.run import main
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+sys.exit(main(sys.argv[1:]))

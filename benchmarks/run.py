@@ -1,25 +1,48 @@
-"""The benchmark suite, run as a script: the same command as ``python -m benchmarks``.
+"""The benchmark suite: every section in one run, in this order.
 
-    uv run --group bench python benchmarks/run.py            # the full run
-    uv run --group bench python benchmarks/run.py --quick    # every benchmark, small; CI runs it
-    uv run --group bench python benchmarks/run.py --profile  # cProfile + pyinstrument reports
+    uv run --group bench python benchmarks/run.py             # the full run
+    uv run --group bench python benchmarks/run.py --quick     # every section, small; CI runs it
+    uv run --group bench python -m benchmarks --write-docs    # the same command as a module
 
-Writes ``results.json`` and ``results.md`` to ``benchmarks/results/`` (or ``--output``);
-exits 1 when a check fails. ``--help`` lists every option.
+Writes ``results.json`` and ``results.md`` to ``benchmarks/results/`` (or ``--output``)
+and exits 1 when a check fails; ``--help`` lists every option (``benchmarks/harness.py``).
 """
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
+if __name__ == "__main__":  # run as a script: import `benchmarks` from the repository root
+    sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
-def _main() -> int:
-    # Run as a script, so put the repository root on the path: the suite imports
-    # `benchmarks.*` and the naive reference algorithms from `tests.reference`.
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from benchmarks._suite import main
+from benchmarks import (
+    big_corpus,
+    dataset_encode,
+    harness,
+    openai_encode,
+    openai_load,
+    peer_training,
+    profiles,
+    shakespeare_encode,
+    shakespeare_train,
+    trainer_sweep,
+)
 
-    return main(sys.argv[1:])
+SECTIONS: dict[str, harness.Measure] = {
+    "train": shakespeare_train.run,
+    "encode": shakespeare_encode.run,
+    "openai": openai_encode.run,
+    "load": openai_load.run,
+    "training": peer_training.run,
+    "big-corpus": big_corpus.run,
+    "sweep": trainer_sweep.run,
+    "dataset": dataset_encode.run,
+}
+
+
+def main(argv: Sequence[str]) -> int:
+    return harness.main(argv, SECTIONS, profiles.profile)
 
 
 if __name__ == "__main__":
-    sys.exit(_main())
+    sys.exit(main(sys.argv[1:]))
