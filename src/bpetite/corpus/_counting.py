@@ -1,5 +1,7 @@
 """Count the chunks of many files in parallel; the counts never depend on how work is split.
 
+Must equal counting ``bpetite.reference.split`` of each whole file, files added up.
+
 Each file is one document: its chunks are exactly those of pre-tokenizing the whole
 file, and no chunk spans two files. Files are streamed in blocks (see
 :mod:`bpetite.corpus._streaming`), so memory grows with the number of distinct chunks, not

@@ -1,5 +1,7 @@
 """Pre-tokenize and encode text that arrives in blocks, exactly as if it came whole.
 
+Must equal ``bpetite.reference.split`` of the whole text, block size whatever it is.
+
 A file far larger than memory is read in blocks, decoded with a strict incremental
 UTF-8 decoder, and scanned with the split pattern. The question is which chunks of a
 scanned buffer are final, i.e. cannot change when more text arrives. No preset has a
