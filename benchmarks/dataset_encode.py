@@ -1,7 +1,5 @@
 """Encoding a dataset: ``bpetite.write_dataset`` against tiktoken's ``encode_ordinary_batch``.
 
-| encoder | time, median (min–max) | MB/s |
-
 The code corpus of ``big_corpus`` (one document per file) with GPT-2's vocabulary, read
 from the committed ``gpt2.tiktoken`` by each side: bpetite writes a nanoGPT
 ``train.bin`` with two worker processes, tiktoken encodes the texts already in memory
@@ -44,18 +42,15 @@ def run(run: harness.Run) -> harness.Section:
     ours = array("H", output.read_bytes())
     if sys.byteorder == "big":  # the file is little-endian
         ours.byteswap()
-    separator = tokenizer.special_tokens["<|endoftext|>"]
+    separator = array("H", [tokenizer.special_tokens["<|endoftext|>"]])
     position, same = 0, True
     for start in range(0, len(texts), CHECK_BATCH):
-        batch = encoding.encode_ordinary_batch(
+        for ids in encoding.encode_ordinary_batch(
             texts[start : start + CHECK_BATCH], num_threads=WORKERS
-        )
-        for ids in batch:
+        ):
             end = position + len(ids)
             same = (
-                same
-                and ours[position:end] == array("H", ids)
-                and ours[end : end + 1] == array("H", [separator])
+                same and ours[position:end] == array("H", ids) and ours[end : end + 1] == separator
             )
             position = end + 1
     section = harness.Section("Encoding a dataset (GPT-2's vocabulary, 2 workers)")
@@ -69,14 +64,10 @@ def run(run: harness.Run) -> harness.Section:
         "texts already in memory. The `.bin` is checked against tiktoken's ids, document by "
         "document.",
         harness.table(
-            ["encoder", "time, median (min–max)", ">MB/s"],
+            "encoder | time, median (min–max) | >MB/s",
             [
-                [
-                    name,
-                    harness.spread(timing.stat),
-                    f"{corpus.bytes / timing.stat.median / 1e6:.1f}",
-                ]
-                for name, timing in timings.items()
+                [name, harness.spread(t.stat), f"{corpus.bytes / t.stat.median / 1e6:.1f}"]
+                for name, t in timings.items()
             ],
         ),
     )

@@ -1,21 +1,20 @@
 """The one benchmark harness: how every section times, checks and reports.
 
 Timing: :func:`measure` runs the cases of a table in interleaved rounds, each case once
-per round in order, each call after a full collection (the collector stays on during
-the call: a user's call pays for its own garbage). A figure is the median of the rounds
-with its min-max; a ratio between two cases is taken within the run, as the ratio of
-the medians and as the median of the per-round ratios (a slow stretch of a shared
-machine slows both sides of a round and cancels out). A case that must own its process
-(its peak memory, a command's whole run) is a call of :func:`call_in_child` or
-:func:`run_child`: the round times the child from spawn to exit, and the child times
-its own call with :func:`measure` too.
+per round, each call after a full collection (the collector stays on during the call:
+a user's call pays for its own garbage). A figure is the median of the rounds with its
+min-max; a ratio between two cases is taken within the run, as the ratio of the medians
+and as the median of the per-round ratios (a slow stretch of a shared machine slows
+both sides of a round and cancels out). A case that must own its process (its peak
+memory, a command's whole run) calls :func:`call_in_child` or :func:`run_child`: the
+round times the child from spawn to exit, and the child times its own call the same way.
 
 Checking: a section records each correctness check (ids or merges equal to a peer's or
 to :mod:`bpetite.reference`'s) with :meth:`Section.check`; one failed check makes the
-run exit 1, whatever the timings. No timing is ever checked.
+run exit 1, whatever the timings. A timing is never checked: a missed target is a row.
 
-Reporting: each section returns a :class:`Section` (its tables, checks, targets and
-figures); :func:`main` writes them all to ``results.json`` and ``results.md``, and
+Reporting: each section returns a :class:`Section` (its tables, checks, target rows and
+figures); :func:`main` writes them to ``results.json`` and ``results.md``, and
 ``--write-docs`` regenerates the generated part of ``docs/benchmarks.md``.
 """
 
@@ -47,9 +46,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DATA_DIR = REPO_ROOT / "tests" / "data"
 DOCS_PATH = REPO_ROOT / "docs" / "benchmarks.md"
-DEFAULT_OUTPUT = REPO_ROOT / "benchmarks" / "results"
 #: Every package whose version the report names: bpetite and its peers.
 PACKAGES = ("bpetite", "tiktoken", "tokenizers", "rustbpe", "bpeasy", "puretiktoken", "bpe-openai")
 #: How often a child's process tree is sampled for its memory.
@@ -65,7 +62,7 @@ def log(message: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Stat:
-    """Repeated samples of one quantity (seconds unless said otherwise) and their summary."""
+    """Repeated samples of one quantity (seconds unless said otherwise)."""
 
     samples: tuple[float, ...]
 
@@ -73,22 +70,11 @@ class Stat:
     def median(self) -> float:
         return statistics.median(self.samples)
 
-    @property
-    def low(self) -> float:
-        return min(self.samples)
-
-    @property
-    def high(self) -> float:
-        return max(self.samples)
-
     def percentile(self, percent: float) -> float:
         """Nearest rank: of 100 samples p99 is the second largest, so no single stray
         sample (a collection, a neighbour on the machine) decides it alone."""
         ordered = sorted(self.samples)
         return ordered[max(1, math.ceil(percent / 100 * len(ordered))) - 1]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"median": self.median, "min": self.low, "max": self.high, "samples": self.samples}
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +126,8 @@ class Child:
     cpu_seconds: float
     #: The child's own peak resident set: its ``VmHWM`` if it reported one, else ``ru_maxrss``.
     peak_rss: int
-    #: The sampled peak of the whole process tree's proportional set size (Linux only):
-    #: pages a forked worker shares with its parent count once.
+    #: The sampled peak of the process tree's proportional set size (Linux): pages a
+    #: forked worker shares with its parent count once.
     tree_pss: int | None
 
 
@@ -155,11 +141,9 @@ def run_child(
     Raises RuntimeError with the tail of its stderr if it exits non-zero.
     """
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(
-            list(command), stdout=out, stderr=err, env={**os.environ, **(env or {})}, cwd=cwd
-        )
-        peak = [0]
-        stop = threading.Event()
+        environment = {**os.environ, **(env or {})}
+        process = subprocess.Popen(command, stdout=out, stderr=err, env=environment, cwd=cwd)
+        peak, stop = [0], threading.Event()
 
         def sample() -> None:
             while not stop.wait(SAMPLE_SECONDS):
@@ -178,13 +162,10 @@ def run_child(
             raise RuntimeError(f"{shlex.join(command)} exited {process.returncode}:\n{tail}")
         lines = out.read().decode("utf-8").strip().splitlines()
     report: dict[str, Any] = json.loads(lines[-1]) if lines else {}
-    rss_unit = 1 if sys.platform == "darwin" else 1024
-    return Child(
-        report,
-        usage.ru_utime + usage.ru_stime,
-        report.pop("peak_rss", None) or usage.ru_maxrss * rss_unit,
-        peak[0] or None,
+    own_peak = report.pop("peak_rss", None) or usage.ru_maxrss * (
+        1 if sys.platform == "darwin" else 1024
     )
+    return Child(report, usage.ru_utime + usage.ru_stime, own_peak, peak[0] or None)
 
 
 def call_in_child(
@@ -196,12 +177,6 @@ def call_in_child(
     return run_child(command, env={"PYTHONPATH": str(REPO_ROOT), **(env or {})})
 
 
-def _child_main(spec: Mapping[str, Any]) -> None:
-    function = getattr(importlib.import_module(spec["module"]), spec["name"])
-    report = function(**spec["args"])
-    print(json.dumps({**report, "peak_rss": _proc_bytes("/proc/self/status", "VmHWM")}))
-
-
 def _proc_bytes(path: str, name: str) -> int | None:
     """A ``Name:  123 kB`` field of a ``/proc`` file, in bytes; None where unreadable."""
     try:
@@ -209,7 +184,7 @@ def _proc_bytes(path: str, name: str) -> int | None:
     except OSError:
         return None
     return next(
-        (int(line.split()[1]) * 1024 for line in lines if line.startswith(name + ":")), None
+        (int(line.split()[1]) * 1024 for line in lines if line.startswith(f"{name}:")), None
     )
 
 
@@ -222,28 +197,21 @@ def tree_pss(pid: int) -> int | None:
             children = Path(f"/proc/{current}/task/{current}/children").read_text("utf-8")
         except OSError:
             continue
-        size = _proc_bytes(f"/proc/{current}/smaps_rollup", "Pss")
-        total = (total or 0) + (size or 0)
+        total = (total or 0) + (_proc_bytes(f"/proc/{current}/smaps_rollup", "Pss") or 0)
         stack += [int(child) for child in children.split()]
     return total
 
 
-# Checking and targets -------------------------------------------------------------------
+# Checks and targets ---------------------------------------------------------------------
 
-_OPS: dict[str, Callable[[float, float], bool]] = {
-    "<": operator.lt,
-    "<=": operator.le,
-    ">=": operator.ge,
-}
-
-
+_OPS = {"<": operator.lt, "<=": operator.le, ">=": operator.ge}
 #: A section's target row: measure, the two cases of the ratio, target, how, from.
 TargetRow = tuple[str, str, str, str, str, str]
 
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """One row of the targets table: a measure, its value in this run, and its bound.
+    """A row of the targets table: a measure, its value in this run, and its bound.
 
     `target` is ``"<op> <bound>"`` (``">= 0.6"``), or empty for a row given as context;
     `source` cites where the bound comes from (the spec, a target of the project).
@@ -261,15 +229,12 @@ class Target:
         if self.value is None or not self.target:
             return None
         op, bound = self.target.split()
-        return _OPS[op](self.value, float(bound))
-
-    def to_json(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "met": self.met}
+        return bool(_OPS[op](self.value, float(bound)))
 
 
 @dataclass(slots=True)
 class Section:
-    """One section's report: its markdown, its checks, its targets, its figures for JSON."""
+    """One section's report: its markdown, its checks, its target rows, its JSON figures."""
 
     title: str
     parts: list[str] = field(default_factory=list)
@@ -281,7 +246,7 @@ class Section:
         self.parts += parts
 
     def check(self, name: str, ok: bool) -> None:
-        """Record a correctness check; a failed one fails the run."""
+        """Record a correctness check (several calls of one name must all pass)."""
         self.checks[name] = self.checks.get(name, True) and ok
 
     def ratio(
@@ -301,21 +266,22 @@ class Section:
             if len(top.samples) == len(bottom.samples) > 1:
                 pairs = zip(top.samples, bottom.samples, strict=True)
                 paired = statistics.median(a / b for a, b in pairs)
-        self.targets.append(Target(measure, value, paired, target, how, source))
+        if all(row.measure != measure for row in self.targets):  # a quick run may merge two
+            self.targets.append(Target(measure, value, paired, target, how, source))
 
     def ratios(self, rows: Sequence[TargetRow], stats: Mapping[str, Stat], **names: object) -> None:
         """:meth:`ratio` for each row of a section's table of targets, its texts formatted
-        with `names`; a row whose cases the run did not measure keeps its place, empty."""
+        with `names`; a row whose cases this run did not measure keeps its place, empty."""
         for measure, top, bottom, target, how, source in rows:
-            if any(row.measure == measure.format(**names) for row in self.targets):
-                continue  # a quick run's sizes can make two rows one
-            top, bottom = top.format(**names), bottom.format(**names)
-            self.ratio(measure.format(**names), stats.get(top), stats.get(bottom), target,
-                       how=how.format(**names), source=source)  # fmt: skip
+            top_stat, bottom_stat = (
+                stats.get(top.format(**names)),
+                stats.get(bottom.format(**names)),
+            )
+            self.ratio(
+                measure.format(**names), top_stat, bottom_stat, target, how=how, source=source
+            )
 
-    def value(
-        self, measure: str, value: float | None, target: str, *, how: str = "", source: str
-    ) -> None:
+    def value(self, measure: str, value: float, target: str, *, how: str = "", source: str) -> None:
         """A target row on one figure of the run (a time, a size) rather than a ratio."""
         self.targets.append(Target(measure, value, value, target, how, source))
 
@@ -324,21 +290,16 @@ class Section:
         return [f"{self.title}: {name}" for name, ok in self.checks.items() if not ok]
 
     def markdown(self) -> str:
-        parts = [f"## {self.title}", *self.parts]
-        if self.checks:
-            verdicts = ", ".join(
-                f"{name}: {'yes' if ok else 'NO'}" for name, ok in self.checks.items()
-            )
-            parts.append(f"Checks: {verdicts}.")
-        return "\n\n".join(parts)
+        checks = ", ".join(f"{name}: {'yes' if ok else 'NO'}" for name, ok in self.checks.items())
+        return "\n\n".join(
+            [f"## {self.title}", *self.parts, *([f"Checks: {checks}."] if checks else [])]
+        )
 
 
 # Markdown -------------------------------------------------------------------------------
 
 
-def seconds(value: float | None) -> str:
-    if value is None:
-        return "–"
+def seconds(value: float) -> str:
     if value < 1e-3:
         return f"{value * 1e6:.0f} µs"
     if value < 1:
@@ -347,22 +308,23 @@ def seconds(value: float | None) -> str:
 
 
 def spread(stat: Stat | None) -> str:
-    """``median (min–max)``, or the one value and "(1 run)"."""
+    """``median (min–max)``, or the one value and "(1 run)"; "–" when not measured."""
     if stat is None:
         return "–"
     if len(stat.samples) == 1:
         return f"{seconds(stat.median)} (1 run)"
-    return f"{seconds(stat.median)} ({seconds(stat.low)}–{seconds(stat.high)})"
+    return f"{seconds(stat.median)} ({seconds(min(stat.samples))}–{seconds(max(stat.samples))})"
 
 
 def megabytes(value: float | None) -> str:
     return "–" if value is None else f"{value / 1e6:.0f} MB"
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """A markdown table; a column whose name starts with ``>`` is right-aligned."""
-    names = [name.removeprefix(">") for name in header]
-    rules = ["---:" if name.startswith(">") else "---" for name in header]
+def table(header: str, rows: Sequence[Sequence[object]]) -> str:
+    """A markdown table under ``"name | >name | ..."``; a ``>`` right-aligns its column."""
+    columns = header.split(" | ")
+    names = [name.removeprefix(">") for name in columns]
+    rules = ["---:" if name.startswith(">") else "---" for name in columns]
     lines = [names, rules, *([str(cell) for cell in row] for row in rows)]
     return "\n".join("| " + " | ".join(line) + " |" for line in lines)
 
@@ -378,89 +340,69 @@ class Run:
     text: str
     text_path: Path
     scratch: Path
+    #: ``$XDG_CACHE_HOME/bpetite-bench``: unpacked data and built corpora, never in the repo.
     cache: Path
     big_corpus_mb: float
 
 
-Measure = Callable[[Run], Section]
-Profile = Callable[[str, Path], None]
-DESCRIPTION = (
-    "Benchmark bpetite against the naive reference and its peers (tiktoken, HF tokenizers, "
-    "rustbpe, bpeasy, puretiktoken, bpe-openai) in one run on this machine. Writes "
-    "results.json and results.md; exits 1 if a result is wrong."
-)
-
-
-def data(name: str) -> bytes:
-    """The decompressed ``tests/data/<name>.gz``, a file committed with the tests."""
-    return gzip.decompress((DATA_DIR / f"{name}.gz").read_bytes())
-
-
-def data_path(name: str, cache: Path) -> Path:
-    """``tests/data/<name>.gz`` unpacked under `cache` (a stable path, rewritten if stale)."""
+def data(name: str, cache: Path) -> Path:
+    """``tests/data/<name>.gz``, committed with the tests, unpacked to a stable path."""
     path = cache / "data" / name
-    content = data(name)
+    content = gzip.decompress((REPO_ROOT / "tests" / "data" / f"{name}.gz").read_bytes())
     if not path.is_file() or path.read_bytes() != content:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content)
     return path
 
 
-def default_cache() -> Path:
-    """``$XDG_CACHE_HOME/bpetite-bench``: unpacked data and built corpora, never in the repo."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bpetite-bench"
+Measure = Callable[[Run], Section]
 
 
-def main(argv: Sequence[str], sections: Mapping[str, Measure], profile: Profile) -> int:
+def main(
+    argv: Sequence[str], sections: Mapping[str, Measure], profile: Callable[[str, Path], None]
+) -> int:
     """The command: run the sections, write the reports, exit 1 if any check failed."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=DESCRIPTION)
-    add = parser.add_argument
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Benchmark bpetite against the naive reference and its peers in one run "
+        "on this machine; writes results.json and results.md; exits 1 if a result is wrong.",
+    )
+    add, names = parser.add_argument, list(sections)
     add("--quick", action="store_true", help="a short run of every section (CI runs it)")
-    add("--output", type=Path, default=DEFAULT_OUTPUT, metavar="DIR", help="default: %(default)s")
+    add("--output", type=Path, default=REPO_ROOT / "benchmarks" / "results", metavar="DIR")
     add("--corpus", type=Path, metavar="PATH", help="TinyShakespeare (default: tests/data/'s)")
     add("--big-corpus-mb", type=float, metavar="MB", help="default 150 (5 with --quick)")
-    add(
-        "--only",
-        nargs="+",
-        choices=list(sections),
-        default=list(sections),
-        metavar="SECTION",
-        help=f"run only these sections: {', '.join(sections)}",
-    )
-    add("--skip", nargs="+", choices=list(sections), default=[], metavar="SECTION")
+    add("--only", nargs="+", choices=names, default=names, metavar="SECTION", help=", ".join(names))
+    add("--skip", nargs="+", choices=names, default=[], metavar="SECTION")
     add("--write-docs", action="store_true", help="then regenerate docs/benchmarks.md's figures")
     add("--profile", action="store_true", help="profile the hot paths instead, into --output")
     add("--child", metavar="JSON", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.child:
-        _child_main(json.loads(args.child))
+    if args.child:  # a measured child: call the function, report, and peak memory last
+        spec = json.loads(args.child)
+        report = getattr(importlib.import_module(spec["module"]), spec["name"])(**spec["args"])
+        print(json.dumps({**report, "peak_rss": _proc_bytes("/proc/self/status", "VmHWM")}))
         return 0
     if args.corpus is not None and not args.corpus.is_file():
         print(
             f"benchmarks: error: TinyShakespeare not found: no file {args.corpus}", file=sys.stderr
         )
         return 1
-    cache = default_cache()
-    text_path = args.corpus or data_path("tinyshakespeare.txt", cache)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bpetite-bench"
     output: Path = args.output
     output.mkdir(parents=True, exist_ok=True)
+    path = args.corpus or data("tinyshakespeare.txt", cache)
+    text = path.read_bytes().decode("utf-8")
     if args.profile:
-        profile(text_path.read_text(encoding="utf-8"), output)
+        profile(text, output)
         return 0
-    started, facts = time.perf_counter(), machine()
-    chosen = [name for name in sections if name in args.only and name not in args.skip]
-    big_mb = args.big_corpus_mb or (5 if args.quick else 150)
-    reports: list[Section] = []
-    failures: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bpetite-bench-") as scratch:
-        run = Run(
-            args.quick,
-            text_path.read_text(encoding="utf-8"),
-            text_path,
-            Path(scratch),
-            cache,
-            big_mb,
-        )
+        big_mb = args.big_corpus_mb or (5 if args.quick else 150)
+        run = Run(args.quick, text, path, Path(scratch), cache, big_mb)
+        started, facts = time.perf_counter(), machine()
+        chosen = [name for name in sections if name in args.only and name not in args.skip]
+        reports: list[Section] = []
+        failures: list[str] = []
         for name in chosen:
             log(f"section {name}")
             try:
@@ -469,11 +411,11 @@ def main(argv: Sequence[str], sections: Mapping[str, Measure], profile: Profile)
                 traceback.print_exc()
                 failures.append(f"{name}: {type(error).__name__}: {error}")
     mode = "quick" if args.quick else "full"
-    skipped = [name for name in sections if name not in chosen]
+    skipped = ", ".join(name for name in sections if name not in chosen)
     facts |= {
         "Load average (1/5/15 min)": f"{facts.pop('load')} at the start, {_load()} at the end",
-        "Command": f"`uv run --group bench python -m benchmarks {shlex.join(argv)}` ({mode} run"
-        + (f"; skipped: {', '.join(skipped)})" if skipped else ")"),
+        "Command": f"`uv run --group bench python -m benchmarks {shlex.join(argv)}` "
+        f"({mode} run{f'; skipped: {skipped}' if skipped else ''})",
         "Total time": f"{time.perf_counter() - started:.0f} s",
     }
     failures += [failure for report in reports for failure in report.failures]
@@ -481,7 +423,9 @@ def main(argv: Sequence[str], sections: Mapping[str, Measure], profile: Profile)
     results = {
         "mode": mode,
         "machine": facts,
-        "targets": [row.to_json() for report in reports for row in report.targets],
+        "targets": [
+            {**dataclasses.asdict(row), "met": row.met} for r in reports for row in r.targets
+        ],
         "sections": {report.title: {**report.data, "checks": report.checks} for report in reports},
         "failures": failures,
     }
@@ -517,11 +461,11 @@ def render(
     ]
     parts = [
         f"# bpetite benchmark results ({mode} run)",
-        "## The machine and the run\n\n" + table(["", ""], list(facts.items())),
+        "## The machine and the run\n\n" + table(" | ", list(facts.items())),
         "## The targets, same run\n\n*Value* is the ratio of the two medians, *paired* the "
         "median of the ratios of each round (the two sides ran back to back). *From* cites "
         "where the target comes from; a row without a target is context.\n\n"
-        + table(["measure", "target", ">value", ">paired", "met", "how", "from"], rows),
+        + table("measure | target | >value | >paired | met | how | from", rows),
         *(report.markdown() for report in reports),
     ]
     if failures:
@@ -530,38 +474,32 @@ def render(
 
 
 def machine() -> dict[str, str]:
-    """The facts a reader needs to compare these figures with their own (and the load now)."""
+    """The facts a reader needs to compare these figures with their own, and the load now."""
 
     def git(*args: str) -> str:
         return subprocess.run(
             ["git", *args], capture_output=True, text=True, cwd=REPO_ROOT
         ).stdout.strip()
 
-    versions = []
-    for package in PACKAGES:
+    def version(package: str) -> str:
         try:
-            versions.append(f"{package} {metadata.version(package)}")
+            return metadata.version(package)
         except metadata.PackageNotFoundError:
-            versions.append(f"{package} (not installed)")
+            return "(not installed)"
+
     cpuinfo = Path("/proc/cpuinfo")
     lines = cpuinfo.read_text(encoding="utf-8").splitlines() if cpuinfo.is_file() else []
-    cpu = next(
-        (line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")),
-        platform.processor() or "unknown",
-    )
-    try:
-        memory = f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB"
-    except (ValueError, OSError, AttributeError):
-        memory = "unknown"
+    models = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     dirty = " (uncommitted changes under src/)" if git("status", "--porcelain", "--", "src") else ""
     date = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     return {
-        "CPU": cpu,
+        "CPU": models[0] if models else platform.processor() or "unknown",
         "Cores": f"{os.cpu_count()} logical CPUs, {len(os.sched_getaffinity(0))} available",
-        "Memory": memory,
-        "Python": f"{platform.python_implementation()} {platform.python_version()} on "
-        f"{platform.platform()}",
-        "Packages": ", ".join(versions),
+        "Memory": f"{memory:.0f} GiB",
+        "Python": f"{platform.python_implementation()} {platform.python_version()} "
+        f"on {platform.platform()}",
+        "Packages": ", ".join(f"{package} {version(package)}" for package in PACKAGES),
         "Commit": f"`{git('rev-parse', '--short', 'HEAD')}`{dirty}, {date}",
         "load": _load(),
     }
@@ -595,25 +533,20 @@ Options: `--output DIR` (default `benchmarks/results/`: `results.json` with ever
 sample, `results.md` with the tables), `--corpus PATH` (TinyShakespeare; default the
 committed `tests/data/tinyshakespeare.txt.gz`), `--big-corpus-mb MB` (default 150),
 `--only SECTION ...`, `--skip SECTION ...`, `--profile`; `benchmarks/run.py` takes the
-same. The harness is `benchmarks/harness.py`; each section below is one short file
-(`shakespeare_train.py`, `shakespeare_encode.py`, `openai_encode.py`, `openai_load.py`,
-`peer_training.py`, `big_corpus.py`, `trainer_sweep.py`, `dataset_encode.py`).
+same. The harness is `benchmarks/harness.py`; each section below is one short file.
 
 Every section checks its results and the command exits 1 if one is wrong: ids equal
 to tiktoken's, merges equal to the naive trainer's and to rustbpe's (which breaks ties
 like bpetite). HF `tokenizers` breaks ties its own way, so its merges are compared and
-the first difference reported. No test asserts a timing. The machine is shared, so
-absolute times drift from run to run; figures are medians with (min–max), and the
-implementations behind a ratio run interleaved, round by round."""
+the first difference reported. No timing fails the run and no test asserts one. The
+machine is shared, so absolute times drift from run to run; figures are medians with
+(min–max), and the implementations behind a ratio run interleaved, round by round."""
 
 
 def write_docs(markdown: str, path: Path = DOCS_PATH) -> None:
     """Regenerate the figures in `path` from a run's markdown, keeping the notes after END."""
-    notes = ""
-    if path.is_file():
-        old = path.read_text(encoding="utf-8")
-        if BEGIN in old and END in old:
-            notes = old.split(END, 1)[1].strip()
+    old = path.read_text(encoding="utf-8") if path.is_file() else ""
+    notes = old.split(END, 1)[1].strip() if BEGIN in old and END in old else ""
     body = markdown.split("\n\n", 1)[1].strip()  # without the results' title
     page = "\n\n".join(["# Benchmarks", BEGIN, INTRO, body, END]) + "\n"
     path.write_text(page + (f"\n{notes}\n" if notes else ""), encoding="utf-8")

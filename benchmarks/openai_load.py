@@ -1,7 +1,5 @@
 """Loading GPT-2's, `cl100k_base`'s and `o200k_base`'s vocabularies: bpetite against tiktoken.
 
-| vocabulary | artifact | `.tiktoken` | bpetite load | tiktoken load | ratio | … load + encode … |
-
 bpetite: ``Tokenizer.load`` of the artifact ``bpetite import`` writes for the committed
 rank file, every check of docs/schema.md included. tiktoken: what it does before its
 first encode, ``load_tiktoken_bpe`` on the same file and building its ``Encoding``. Then
@@ -17,13 +15,19 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import harness, peers
+from benchmarks.harness import spread
 from bpetite import Tokenizer
 
+TABLE = (
+    "vocabulary | >artifact | >`.tiktoken` | bpetite load | tiktoken load | >ratio "
+    "| bpetite load + encode | tiktoken load + encode | >ratio"
+)
 VOCABULARIES = {
     "gpt2": "GPT-2 (r50k_base)",
     "cl100k_base": "cl100k_base",
     "o200k_base": "o200k_base",
 }
+CASES = ("bpetite load", "tiktoken load", "bpetite load + encode", "tiktoken load + encode")
 
 
 def run(run: harness.Run) -> harness.Section:
@@ -33,66 +37,44 @@ def run(run: harness.Run) -> harness.Section:
         f"Median of {rounds} round(s), interleaved, (min–max). bpetite: `Tokenizer.load` of "
         "the artifact `bpetite import` writes, every check of docs/schema.md included; "
         "tiktoken: `load_tiktoken_bpe` on the `.tiktoken` file and building its `Encoding`. "
-        "Then the same plus `encode_ordinary` of TinyShakespeare "
-        f"({len(run.text.encode('utf-8')):,} bytes). A ratio is bpetite's median time over "
-        "tiktoken's: below 1 is faster."
+        f"Then the same plus `encode_ordinary` of TinyShakespeare ({len(run.text):,} "
+        "characters). A ratio is bpetite's median time over tiktoken's: below 1 is faster."
     )
     rows = []
     for name, label in VOCABULARIES.items():
         harness.log(f"openai load: {name}, {rounds} round(s)")
         tokenizer = peers.openai(name, run.cache)[0]
-        ranks_path = harness.data_path(f"{name}.tiktoken", run.cache)
+        ranks = harness.data(f"{name}.tiktoken", run.cache)
         artifact = run.scratch / f"{name}.json"
         tokenizer.save(artifact)
-        cases = {
-            "bpetite load": partial(_bpetite, artifact, None),
-            "tiktoken load": partial(_tiktoken, ranks_path, tokenizer, None),
-            "bpetite load + encode": partial(_bpetite, artifact, run.text),
-            "tiktoken load + encode": partial(_tiktoken, ranks_path, tokenizer, run.text),
+        loaders = {
+            "bpetite": partial(_bpetite, artifact),
+            "tiktoken": partial(_tiktoken, ranks, tokenizer),
         }
-        measured = harness.measure(cases, rounds)
-        ids = [measured[f"{who} load + encode"].results[0] for who in ("bpetite", "tiktoken")]
+        cases = {f"{who} load": partial(load, None) for who, load in loaders.items()}
+        cases |= {f"{who} load + encode": partial(load, run.text) for who, load in loaders.items()}
+        timings = harness.measure(cases, rounds)
+        ids = [timings[f"{who} load + encode"].results[0] for who in loaders]
         section.check(f"{name}: bpetite's ids after loading equal tiktoken's", ids[0] == ids[1])
-        timings = {case: timing.stat for case, timing in measured.items()}
-        load = timings["bpetite load"].median / timings["tiktoken load"].median
-        both = timings["bpetite load + encode"].median / timings["tiktoken load + encode"].median
+        stats = [timings[case].stat for case in CASES]
+        sizes = [f"{path.stat().st_size / 1e6:.1f} MB" for path in (artifact, ranks)]
+        ratios = [f"{stats[i].median / stats[i + 1].median:.2f}" for i in (0, 2)]
         rows.append(
-            [
-                label,
-                f"{artifact.stat().st_size / 1e6:.1f} MB",
-                f"{ranks_path.stat().st_size / 1e6:.1f} MB",
-                harness.spread(timings["bpetite load"]),
-                harness.spread(timings["tiktoken load"]),
-                f"{load:.2f}",
-                harness.spread(timings["bpetite load + encode"]),
-                harness.spread(timings["tiktoken load + encode"]),
-                f"{both:.2f}",
-            ]
+            [label, *sizes, *map(spread, stats[:2]), ratios[0], *map(spread, stats[2:]), ratios[1]]
         )
-        targeted = name == "o200k_base"
+        goal = name == "o200k_base"
+        shown = "GPT-2" if name == "gpt2" else f"`{name}`"
         section.ratio(
-            f"load {'GPT-2' if name == 'gpt2' else f'`{name}`'}, fully validated: "
-            "bpetite time / tiktoken's",
-            timings["bpetite load"],
-            timings["tiktoken load"],
-            "<= 1" if targeted else "",
+            f"load {shown}, fully validated: bpetite time / tiktoken's",
+            stats[0],
+            stats[1],
+            "<= 1" if goal else "",
             how="tiktoken: load_tiktoken_bpe + Encoding"
-            if targeted
+            if goal
             else "the load table has load + first encode too",
-            source="speed target" if targeted else "context",
+            source="speed target" if goal else "context",
         )
-    header = [
-        "vocabulary",
-        ">artifact",
-        ">`.tiktoken`",
-        "bpetite load",
-        "tiktoken load",
-        ">ratio",
-        "bpetite load + encode",
-        "tiktoken load + encode",
-        ">ratio",
-    ]
-    section.add(harness.table(header, rows))
+    section.add(harness.table(TABLE, rows))
     return section
 
 

@@ -24,7 +24,7 @@ import importlib.util
 import json
 import statistics
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from importlib import resources
@@ -90,39 +90,21 @@ def pairs_from_tokens(tokens: Sequence[bytes]) -> list[BytePair]:
     return pairs
 
 
-@dataclass(frozen=True, slots=True)
-class Comparison:
-    """Two merge lists side by side: equal, or the first rank where they part."""
+def compare_merges(ours: Sequence[BytePair], theirs: Sequence[BytePair]) -> str:
+    """``"identical"``, or where two merge lists first part (a shorter list ends there).
 
-    first_difference: int | None
-    ours: BytePair | None = None
-    theirs: BytePair | None = None
-
-    @property
-    def identical(self) -> bool:
-        return self.first_difference is None
-
-    def __str__(self) -> str:
-        if self.first_difference is None:
-            return "identical"
-
-        def show(pair: BytePair | None) -> str:
-            return "the end" if pair is None else f"{pair[0]!r} + {pair[1]!r}"
-
-        return (
-            f"first difference at merge {self.first_difference:,} "
-            f"(bpetite {show(self.ours)}, theirs {show(self.theirs)})"
-        )
-
-
-def compare_merges(ours: Sequence[BytePair], theirs: Sequence[BytePair]) -> Comparison:
-    """Compare two merge lists rank by rank; a shorter list differs where it ends."""
+    >>> compare_merges([(b"a", b"b")], [(b"a", b"c")])
+    "first difference at merge 0 (bpetite b'a' + b'b', theirs b'a' + b'c')"
+    """
     for rank in range(max(len(ours), len(theirs))):
-        mine = ours[rank] if rank < len(ours) else None
-        other = theirs[rank] if rank < len(theirs) else None
+        mine, other = (pairs[rank] if rank < len(pairs) else None for pairs in (ours, theirs))
         if mine != other:
-            return Comparison(rank, mine, other)
-    return Comparison(None)
+            shown = [
+                "the end" if pair is None else f"{pair[0]!r} + {pair[1]!r}"
+                for pair in (mine, other)
+            ]
+            return f"first difference at merge {rank:,} (bpetite {shown[0]}, theirs {shown[1]})"
+    return "identical"
 
 
 # Trainers -------------------------------------------------------------------------------
@@ -346,7 +328,7 @@ def openai(name: str, cache: Path) -> tuple[Tokenizer, dict[bytes, int]]:
     """
     from tiktoken.load import load_tiktoken_bpe
 
-    path = harness.data_path(f"{name}.tiktoken", cache)
+    path = harness.data(f"{name}.tiktoken", cache)
     tokenizer = import_vocabulary([path]).tokenizer
     if tokenizer.pattern != PRESETS[OPENAI_PATTERNS[name]]:
         raise RuntimeError(f"bpetite imports {name} with the pattern {tokenizer.pattern_name!r}")

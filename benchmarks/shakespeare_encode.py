@@ -156,10 +156,10 @@ def _sentence(section: Section, models: dict[int, Tokenizer], runs: int) -> dict
             section.check(f"sentence: {name.split()[0]} ids equal bpetite's", ok)
             stat = stats[f"sentence {vocab} {name}"] = timing.stat
             label = "naive (`bpetite.reference.encode`)" if name == "naive" else name
-            rows.append([vocab, label, seconds(stat.median), seconds(stat.percentile(99)),
-                         seconds(stat.low), seconds(stat.high), len(stat.samples)])  # fmt: skip
-    header = [">model vocab", "encoder", ">p50", ">p99", ">min", ">max", ">runs"]
-    section.add("### The 50-word sentence\n\n" + harness.table(header, rows))
+            figures = (stat.median, stat.percentile(99), min(stat.samples), max(stat.samples))
+            rows.append([vocab, label, *map(seconds, figures), len(stat.samples)])
+    table = harness.table(">model vocab | encoder | >p50 | >p99 | >min | >max | >runs", rows)
+    section.add("### The 50-word sentence\n\n" + table)
     return stats
 
 
@@ -190,14 +190,17 @@ def _whole_text(
         section.check(f"{key}: {name} ids equal bpetite's cold ones", ok)
     size = len(text.encode("utf-8"))
     rows = [
-        [LABELS[name], spread(timing.stat),
-         "" if name == "load" else f"{size / timing.stat.median / 1e6:.1f}"]
-        for name, timing in timings.items()
-    ]  # fmt: skip
+        [
+            LABELS[name],
+            spread(t.stat),
+            "" if name == "load" else f"{size / t.stat.median / 1e6:.1f}",
+        ]
+        for name, t in timings.items()
+    ]
     title = "The whole corpus" if artifact else "A multilingual text (its own 5k model)"
     section.add(
         f"### {title}: {size:,} bytes, {len(expected):,} tokens\n\n"
-        + harness.table(["what", "time, median (min–max)", ">MB/s"], rows)
+        + harness.table("what | time, median (min–max) | >MB/s", rows)
     )
     return {f"{key} {name}": timing.stat for name, timing in timings.items()}
 
@@ -227,10 +230,9 @@ def _long_chunk(
         growth = "" if previous is None else f"{ours.stat.median / previous:.2f}x"
         rows.append([f"{size:,}", spread(ours.stat), growth, spread(theirs.stat)])
         previous = ours.stat.median
-    header = [">letters", "bpetite", ">growth vs previous", "tiktoken"]
     section.add(
         "### One long chunk (letters only, a single pre-token, never cached)\n\n"
-        + harness.table(header, rows)
+        + harness.table(">letters | bpetite | >growth vs previous | tiktoken", rows)
     )
     return {f"long {name}": timing.stat for name, timing in timings.items()}
 

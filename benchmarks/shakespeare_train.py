@@ -1,7 +1,5 @@
 """Training TinyShakespeare: bpetite against the naive reference and HF, each in a fresh process.
 
-| implementation | vocab | merges | trainer time | process wall | peak RSS | CPU / wall | phases |
-
 Rows: ``Tokenizer.train``; HF ``tokenizers`` (its thread pool, and one thread); the
 naive ``bpetite.reference.train``; the ``bpetite train`` command; and, in a second
 table, ``bpetite.train_files`` on the corpus as one file and cut into several. Checks:
@@ -14,9 +12,11 @@ is reported, never required away.
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from benchmarks import harness, peers
 from benchmarks.harness import Child, megabytes, spread
@@ -45,55 +45,68 @@ TARGETS: list[harness.TargetRow] = [
      "reading the files included", "scaling target"),
 ]
 # fmt: on
-HEADER = [
-    "implementation",
-    ">vocab",
-    ">merges",
-    "trainer time",
-    "process wall",
-    ">peak RSS",
-    ">CPU / wall",
-    "phases (medians)",
-]  # fmt: skip
+TABLE = (
+    "implementation | >vocab | >merges | trainer time | process wall | >peak RSS | >CPU / wall "
+    "| phases (medians)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A row: the training a child runs, and whose merges it must equal (if anyone's)."""
+
+    label: str
+    vocab: int
+    call: Callable[[], Child]
+    must_equal: str = ""  # "bpetite" (Tokenizer.train's at this size) or "pieces"
+
+    @property
+    def name(self) -> str:
+        return f"{self.label} {self.vocab}"
 
 
 def run(run: harness.Run) -> harness.Section:
     big = 512 if run.quick else 32000
     naive = 280 if run.quick else 512  # the naive trainer takes seconds at 512
     pieces = _cut(run, 4 if run.quick else 8)
-    train = partial(harness.call_in_child, peers.train_in_child, paths=[str(run.text_path)])
-    # Each job: its row's implementation and vocab, the call, whose merges it must equal.
-    jobs = [("bpetite", vocab, partial(train, trainer="bpetite", vocab_size=vocab), "")
-            for vocab in sorted({512, naive, big})]  # fmt: skip
-    jobs += [("hf", vocab, partial(train, trainer="hf", vocab_size=vocab), "")
-             for vocab in sorted({512, big})]  # fmt: skip
+
+    def job(label: str, vocab: int, trainer: str, must_equal: str = "", **more: Any) -> Job:
+        more.setdefault("paths", [str(run.text_path)])
+        child = partial(harness.call_in_child, peers.train_in_child, trainer=trainer, **more)
+        return Job(label, vocab, partial(child, vocab_size=vocab), must_equal)
+
+    jobs = [job("bpetite", vocab, "bpetite") for vocab in sorted({512, naive, big})]
+    jobs += [job("hf", vocab, "hf") for vocab in sorted({512, big})]
     if not run.quick:
-        one_thread = partial(train, trainer="hf", vocab_size=big, env={"RAYON_NUM_THREADS": "1"})
-        jobs.append(("hf, 1 thread", big, one_thread, ""))
-    jobs += [("cli", vocab, partial(_cli, run, vocab), "bpetite") for vocab in sorted({512, big})]
+        jobs.append(job("hf, 1 thread", big, "hf", env={"RAYON_NUM_THREADS": "1"}))
+    jobs += [
+        Job("cli", vocab, partial(_cli, run, vocab), "bpetite") for vocab in sorted({512, big})
+    ]
     files = [
-        ("train_files, 1 file, 1 worker", big, partial(train, trainer="files", vocab_size=big),
-         "bpetite"),
-        (f"train_files, {len(pieces)} files, 1 worker", big,
-         partial(train, trainer="files", vocab_size=big, paths=pieces), "pieces"),
-        (f"train_files, {len(pieces)} files, 2 workers", big,
-         partial(train, trainer="files", vocab_size=big, paths=pieces, workers=2), "pieces"),
-    ]  # fmt: skip
+        job("train_files, 1 file, 1 worker", big, "files", "bpetite"),
+        job(f"train_files, {len(pieces)} files, 1 worker", big, "files", "pieces", paths=pieces),
+        job(
+            f"train_files, {len(pieces)} files, 2 workers",
+            big,
+            "files",
+            "pieces",
+            paths=pieces,
+            workers=2,
+        ),
+    ]
     rounds = 2 if run.quick else 5
     harness.log(f"training: {len(jobs + files)} trainings x {rounds} rounds, fresh processes")
-    cases = {f"{label} {vocab}": call for label, vocab, call, _ in jobs + files}
-    timings = harness.measure(cases, rounds, keep="all")
+    timings = harness.measure({job.name: job.call for job in jobs + files}, rounds, keep="all")
     harness.log(f"training: the naive trainer at vocab {naive}, once")
-    naive_job = ("naive", naive, partial(train, trainer="naive", vocab_size=naive), "bpetite")
-    timings |= harness.measure({f"naive {naive}": naive_job[2]}, 1, keep="all")
-    jobs.append(naive_job)
+    jobs.append(job("naive", naive, "naive", "bpetite"))
+    timings |= harness.measure({jobs[-1].name: jobs[-1].call}, 1, keep="all")
 
     trained = {name: peers.Trained.of(timing) for name, timing in timings.items()}
     for vocab in sorted({512, big}):  # the command's merges are in its artifact
         cli = Tokenizer.load(run.scratch / f"cli-{vocab}.json").merges
         trained[f"cli {vocab}"] = replace(trained[f"cli {vocab}"], merges=peers.byte_pairs(cli))
-    texts = [Path(path).read_text(encoding="utf-8") for path in pieces]
-    by_pieces = Tokenizer.train_from_counts(count_chunks(texts), big).merges
+    texts = [Path(path).read_bytes().decode("utf-8") for path in pieces]
+    by_pieces = peers.byte_pairs(Tokenizer.train_from_counts(count_chunks(texts), big).merges)
 
     section = harness.Section("Training TinyShakespeare")
     section.add(
@@ -108,23 +121,30 @@ def run(run: harness.Run) -> harness.Section:
     tables: dict[str, list[list[str]]] = {"jobs": [], "files": []}
     reported = []
     for group, rows in (("jobs", jobs), ("files", files)):
-        for label, vocab, _, must_equal in rows:
-            name = f"{label} {vocab}"
-            ran = trained[name]
+        for row in rows:
+            ran = trained[row.name]
+            figures = [spread(ran.seconds), spread(ran.wall), megabytes(ran.peak_rss)]
             tables[group].append(
-                [label, str(vocab), f"{len(ran.merges):,}", spread(ran.seconds), spread(ran.wall),
-                 megabytes(ran.peak_rss), f"{ran.cpu_per_wall:.2f}", ran.describe_phases()]
-            )  # fmt: skip
-            if must_equal == "pieces":
-                expected = peers.byte_pairs(by_pieces)
-            else:
-                expected = trained[f"bpetite {vocab}"].merges
+                [
+                    row.label,
+                    str(row.vocab),
+                    f"{len(ran.merges):,}",
+                    *figures,
+                    f"{ran.cpu_per_wall:.2f}",
+                    ran.describe_phases(),
+                ]
+            )
+            expected = (
+                by_pieces if row.must_equal == "pieces" else trained[f"bpetite {row.vocab}"].merges
+            )
             comparison = peers.compare_merges(expected, ran.merges)
-            if must_equal:
-                section.check(f"{name}: merges equal {must_equal}'s", comparison.identical)
-            elif label != "bpetite":
-                reported.append(f"- `{name}`: {comparison} (ties broken its own way).")
-    section.add(harness.table(HEADER, tables["jobs"]))
+            if row.must_equal:
+                section.check(
+                    f"{row.name}: merges equal {row.must_equal}'s", comparison == "identical"
+                )
+            elif row.label != "bpetite":
+                reported.append(f"- `{row.name}`: {comparison} (ties broken its own way).")
+    section.add(harness.table(TABLE, tables["jobs"]))
     section.add(
         "Merges against `Tokenizer.train`'s at the same vocabulary size:\n\n" + "\n".join(reported)
     )
@@ -132,26 +152,37 @@ def run(run: harness.Run) -> harness.Section:
         f"### Multi-file training\n\n`bpetite.train_files` on the corpus as one file, and cut "
         f"at line ends into {len(pieces)} files; the trainer time includes reading the files. "
         "With several workers the peak RSS is the parent's and CPU / wall counts them all.\n\n"
-        + harness.table(HEADER, tables["files"])
+        + harness.table(TABLE, tables["files"])
     )
     stats = {name: ran.seconds for name, ran in trained.items()}
     section.ratios(TARGETS, stats, naive=naive, big=big, files=len(pieces))
     peak = trained[f"bpetite {big}"].peak_rss
-    section.value(f"Training {big}: bpetite peak RSS (MB)", peak / 1e6, "< 300",
-                  how="whole child process: interpreter, imports, corpus and training",
-                  source="training target")  # fmt: skip
-    section.value("Training 512: bpetite trainer time (s)", stats["bpetite 512"].median, "<= 60",
-                  source="spec")  # fmt: skip
-    section.value("Training 512: `bpetite train` whole-command wall time (s)",
-                  trained["cli 512"].wall.median, "<= 60", source="spec")  # fmt: skip
+    how = "whole child process: interpreter, imports, corpus and training"
+    section.value(
+        f"Training {big}: bpetite peak RSS (MB)",
+        peak / 1e6,
+        "< 300",
+        how=how,
+        source="training target",
+    )
+    section.value(
+        "Training 512: bpetite trainer time (s)",
+        stats["bpetite 512"].median,
+        "<= 60",
+        source="spec",
+    )
+    wall = trained["cli 512"].wall.median
+    section.value(
+        "Training 512: `bpetite train` whole-command wall time (s)", wall, "<= 60", source="spec"
+    )
     return section
 
 
 def _cli(run: harness.Run, vocab: int) -> Child:
     """``bpetite train`` as a user runs it; its summary line gives its own time and phases."""
     output = run.scratch / f"cli-{vocab}.json"
-    command = [sys.executable, "-m", "bpetite", "train", "--input", str(run.text_path),
-               "--vocab-size", str(vocab), "--output", str(output), "--force"]  # fmt: skip
+    options = ["--input", run.text_path, "--vocab-size", vocab, "--output", output, "--force"]
+    command = [sys.executable, "-m", "bpetite", "train", *map(str, options)]
     child = harness.run_child(command, cwd=run.scratch)
     summary = child.report
     summary["seconds"] = summary["elapsed_ms"] / 1000

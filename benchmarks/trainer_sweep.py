@@ -60,20 +60,17 @@ def run(run: harness.Run) -> harness.Section:
     for kind, make in KINDS.items():
         counts = make(3_000)
         ours = list(Tokenizer.train_from_counts(counts, 300).merges)
-        section.check(
-            f"{kind}: merges equal the reference's", ours == reference.train_counts(counts, 300)
-        )
+        theirs = reference.train_counts(counts, 300)
+        section.check(f"{kind}: merges equal the reference's", ours == theirs)
     sizes = [(32_000 if run.quick else 125_000) << power for power in range(3 if run.quick else 4)]
     rounds = 1 if run.quick else 3
     harness.log(f"trainer sweep: {len(KINDS)} inputs at {sizes} bytes, {rounds} round(s)")
     cases = {
-        (kind, size): partial(Tokenizer.train_from_counts, make(size), VOCAB)
+        f"{kind} {size}": partial(Tokenizer.train_from_counts, make(size), VOCAB)
         for kind, make in KINDS.items()
         for size in sizes
     }
-    timings = harness.measure(
-        {f"{kind} {size}": call for (kind, size), call in cases.items()}, rounds, keep="all"
-    )
+    timings = harness.measure(cases, rounds, keep="all")
     rows = []
     worst = 0.0
     for kind in KINDS:
@@ -81,14 +78,14 @@ def run(run: harness.Run) -> harness.Section:
         for size in sizes:
             timing = timings[f"{kind} {size}"]
             same = all(result.merges == timing.results[0].merges for result in timing.results)
-            section.check(f"{kind}: every run learns the same merges", same)
+            section.check("every run of an input learns the same merges", same)
             growth = None if previous is None else timing.stat.median / previous
             worst = max(worst, growth or 0)
             rows.append(
                 [kind, f"{size:,}", spread(timing.stat), "" if growth is None else f"{growth:.2f}"]
             )
             previous = timing.stat.median
-    header = [f"input (vocab {VOCAB})", ">bytes", ">time, median (min–max)", ">x previous size"]
+    header = f"input (vocab {VOCAB}) | >bytes | >time, median (min–max) | >x previous size"
     section.add(
         "Each input at doubling sizes, trained from its chunk counts, the inputs interleaved "
         f"round by round ({rounds} round(s)); doubling may at most multiply the time by "
