@@ -2,13 +2,13 @@
 
 The corpus is every UTF-8 ``.py`` file of the running Python's standard library and
 site-packages, walked in sorted order up to ``--big-corpus-mb`` megabytes and copied
-into the benchmark cache (reused while its digest matches), so one installation always
-gives the same corpus; its sha256 is in the report. Each training runs in a fresh
-process: bpetite is ``train_files`` on the directory, each peer reads one document per
-file. *Peak RSS* is the trainer process's own high-water mark; *tree PSS* the sampled
-peak of its whole process tree (workers included, pages they share with the parent
-counted once). bpetite's merges must be the same with 1 and 2 workers, and rustbpe's
-(same tie-break) identical to them.
+into the benchmark cache, so one installation always gives the same corpus. Each
+training runs in a fresh process, the trainers interleaved round by round; median
+(min–max). bpetite is ``train_files`` on the directory, each peer reads one document
+per file. *Peak RSS* is the trainer process's own high-water mark; *tree PSS* the
+sampled peak of its whole process tree (workers included, pages they share with the
+parent counted once). bpetite's merges must be the same with 1 and 2 workers, and
+rustbpe's (same tie-break) identical to them.
 """
 
 from __future__ import annotations
@@ -145,13 +145,10 @@ def run(run: harness.Run) -> harness.Section:
         name: peers.Trained.of(t) for name, t in harness.measure(jobs, rounds, keep="all").items()
     }
     mb = f"{corpus.bytes / 1e6:.0f} MB"
-    section = harness.Section(f"Training a {mb} code corpus (vocab {VOCAB}, `gpt2` pattern)")
+    title = f"Training a {mb} code corpus (vocab {VOCAB}, `gpt2` pattern, {rounds} round(s))"
+    section = harness.Section(title, __doc__)
     section.add(
-        f"{len(corpus.files):,} `.py` files of this Python installation ({corpus.bytes:,} bytes, "
-        f"sha256 `{corpus.sha256[:16]}…`); each training in a fresh process, {rounds} round(s), "
-        "the trainers interleaved. Median (min–max). *Peak RSS* is the trainer process's own "
-        "high-water mark; *tree PSS* the sampled peak of the whole process tree (parent and "
-        "counting workers together, shared pages once)."
+        f"{len(corpus.files):,} files, {corpus.bytes:,} bytes, sha256 `{corpus.sha256[:16]}…`."
     )
     rows = [
         [
@@ -183,5 +180,5 @@ def run(run: harness.Run) -> harness.Section:
     times = {label: ran.seconds for label, ran in trained.items()}
     trees = {f"{label} tree": ran.tree_pss for label, ran in trained.items() if ran.tree_pss}
     section.ratios(TARGETS, times | trees, mb=mb)
-    section.data = {"files": len(corpus.files), "bytes": corpus.bytes, "sha256": corpus.sha256}
+    section.record(times | trees)
     return section

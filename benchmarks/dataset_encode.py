@@ -1,11 +1,12 @@
 """Encoding a dataset: ``bpetite.write_dataset`` against tiktoken's ``encode_ordinary_batch``.
 
-The code corpus of ``big_corpus`` (one document per file) with GPT-2's vocabulary, read
-from the committed ``gpt2.tiktoken`` by each side: bpetite writes a nanoGPT
-``train.bin`` with two worker processes, tiktoken encodes the texts already in memory
-with two threads, interleaved round by round. Neither keeps its result between rounds
-(71 million ids as int lists are 2.5 GB that bpetite's forked workers would inherit).
-The ``.bin`` must hold tiktoken's ids, document by document, each followed by
+The code corpus of the section above, one document per file, with GPT-2's vocabulary
+read from the committed ``gpt2.tiktoken`` by each side. bpetite:
+``write_dataset(files, "train.bin", gpt2, workers=2)``, worker processes; tiktoken:
+``encode_ordinary_batch(texts, num_threads=2)`` on texts already in memory. The two run
+interleaved, round by round, and neither keeps its result between rounds (71 million
+ids as int lists are 2.5 GB that bpetite's forked workers would inherit). The
+``train.bin`` must hold tiktoken's ids, document by document, each followed by
 ``<|endoftext|>``.
 """
 
@@ -53,16 +54,14 @@ def run(run: harness.Run) -> harness.Section:
                 same and ours[position:end] == array("H", ids) and ours[end : end + 1] == separator
             )
             position = end + 1
-    section = harness.Section("Encoding a dataset (GPT-2's vocabulary, 2 workers)")
+    title = f"Encoding a dataset (GPT-2's vocabulary, 2 workers, {rounds} round(s))"
+    section = harness.Section(title, __doc__)
+    section.record({name: timing.stat for name, timing in timings.items()})
     section.check(
         "the .bin holds tiktoken's ids, document by document", same and position == len(ours)
     )
     section.add(
-        f"{len(texts):,} `.py` files, {corpus.bytes:,} bytes, {position - len(texts):,} tokens; "
-        f"{rounds} round(s), interleaved. bpetite: `write_dataset(files, 'train.bin', gpt2, "
-        "workers=2)` (processes); tiktoken: `encode_ordinary_batch(texts, num_threads=2)` on "
-        "texts already in memory. The `.bin` is checked against tiktoken's ids, document by "
-        "document.",
+        f"{len(texts):,} files, {corpus.bytes:,} bytes, {position - len(texts):,} tokens.",
         harness.table(
             "encoder | time, median (min–max) | >MB/s",
             [

@@ -237,13 +237,19 @@ class Section:
     """One section's report: its markdown, its checks, its target rows, its JSON figures."""
 
     title: str
+    #: The section module's docstring: its paragraphs after the first line are the caption.
+    doc: str | None = None
     parts: list[str] = field(default_factory=list)
     checks: dict[str, bool] = field(default_factory=dict)
     targets: list[Target] = field(default_factory=list)
-    data: dict[str, Any] = field(default_factory=dict)
+    #: Every sample of every figure, by the section's name for it: results.json keeps them.
+    samples: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     def add(self, *parts: str) -> None:
         self.parts += parts
+
+    def record(self, stats: Mapping[str, Stat | None]) -> None:
+        self.samples |= {name: stat.samples for name, stat in stats.items() if stat is not None}
 
     def check(self, name: str, ok: bool) -> None:
         """Record a correctness check (several calls of one name must all pass)."""
@@ -273,13 +279,10 @@ class Section:
         """:meth:`ratio` for each row of a section's table of targets, its texts formatted
         with `names`; a row whose cases this run did not measure keeps its place, empty."""
         for measure, top, bottom, target, how, source in rows:
-            top_stat, bottom_stat = (
-                stats.get(top.format(**names)),
-                stats.get(bottom.format(**names)),
+            measure, top, bottom, how = (
+                text.format(**names) for text in (measure, top, bottom, how)
             )
-            self.ratio(
-                measure.format(**names), top_stat, bottom_stat, target, how=how, source=source
-            )
+            self.ratio(measure, stats.get(top), stats.get(bottom), target, how=how, source=source)
 
     def value(self, measure: str, value: float, target: str, *, how: str = "", source: str) -> None:
         """A target row on one figure of the run (a time, a size) rather than a ratio."""
@@ -290,10 +293,11 @@ class Section:
         return [f"{self.title}: {name}" for name, ok in self.checks.items() if not ok]
 
     def markdown(self) -> str:
+        """The title, the caption (the docstring's ``code`` as markdown), the parts, the checks."""
+        caption = [" ".join(paragraph.split()) for paragraph in (self.doc or "").split("\n\n")[1:]]
+        parts = [f"## {self.title}", *(p.replace("``", "`") for p in caption), *self.parts]
         checks = ", ".join(f"{name}: {'yes' if ok else 'NO'}" for name, ok in self.checks.items())
-        return "\n\n".join(
-            [f"## {self.title}", *self.parts, *([f"Checks: {checks}."] if checks else [])]
-        )
+        return "\n\n".join([*parts, *([f"Checks: {checks}."] if checks else [])])
 
 
 # Markdown -------------------------------------------------------------------------------
@@ -401,12 +405,12 @@ def main(
         run = Run(args.quick, text, path, Path(scratch), cache, big_mb)
         started, facts = time.perf_counter(), machine()
         chosen = [name for name in sections if name in args.only and name not in args.skip]
-        reports: list[Section] = []
+        reports: dict[str, Section] = {}
         failures: list[str] = []
         for name in chosen:
             log(f"section {name}")
             try:
-                reports.append(sections[name](run))
+                reports[name] = sections[name](run)
             except Exception as error:  # a crashed section fails the run; the others report
                 traceback.print_exc()
                 failures.append(f"{name}: {type(error).__name__}: {error}")
@@ -418,15 +422,20 @@ def main(
         f"({mode} run{f'; skipped: {skipped}' if skipped else ''})",
         "Total time": f"{time.perf_counter() - started:.0f} s",
     }
-    failures += [failure for report in reports for failure in report.failures]
-    markdown = render(mode, facts, reports, failures)
+    failures += [failure for report in reports.values() for failure in report.failures]
+    markdown = render(mode, facts, list(reports.values()), failures)
     results = {
         "mode": mode,
         "machine": facts,
         "targets": [
-            {**dataclasses.asdict(row), "met": row.met} for r in reports for row in r.targets
+            {**dataclasses.asdict(row), "met": row.met}
+            for report in reports.values()
+            for row in report.targets
         ],
-        "sections": {report.title: {**report.data, "checks": report.checks} for report in reports},
+        "sections": {
+            name: {"title": r.title, "checks": r.checks, "samples": r.samples}
+            for name, r in reports.items()
+        },
         "failures": failures,
     }
     (output / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
@@ -532,8 +541,9 @@ uv run --group bench python -m benchmarks --write-docs    # the full run, then t
 Options: `--output DIR` (default `benchmarks/results/`: `results.json` with every
 sample, `results.md` with the tables), `--corpus PATH` (TinyShakespeare; default the
 committed `tests/data/tinyshakespeare.txt.gz`), `--big-corpus-mb MB` (default 150),
-`--only SECTION ...`, `--skip SECTION ...`, `--profile`; `benchmarks/run.py` takes the
-same. The harness is `benchmarks/harness.py`; each section below is one short file.
+`--only SECTION ...`, `--skip SECTION ...` (`--help` names the sections), `--profile`;
+`benchmarks/run.py` takes the same. The harness is `benchmarks/harness.py`; each
+section below is one short file beside it, its caption the file's docstring.
 
 Every section checks its results and the command exits 1 if one is wrong: ids equal
 to tiktoken's, merges equal to the naive trainer's and to rustbpe's (which breaks ties

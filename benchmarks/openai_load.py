@@ -2,10 +2,11 @@
 
 bpetite: ``Tokenizer.load`` of the artifact ``bpetite import`` writes for the committed
 rank file, every check of docs/schema.md included. tiktoken: what it does before its
-first encode, ``load_tiktoken_bpe`` on the same file and building its ``Encoding``. Then
-each again followed by ``encode_ordinary`` of TinyShakespeare: bpetite proves lazily
-which tokens encode to themselves, so that is where any cost moved out of loading
-shows. The ids of that encode must be tiktoken's.
+first encode, ``load_tiktoken_bpe`` on the same file and building its ``Encoding``.
+Then each again, followed by ``encode_ordinary`` of TinyShakespeare: bpetite proves
+lazily which tokens encode to themselves, so that is where any cost moved out of
+loading shows; those ids must be tiktoken's. Interleaved, median (min–max); a ratio is
+bpetite's time over tiktoken's, below 1 faster.
 """
 
 from __future__ import annotations
@@ -32,14 +33,7 @@ CASES = ("bpetite load", "tiktoken load", "bpetite load + encode", "tiktoken loa
 
 def run(run: harness.Run) -> harness.Section:
     rounds = 1 if run.quick else 7
-    section = harness.Section("Loading OpenAI's vocabularies")
-    section.add(
-        f"Median of {rounds} round(s), interleaved, (min–max). bpetite: `Tokenizer.load` of "
-        "the artifact `bpetite import` writes, every check of docs/schema.md included; "
-        "tiktoken: `load_tiktoken_bpe` on the `.tiktoken` file and building its `Encoding`. "
-        f"Then the same plus `encode_ordinary` of TinyShakespeare ({len(run.text):,} "
-        "characters). A ratio is bpetite's median time over tiktoken's: below 1 is faster."
-    )
+    section = harness.Section(f"Loading OpenAI's vocabularies ({rounds} round(s))", __doc__)
     rows = []
     for name, label in VOCABULARIES.items():
         harness.log(f"openai load: {name}, {rounds} round(s)")
@@ -57,6 +51,7 @@ def run(run: harness.Run) -> harness.Section:
         ids = [timings[f"{who} load + encode"].results[0] for who in loaders]
         section.check(f"{name}: bpetite's ids after loading equal tiktoken's", ids[0] == ids[1])
         stats = [timings[case].stat for case in CASES]
+        section.record({f"{name} {case}": stat for case, stat in zip(CASES, stats, strict=True)})
         sizes = [f"{path.stat().st_size / 1e6:.1f} MB" for path in (artifact, ranks)]
         ratios = [f"{stats[i].median / stats[i + 1].median:.2f}" for i in (0, 2)]
         rows.append(

@@ -1,10 +1,10 @@
 """Training TinyShakespeare against the Rust trainers, with GPT-2's and cl100k's patterns.
 
-All in one process on the corpus already in memory as one document, the trainers
-interleaved round by round. bpetite is ``count_chunks`` (one process) then
-``Tokenizer.train_from_counts``, timed as two cases of each round; rustbpe and HF count
-on every core. rustbpe breaks ties like bpetite, so its merges must be identical;
-bpeasy's and HF's are compared and the first difference reported.
+In one process, on the corpus already in memory as one document, the trainers
+interleaved round by round; median (min–max). bpetite is ``count_chunks`` (one
+process) then ``Tokenizer.train_from_counts``; rustbpe and HF count on every core.
+rustbpe breaks ties like bpetite, so its merges must be identical; bpeasy's and HF's
+are compared and the first difference reported.
 """
 
 from __future__ import annotations
@@ -41,12 +41,9 @@ def run(run: harness.Run) -> harness.Section:
             cases[f"{pattern} {name}"] = partial(trainer.train, [run.text], vocab, PRESETS[pattern])
     harness.log(f"peer training: vocab {vocab}, {rounds} round(s)")
     timings = harness.measure(cases, rounds)
-    section = harness.Section(f"Training TinyShakespeare against the Rust trainers (vocab {vocab})")
-    section.add(
-        f"In one process, the corpus in memory as one document, {rounds} round(s) interleaved; "
-        "median (min–max). bpetite: `count_chunks` then `Tokenizer.train_from_counts`, one "
-        "process; rustbpe and HF count on every core."
-    )
+    title = f"Training TinyShakespeare against the Rust trainers (vocab {vocab}, {rounds} round(s))"
+    section = harness.Section(title, __doc__)
+    section.record({name: timing.stat for name, timing in timings.items()})
     rows = []
     for pattern in PATTERNS:
         count, merge = timings[f"{pattern} count"], timings[f"{pattern} merge"]

@@ -1,10 +1,9 @@
-"""Profiles of the hot paths: cProfile (exact call counts) beside pyinstrument (sampling).
+"""``--profile``: the hot paths under cProfile (exact call counts) and pyinstrument (sampling).
 
 cProfile adds a cost to every Python call, so it inflates call-heavy code; pyinstrument
-samples the stack and distorts far less, but cannot count calls. Reading both keeps
-either from misleading alone. ``--profile`` writes ``profile-<target>-cprofile.txt`` and
-``profile-<target>-pyinstrument.txt`` under ``--output`` and prints the top of each
-cProfile report.
+samples the stack and distorts far less, but cannot count calls: read both. Each report
+goes to ``profile-<target>-{cprofile,pyinstrument}.txt`` under ``--output``, and the top
+of each cProfile report to stdout.
 """
 
 from __future__ import annotations
@@ -16,22 +15,21 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from benchmarks.shakespeare_encode import SENTENCE
 from bpetite import Tokenizer, count_chunks
 
 #: The vocabulary profiled: the large one, where the merge loop dominates.
 VOCAB = 32000
-#: Fresh tokenizers the cold sentence is encoded on: one encode is too short to sample.
-SENTENCES = 50
 
 
 def profile(text: str, output: Path) -> None:
+    from pyinstrument import Profiler
+
     counts = count_chunks([text])
     merges = Tokenizer.train_from_counts(counts, VOCAB).merges
     warm = Tokenizer(merges)
     warm.encode(text)
     letters = "".join(char for char in text if char.isalpha())[:200_000]
-    # Each entry builds its state unprofiled and returns the call to profile.
+    # Each target builds its state unprofiled and returns the call to profile.
     targets: dict[str, Callable[[], Callable[[], object]]] = {
         "count": lambda: partial(count_chunks, [text]),
         "merge-loop": lambda: partial(Tokenizer.train_from_counts, counts, VOCAB),
@@ -39,9 +37,6 @@ def profile(text: str, output: Path) -> None:
         "encode-cold": lambda: partial(Tokenizer(merges).encode, text),
         "encode-warm": lambda: partial(warm.encode, text),
         "encode-long-chunk": lambda: partial(Tokenizer(merges).encode, letters),
-        f"encode-sentence-cold-x{SENTENCES}": lambda: partial(
-            _each, [Tokenizer(merges) for _ in range(SENTENCES)]
-        ),
     }
     for name, setup in targets.items():
         profiler = cProfile.Profile()
@@ -53,20 +48,11 @@ def profile(text: str, output: Path) -> None:
         start = next((i for i, line in enumerate(lines) if "function calls" in line), 0)
         print(f"## {name} (vocab {VOCAB}): cProfile, top functions by own time\n")
         print("\n".join(line for line in lines[start : start + 20] if line.strip()) + "\n")
-        _pyinstrument(setup(), output / f"profile-{name}-pyinstrument.txt")
+        sampler = Profiler(interval=0.0005)
+        call = setup()
+        sampler.start()
+        call()
+        sampler.stop()
+        text_report = sampler.output_text(unicode=True, color=False)
+        (output / f"profile-{name}-pyinstrument.txt").write_text(text_report, encoding="utf-8")
     print(f"full reports in {output}/profile-*.txt")
-
-
-def _each(tokenizers: list[Tokenizer]) -> None:
-    for tokenizer in tokenizers:
-        tokenizer.encode(SENTENCE)
-
-
-def _pyinstrument(target: Callable[[], object], path: Path) -> None:
-    from pyinstrument import Profiler
-
-    profiler = Profiler(interval=0.0005)
-    profiler.start()
-    target()
-    profiler.stop()
-    path.write_text(profiler.output_text(unicode=True, color=False), encoding="utf-8")

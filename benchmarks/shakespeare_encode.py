@@ -1,14 +1,11 @@
 """Encoding with a model trained on TinyShakespeare: bpetite against tiktoken, HF and the naive.
 
-| model vocab | encoder | p50 | p99 | min | max | runs |   the 50-word sentence
-| what | time, median (min–max) | MB/s |                  the whole corpus; a multilingual text
-| letters | bpetite | growth vs previous | tiktoken |       one long chunk
-
 Every peer encodes with the same merges (tiktoken gets bpetite's ranks, HF its
-``export_hf``) and its ids must be bpetite's; so must the naive
-``bpetite.reference.encode``'s. *Cold* is the first encode on a freshly built encoder
-(``Tokenizer(merges)``, the state ``Tokenizer.load`` returns: an empty chunk cache);
-*warm* the same text again on the same object. Building an encoder is never timed.
+``export_hf``) and its ids must be bpetite's, as must the naive
+``bpetite.reference.encode``'s. Cold: the first encode on a freshly built
+``Tokenizer(merges)`` (the state ``Tokenizer.load`` returns), so the chunk cache is
+empty. Warm: the same text again on the same object. Building an encoder is never
+timed; the encoders of a table run interleaved, round by round.
 """
 
 from __future__ import annotations
@@ -94,12 +91,8 @@ def run(run: harness.Run) -> Section:
     models = {vocab: Tokenizer.train(run.text, vocab) for vocab in sorted({512, big})}
     model = models[big]
     size = f"{model.mergeable_vocab_size:,}"
-    section = Section(f"Encoding (TinyShakespeare model at vocab {big}, {size} mergeable tokens)")
-    section.add(
-        "Cold: the first encode on a freshly built `Tokenizer(merges)` (the state "
-        "`Tokenizer.load` returns), so the chunk cache is empty. Warm: the same text again "
-        "on the same object. Building an encoder is never timed; the encoders of a table "
-        "run interleaved, round by round."
+    section = Section(
+        f"Encoding (TinyShakespeare model at vocab {big}, {size} mergeable tokens)", __doc__
     )
     stats = _sentence(section, models, 20 if run.quick else 100)
     rounds = 2 if run.quick else 9
@@ -119,6 +112,7 @@ def run(run: harness.Run) -> Section:
         for state in ("warm", "cold")
     }
     section.ratios(TARGETS, stats, big=big, **p99)
+    section.record(stats)
     for vocab in models:
         for state in ("cold", "warm"):
             p99_ms = stats[f"sentence {vocab} bpetite {state}"].percentile(99) * 1000
@@ -153,13 +147,18 @@ def _sentence(section: Section, models: dict[int, Tokenizer], runs: int) -> dict
             timings |= harness.measure({"naive": naive}, max(1, runs // 5))
         for name, timing in timings.items():
             ok = timing.results[0] == timings["bpetite cold"].results[0]
-            section.check(f"sentence: {name.split()[0]} ids equal bpetite's", ok)
+            section.check(f"sentence: {name.split()[0]}'s ids equal bpetite's", ok)
             stat = stats[f"sentence {vocab} {name}"] = timing.stat
             label = "naive (`bpetite.reference.encode`)" if name == "naive" else name
             figures = (stat.median, stat.percentile(99), min(stat.samples), max(stat.samples))
             rows.append([vocab, label, *map(seconds, figures), len(stat.samples)])
     table = harness.table(">model vocab | encoder | >p50 | >p99 | >min | >max | >runs", rows)
-    section.add("### The 50-word sentence\n\n" + table)
+    section.add(
+        "### The 50-word sentence\n\nCold: each sample is the first encode on encoders built "
+        "just before it. Warm: steady state, back-to-back calls on one warmed encoder with no "
+        "collection between them, so the collections a loop of calls triggers show in p99.\n\n"
+        + table
+    )
     return stats
 
 
@@ -187,7 +186,7 @@ def _whole_text(
     expected = timings["bpetite cold"].results[0]
     for name in encoders:
         ok = timings[f"{name} cold"].results[0] == timings[f"{name} warm"].results[0] == expected
-        section.check(f"{key}: {name} ids equal bpetite's cold ones", ok)
+        section.check(f"{key}: {name}'s ids, cold and warm, equal bpetite's", ok)
     size = len(text.encode("utf-8"))
     rows = [
         [

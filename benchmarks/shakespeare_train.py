@@ -1,12 +1,19 @@
 """Training TinyShakespeare: bpetite against the naive reference and HF, each in a fresh process.
 
 Rows: ``Tokenizer.train``; HF ``tokenizers`` (its thread pool, and one thread); the
-naive ``bpetite.reference.train``; the ``bpetite train`` command; and, in a second
-table, ``bpetite.train_files`` on the corpus as one file and cut into several. Checks:
-the naive trainer's, the command's and the one-file run's merges are
-``Tokenizer.train``'s; the cut corpus gives the merges of training on its pieces' chunk
-counts (no chunk spans two files). HF breaks ties its own way, so its first difference
-is reported, never required away.
+naive ``bpetite.reference.train``; the ``bpetite train`` command; and in a second table
+``bpetite.train_files``. Each training runs in its own fresh process, the trainings
+interleaved round by round; median (min–max). *Trainer time* is the training call alone
+on the corpus already in memory as a ``str`` (for ``cli``, the command's own
+``elapsed_ms``); *process wall* the whole child process from spawn to exit (interpreter,
+imports, reading the corpus, training, and for ``cli`` saving the artifact); *peak RSS*
+that process's high-water mark; *CPU / wall* above 1 means several threads or workers
+worked.
+
+The naive trainer's, the command's and the one-file run's merges must be
+``Tokenizer.train``'s; the corpus cut into files gives the merges of training on its
+pieces' chunk counts (no chunk spans two files). HF breaks ties its own way: its first
+difference is reported.
 """
 
 from __future__ import annotations
@@ -45,6 +52,8 @@ TARGETS: list[harness.TargetRow] = [
      "reading the files included", "scaling target"),
 ]
 # fmt: on
+SAME = "Tokenizer.train's"
+PIECES = "training on the pieces' chunk counts"
 TABLE = (
     "implementation | >vocab | >merges | trainer time | process wall | >peak RSS | >CPU / wall "
     "| phases (medians)"
@@ -58,7 +67,7 @@ class Job:
     label: str
     vocab: int
     call: Callable[[], Child]
-    must_equal: str = ""  # "bpetite" (Tokenizer.train's at this size) or "pieces"
+    must_equal: str = ""  # SAME (Tokenizer.train's at this size), PIECES, or "" for none
 
     @property
     def name(self) -> str:
@@ -75,72 +84,48 @@ def run(run: harness.Run) -> harness.Section:
         child = partial(harness.call_in_child, peers.train_in_child, trainer=trainer, **more)
         return Job(label, vocab, partial(child, vocab_size=vocab), must_equal)
 
+    both = sorted({512, big})
     jobs = [job("bpetite", vocab, "bpetite") for vocab in sorted({512, naive, big})]
-    jobs += [job("hf", vocab, "hf") for vocab in sorted({512, big})]
+    jobs += [job("hf", vocab, "hf") for vocab in both]
     if not run.quick:
         jobs.append(job("hf, 1 thread", big, "hf", env={"RAYON_NUM_THREADS": "1"}))
-    jobs += [
-        Job("cli", vocab, partial(_cli, run, vocab), "bpetite") for vocab in sorted({512, big})
-    ]
+    jobs += [Job("cli", vocab, partial(_cli, run, vocab), SAME) for vocab in both]
+    cut = f"train_files, {len(pieces)} files"
     files = [
-        job("train_files, 1 file, 1 worker", big, "files", "bpetite"),
-        job(f"train_files, {len(pieces)} files, 1 worker", big, "files", "pieces", paths=pieces),
-        job(
-            f"train_files, {len(pieces)} files, 2 workers",
-            big,
-            "files",
-            "pieces",
-            paths=pieces,
-            workers=2,
-        ),
+        job("train_files, 1 file, 1 worker", big, "files", SAME),
+        job(f"{cut}, 1 worker", big, "files", PIECES, paths=pieces),
+        job(f"{cut}, 2 workers", big, "files", PIECES, paths=pieces, workers=2),
     ]
     rounds = 2 if run.quick else 5
     harness.log(f"training: {len(jobs + files)} trainings x {rounds} rounds, fresh processes")
     timings = harness.measure({job.name: job.call for job in jobs + files}, rounds, keep="all")
     harness.log(f"training: the naive trainer at vocab {naive}, once")
-    jobs.append(job("naive", naive, "naive", "bpetite"))
+    jobs.append(job("naive", naive, "naive", SAME))
     timings |= harness.measure({jobs[-1].name: jobs[-1].call}, 1, keep="all")
 
     trained = {name: peers.Trained.of(timing) for name, timing in timings.items()}
-    for vocab in sorted({512, big}):  # the command's merges are in its artifact
+    for vocab in both:  # the command's merges are in its artifact
         cli = Tokenizer.load(run.scratch / f"cli-{vocab}.json").merges
         trained[f"cli {vocab}"] = replace(trained[f"cli {vocab}"], merges=peers.byte_pairs(cli))
     texts = [Path(path).read_bytes().decode("utf-8") for path in pieces]
     by_pieces = peers.byte_pairs(Tokenizer.train_from_counts(count_chunks(texts), big).merges)
 
-    section = harness.Section("Training TinyShakespeare")
-    section.add(
-        "Each training runs in its own fresh process, the trainings interleaved round by "
-        "round. *Trainer time* is the training call alone on the corpus already in memory "
-        "as a `str` (for `cli`, the command's own `elapsed_ms`); *process wall* is the whole "
-        "child process from spawn to exit (interpreter start, imports, reading the corpus, "
-        "training, and for `cli` saving the artifact); *peak RSS* is that process's "
-        "high-water mark; *CPU / wall* above 1 means several threads or workers worked. "
-        "Median of the runs, (min–max) across them."
-    )
+    section = harness.Section(f"Training TinyShakespeare ({rounds} rounds)", __doc__)
     tables: dict[str, list[list[str]]] = {"jobs": [], "files": []}
     reported = []
     for group, rows in (("jobs", jobs), ("files", files)):
         for row in rows:
             ran = trained[row.name]
             figures = [spread(ran.seconds), spread(ran.wall), megabytes(ran.peak_rss)]
-            tables[group].append(
-                [
-                    row.label,
-                    str(row.vocab),
-                    f"{len(ran.merges):,}",
-                    *figures,
-                    f"{ran.cpu_per_wall:.2f}",
-                    ran.describe_phases(),
-                ]
+            cells = [row.label, str(row.vocab), f"{len(ran.merges):,}", *figures]
+            tables[group].append([*cells, f"{ran.cpu_per_wall:.2f}", ran.describe_phases()])
+            same = trained[f"bpetite {row.vocab}"].merges
+            comparison = peers.compare_merges(
+                by_pieces if row.must_equal == PIECES else same, ran.merges
             )
-            expected = (
-                by_pieces if row.must_equal == "pieces" else trained[f"bpetite {row.vocab}"].merges
-            )
-            comparison = peers.compare_merges(expected, ran.merges)
             if row.must_equal:
                 section.check(
-                    f"{row.name}: merges equal {row.must_equal}'s", comparison == "identical"
+                    f"{row.name}: merges equal {row.must_equal}", comparison == "identical"
                 )
             elif row.label != "bpetite":
                 reported.append(f"- `{row.name}`: {comparison} (ties broken its own way).")
@@ -151,10 +136,11 @@ def run(run: harness.Run) -> harness.Section:
     section.add(
         f"### Multi-file training\n\n`bpetite.train_files` on the corpus as one file, and cut "
         f"at line ends into {len(pieces)} files; the trainer time includes reading the files. "
-        "With several workers the peak RSS is the parent's and CPU / wall counts them all.\n\n"
+        "With 2 workers the peak RSS is the parent's, and CPU / wall counts both.\n\n"
         + harness.table(TABLE, tables["files"])
     )
     stats = {name: ran.seconds for name, ran in trained.items()}
+    section.record(stats | {f"{name} process wall": ran.wall for name, ran in trained.items()})
     section.ratios(TARGETS, stats, naive=naive, big=big, files=len(pieces))
     peak = trained[f"bpetite {big}"].peak_rss
     how = "whole child process: interpreter, imports, corpus and training"

@@ -1,13 +1,11 @@
 """The merge loop on inputs built to make it quadratic: its time as the input doubles.
 
-| input (vocab 512) | bytes | time, median (min–max) | x previous size |
-
 Each input defeats a trainer that rescans its chunks: one chunk of a repeated byte, of
 a repeated ``ab`` or ``abc``, one huge word of random letters, many distinct short
-words; each is trained from its chunk counts (``Tokenizer.train_from_counts``) at
-doubling sizes, interleaved. Doubling may at most multiply the time by 3.5 (4 would be
-quadratic): a target row, never a failure. Checks: every kind at a small size learns
-``bpetite.reference.train_counts``'s merges, and every run of an input the same merges.
+words. Each is trained from its chunk counts (``Tokenizer.train_from_counts``) at
+doubling sizes, the inputs interleaved round by round. Doubling may at most multiply
+the time by 3.5 (4 would be quadratic), a target, never a failure. Every kind is
+first checked against ``bpetite.reference.train_counts`` at a small size.
 """
 
 from __future__ import annotations
@@ -56,14 +54,15 @@ KINDS: dict[str, Callable[[int], Counts]] = {
 
 
 def run(run: harness.Run) -> harness.Section:
-    section = harness.Section("The merge loop on inputs built to make it quadratic")
+    rounds = 1 if run.quick else 3
+    title = f"The merge loop on inputs built to make it quadratic ({rounds} round(s))"
+    section = harness.Section(title, __doc__)
     for kind, make in KINDS.items():
         counts = make(3_000)
         ours = list(Tokenizer.train_from_counts(counts, 300).merges)
         theirs = reference.train_counts(counts, 300)
         section.check(f"{kind}: merges equal the reference's", ours == theirs)
     sizes = [(32_000 if run.quick else 125_000) << power for power in range(3 if run.quick else 4)]
-    rounds = 1 if run.quick else 3
     harness.log(f"trainer sweep: {len(KINDS)} inputs at {sizes} bytes, {rounds} round(s)")
     cases = {
         f"{kind} {size}": partial(Tokenizer.train_from_counts, make(size), VOCAB)
@@ -71,6 +70,7 @@ def run(run: harness.Run) -> harness.Section:
         for size in sizes
     }
     timings = harness.measure(cases, rounds, keep="all")
+    section.record({name: timing.stat for name, timing in timings.items()})
     rows = []
     worst = 0.0
     for kind in KINDS:
@@ -86,12 +86,7 @@ def run(run: harness.Run) -> harness.Section:
             )
             previous = timing.stat.median
     header = f"input (vocab {VOCAB}) | >bytes | >time, median (min–max) | >x previous size"
-    section.add(
-        "Each input at doubling sizes, trained from its chunk counts, the inputs interleaved "
-        f"round by round ({rounds} round(s)); doubling may at most multiply the time by "
-        f"{MAX_GROWTH}, and every kind is first checked against the reference trainer.",
-        harness.table(header, rows),
-    )
+    section.add(harness.table(header, rows))
     section.value(
         "Merge loop on hostile inputs: the largest time ratio per doubling",
         worst,

@@ -111,12 +111,13 @@ def test_a_failed_check_fails_the_run_and_a_missed_target_does_not(tmp_path: Pat
 def test_target_rows_keep_their_place_without_figures_and_pair_the_rounds() -> None:
     section = Section("s")
     rows = [
-        ("{name}: a / b", "a", "b", ">= 1", "", "speed target"),
+        ("{name}: a / b", "a", "b", ">= 1", "how {name}", "speed target"),
         ("{name}: a / c", "a", "c", "", "", "context"),
     ]
     section.ratios(rows, {"a": Stat((1.0, 4.0, 9.0)), "b": Stat((2.0, 2.0, 3.0))}, name="x")
     first, second = section.targets
-    assert (first.measure, first.value, first.paired, first.met) == ("x: a / b", 2.0, 2.0, True)
+    assert (first.measure, first.how, first.value, first.paired) == ("x: a / b", "how x", 2.0, 2.0)
+    assert first.met is True
     assert (second.value, second.met) == (None, None)
 
 
