@@ -124,7 +124,9 @@ class Child:
 
     report: dict[str, Any]
     cpu_seconds: float
-    #: The child's own peak resident set: its ``VmHWM`` if it reported one, else ``ru_maxrss``.
+    #: The child's own peak resident set: the ``VmHWM`` it reported or was last seen with
+    #: (``ru_maxrss`` would count the parent's size, inherited through fork), off Linux
+    #: ``ru_maxrss``.
     peak_rss: int
     #: The sampled peak of the process tree's proportional set size (Linux): pages a
     #: forked worker shares with its parent count once.
@@ -143,11 +145,12 @@ def run_child(
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         environment = {**os.environ, **(env or {})}
         process = subprocess.Popen(command, stdout=out, stderr=err, env=environment, cwd=cwd)
-        peak, stop = [0], threading.Event()
+        pss, hwm, stop = [0], [0], threading.Event()
 
-        def sample() -> None:
+        def sample() -> None:  # Popen returns once the child has exec'd: its own memory
             while not stop.wait(SAMPLE_SECONDS):
-                peak[0] = max(peak[0], tree_pss(process.pid) or 0)
+                pss[0] = max(pss[0], tree_pss(process.pid) or 0)
+                hwm[0] = max(hwm[0], _proc_bytes(f"/proc/{process.pid}/status", "VmHWM") or 0)
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -162,10 +165,12 @@ def run_child(
             raise RuntimeError(f"{shlex.join(command)} exited {process.returncode}:\n{tail}")
         lines = out.read().decode("utf-8").strip().splitlines()
     report: dict[str, Any] = json.loads(lines[-1]) if lines else {}
-    own_peak = report.pop("peak_rss", None) or usage.ru_maxrss * (
-        1 if sys.platform == "darwin" else 1024
+    own = (
+        report.pop("peak_rss", None)
+        or hwm[0]
+        or usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
     )
-    return Child(report, usage.ru_utime + usage.ru_stime, own_peak, peak[0] or None)
+    return Child(report, usage.ru_utime + usage.ru_stime, own, pss[0] or None)
 
 
 def call_in_child(
@@ -504,7 +509,9 @@ def machine() -> dict[str, str]:
     date = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     return {
         "CPU": models[0] if models else platform.processor() or "unknown",
-        "Cores": f"{os.cpu_count()} logical CPUs, {len(os.sched_getaffinity(0))} available",
+        "Cores": f"{os.cpu_count()} logical CPUs, {len(os.sched_getaffinity(0))} available"
+        if hasattr(os, "sched_getaffinity")
+        else f"{os.cpu_count()} logical CPUs",
         "Memory": f"{memory:.0f} GiB",
         "Python": f"{platform.python_implementation()} {platform.python_version()} "
         f"on {platform.platform()}",

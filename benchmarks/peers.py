@@ -204,8 +204,8 @@ def train_in_child(
     memory), ``files`` (``bpetite.train_files`` on `paths` with `workers`), ``naive``
     (``bpetite.reference.train``) or a peer of TRAINERS (each file one document, read
     as the peer asks for it; a directory gives its files in sorted order); all with
-    GPT-2's pattern. bpetite's progress events split
-    its time into counting, the merge loop, and building the tokenizer.
+    GPT-2's pattern. bpetite's progress events split its time into counting, the merge
+    loop, and building the tokenizer.
     """
     marks: dict[str, float] = {}
 

@@ -122,13 +122,8 @@ def run(run: harness.Run) -> Section:
 
 
 def _sentence(section: Section, models: dict[int, Tokenizer], runs: int) -> dict[str, Stat]:
-    """p50 and p99 of one sentence: bpetite and tiktoken, cold and warm; the naive encoder.
-
-    Cold: each sample is the first encode on encoders built just before it, `runs` of
-    each. Warm: steady state, ``20 * runs`` back-to-back calls on one warmed encoder
-    each, no collection between calls, so the young-generation collections a loop of
-    calls triggers land in some of them, as they would for a user, and show in p99.
-    """
+    """p50 and p99 of one sentence: bpetite and tiktoken, cold (`runs` samples) and warm
+    (``20 * runs``, after as many to warm up); the naive encoder."""
     stats: dict[str, Stat] = {}
     rows = []
     names = ("bpetite", "tiktoken")

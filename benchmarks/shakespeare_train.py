@@ -183,6 +183,6 @@ def _cut(run: harness.Run, parts: int) -> list[str]:
     paths = []
     for index in range(parts):
         path = run.scratch / f"part-{index:02d}.txt"
-        path.write_text("".join(lines[index * per_part : (index + 1) * per_part]), encoding="utf-8")
+        path.write_bytes("".join(lines[index * per_part : (index + 1) * per_part]).encode("utf-8"))
         paths.append(str(path))
     return paths

@@ -77,6 +77,17 @@ def test_a_child_reports_its_json_and_its_failure_with_stderr() -> None:
         harness.run_child(failing)
 
 
+def test_a_training_in_a_child_reports_its_time_phases_and_merges(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("ab ab ab ab\n", encoding="utf-8")
+    train = peers.train_in_child
+    child = harness.call_in_child(train, trainer="bpetite", vocab_size=258, paths=[str(corpus)])
+    trained = peers.Trained.of(harness.Timing(Stat((1.0,)), [child]))
+    assert trained.merges == peers.byte_pairs(Tokenizer.train("ab ab ab ab\n", 258).merges)
+    assert set(trained.phases) == {"count", "merge", "build"}
+    assert trained.peak_rss > 0
+
+
 def test_a_failed_check_fails_the_run_and_a_missed_target_does_not(tmp_path: Path) -> None:
     """Exit 1 on wrong ids or merges whatever the timings; a timing never fails the run."""
 
