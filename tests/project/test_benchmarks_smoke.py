@@ -192,13 +192,18 @@ def test_big_corpus_refuses_a_cache_inside_the_repository() -> None:
         build_corpus(0.1, ROOT / "benchmarks" / "corpus-cache")
 
 
-def test_docs_keep_the_notes_after_the_generated_figures(tmp_path: Path) -> None:
+def test_docs_regenerate_the_figures_and_keep_the_prose_around_them(tmp_path: Path) -> None:
     page = tmp_path / "benchmarks.md"
-    old = f"# Benchmarks\n\n{harness.BEGIN}\nold figures\n{harness.END}\n\nNotes by hand.\n"
+    old = f"# Benchmarks\n\nHow to run.\n\n{harness.BEGIN}\nold figures\n{harness.END}\n\nNotes.\n"
     page.write_text(old, encoding="utf-8")
     harness.write_docs("# results\n\n## The machine\n\nnew figures\n", page)
     text = page.read_text(encoding="utf-8")
-    assert "old figures" not in text and "new figures" in text
-    assert text.count("Notes by hand.") == 1
-    assert text.index(harness.BEGIN) < text.index("new figures") < text.index(harness.END)
-    assert text.index(harness.END) < text.index("Notes by hand.")
+    assert "old figures" not in text
+    assert text.count("How to run.") == text.count("Notes.") == text.count("new figures") == 1
+    order = ["How to run.", harness.BEGIN, "new figures", harness.END, "Notes."]
+    assert [text.index(part) for part in order] == sorted(text.index(part) for part in order)
+    harness.write_docs("# results\n\nnew figures\n", page)
+    assert page.read_text(encoding="utf-8") == text.replace("## The machine\n\n", "")
+    fresh = tmp_path / "fresh.md"
+    harness.write_docs("# results\n\nfigures\n", fresh)
+    assert fresh.read_text(encoding="utf-8").startswith(f"# Benchmarks\n\n{harness.BEGIN}")
