@@ -1,9 +1,25 @@
-"""Watching for processes from the tests: whether any still mentions a path, without sleeps."""
+"""Running and watching processes from the tests: a clean environment, and their state
+polled in /proc, never fixed sleeps."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment without anything that would change what the CLI draws or finds."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES"} and not key.startswith("TTY_")
+    }
+    env.update(extra)
+    return env
 
 
 def processes_mentioning(text: str) -> list[Path]:
@@ -26,3 +42,40 @@ def none_left_mentioning(text: str, timeout: float = 10) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def catches_sigterm(pid: int) -> bool:
+    """True once process `pid` has a handler for SIGTERM: ``bpetite``'s main is running.
+
+    Python itself only catches SIGINT at start-up; the CLI adds SIGTERM when a command
+    starts, so from then on both signals reach its cleanup instead of the default action.
+    """
+    for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
+    return False
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time process `pid` has used so far."""
+    stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (name) "
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_for(
+    condition: Callable[[], bool],
+    what: str,
+    *,
+    process: subprocess.Popen[bytes] | None = None,
+    timeout: float = 60,
+) -> None:
+    """Poll `condition` until it holds; fail naming `what` after `timeout` seconds, or as
+    soon as `process` (when given) has ended."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"the process ended ({process.returncode}) before {what}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.005)

@@ -1,13 +1,13 @@
 """The one internal door: what bpetite's own shells share with the library.
 
 The CLI, :mod:`bpetite.interop` and the benchmarks are thin shells over the library;
-the few pieces of plumbing they need beyond the public API (the atomic writer, the
+the few pieces of plumbing they need beyond the public API (the atomic writers, the
 strict JSON reader, the Dask client, the shared constants) are reached through this
 module and no other private one, so the library's private layout can change without
 touching them. Not public API: a name here can change in any release.
 """
 
-from bpetite.core._atomic import write_atomically
+from bpetite.core._atomic import atomic_writer, write_atomically
 from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite.core._json import loads_json, parse_json_ids
 from bpetite.corpus._dask import dask_client, dask_count_files
@@ -15,6 +15,7 @@ from bpetite.corpus._dask import dask_client, dask_count_files
 __all__ = [
     "BASE_VOCAB_SIZE",
     "END_OF_TEXT_TOKEN",
+    "atomic_writer",
     "dask_client",
     "dask_count_files",
     "loads_json",

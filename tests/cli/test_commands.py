@@ -662,6 +662,70 @@ def test_decode_input_must_be_a_json_array_of_ints(
     assert_one_line_failure(result, str(source), fragment)
 
 
+# --------------------------------------------------------------------------- --output
+
+
+def source_args(command: str, model: Path) -> list[str]:
+    """TEXT for encode, TEXT's ids for decode."""
+    if command == "encode":
+        return ["--text", TEXT]
+    return ["--ids", *map(str, Tokenizer.load(model).encode(TEXT))]
+
+
+@pytest.mark.parametrize("command", ["encode", "decode"])
+def test_output_file_holds_what_stdout_would(
+    capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path, model: Path, command: str
+) -> None:
+    assert main([command, "--model", str(model), *source_args(command, model)]) == 0
+    on_stdout = capsysbinary.readouterr().out
+    output = tmp_path / "result"
+    argv = [command, "--model", str(model), *source_args(command, model), "--output", str(output)]
+    assert main(argv) == 0
+    captured = capsysbinary.readouterr()
+    assert captured.out == b""
+    assert output.read_bytes() == on_stdout
+    assert f"'{output}'" in captured.err.decode()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["model.json", "result"]
+
+
+@pytest.mark.parametrize("command", ["encode", "decode"])
+def test_output_file_is_refused_when_it_exists_unless_forced(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, model: Path, command: str
+) -> None:
+    output = tmp_path / "result"
+    output.write_text("keep me", encoding="utf-8")
+    argv = [command, "--model", str(model), *source_args(command, model), "--output", str(output)]
+    assert_one_line_failure(run(capsys, *argv), f"--output '{output}' already exists", "--force")
+    assert output.read_text(encoding="utf-8") == "keep me"
+    assert run(capsys, *argv, "--force").code == 0
+    assert output.read_text(encoding="utf-8") != "keep me"
+
+
+@pytest.mark.parametrize("command", ["encode", "decode"])
+def test_output_file_never_replaces_an_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, model: Path, command: str
+) -> None:
+    source = tmp_path / "input"
+    content = TEXT if command == "encode" else json.dumps(Tokenizer.load(model).encode(TEXT))
+    source.write_bytes(content.encode("utf-8"))
+    for target in (source, model):
+        argv = [command, "--model", str(model), "--input", str(source), "--output", str(target)]
+        result = run(capsys, *argv, "--force")
+        assert_one_line_failure(result, "would destroy the input, even with --force")
+    assert source.read_bytes() == content.encode("utf-8")
+
+
+def test_decode_output_file_is_not_made_for_ids_that_are_not_utf8(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, model: Path
+) -> None:
+    """The text is checked while it is written to the temp file: a failure removes it."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    argv = ["decode", "--model", str(model), "--ids", "104", "240", "--output", str(out_dir / "t")]
+    assert_one_line_failure(run(capsys, *argv), "do not decode to valid UTF-8")
+    assert list(out_dir.iterdir()) == []
+
+
 # --------------------------------------------------------------------------- compare-tiktoken
 
 

@@ -23,6 +23,7 @@ import pytest
 
 from bpetite import Tokenizer, reference
 from tests.datafiles import build_tiktoken_cache
+from tests.processes import clean_env
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "bpetite"
 TEXT = "Hello, world! naïve café 🤔\r\n<|endoftext|>tail"
@@ -30,17 +31,6 @@ TEXT = "Hello, world! naïve café 🤔\r\n<|endoftext|>tail"
 needs_posix = pytest.mark.skipif(
     os.name != "posix", reason="platform limit: pseudo-terminals and signals"
 )
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """The environment without anything that would change what the CLI draws or finds."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES"} and not key.startswith("TTY_")
-    }
-    env.update(extra)
-    return env
 
 
 def bpetite(

@@ -1,4 +1,4 @@
-"""The one atomic writer: a file in place is a success, and the temp name is always short."""
+"""The atomic writers: a file in place is a success, and the temp name is always short."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bpetite.core._atomic import write_atomically
+from bpetite.core._atomic import atomic_writer, write_atomically
+from bpetite.core._errors import OutputExistsError
 
 needs_posix = pytest.mark.skipif(os.name != "posix", reason="directory fsync is POSIX-only")
 
@@ -72,6 +73,38 @@ def test_the_temp_file_is_beside_the_destination_with_a_short_name(
     (temp,) = seen
     assert Path(temp).parent == tmp_path
     assert len(Path(temp).name) < 40
+
+
+def test_a_file_written_a_piece_at_a_time_appears_only_when_whole(tmp_path: Path) -> None:
+    target = tmp_path / "ids.json"
+    with atomic_writer(target, overwrite=False) as handle:
+        handle.write(b"[1,")
+        assert not target.exists()
+        handle.write(b"2]")
+    assert target.read_bytes() == b"[1,2]"
+    assert [path.name for path in tmp_path.iterdir()] == ["ids.json"]
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, ValueError])
+def test_a_file_written_a_piece_at_a_time_is_not_made_when_the_block_fails(
+    tmp_path: Path, error: type[BaseException]
+) -> None:
+    with pytest.raises(error), atomic_writer(tmp_path / "ids.json", overwrite=False) as handle:
+        handle.write(b"[1,")
+        raise error
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_written_a_piece_at_a_time_keeps_an_existing_one_unless_told(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "ids.json"
+    target.write_bytes(b"old")
+    with pytest.raises(OutputExistsError), atomic_writer(target, overwrite=False):
+        pytest.fail("the block must not run")  # pragma: no cover
+    with atomic_writer(target, overwrite=True) as handle:
+        handle.write(b"new")
+    assert target.read_bytes() == b"new"
 
 
 def _is_directory(fd: int) -> bool:

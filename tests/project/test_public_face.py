@@ -47,6 +47,7 @@ ERRORS = {
 #: Plumbing the shells share: reached through bpetite._internal, never the face.
 PLUMBING = {
     "write_atomically",
+    "atomic_writer",
     "loads_json",
     "parse_json_ids",
     "dask_client",

@@ -10,24 +10,25 @@ Each subcommand lives in its own module ``bpetite.cli.commands._<name>`` exposin
 ``register(subparsers)``, which adds its parser and sets ``handler`` to a function
 ``(args) -> int``. Command modules use bpetite's public API and the shared helpers
 (``_output``, ``_inputs``, ``_files``, ``_parser``, ``_progress``, ``_sources``,
-``_render``), never each other. ``rich`` is imported only when something is drawn,
-so ``import bpetite`` never pulls it in.
+``_render``), never each other; ``_signals`` and ``_delivered`` serve ``main`` and the
+writers. ``rich`` is imported only when something is drawn, so ``import bpetite`` never
+pulls it in.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from types import FrameType
+from collections.abc import Callable, Sequence
 
 import bpetite
 from bpetite import BpetiteError
+from bpetite.cli._delivered import delivered, start_command
 from bpetite.cli._errors import CliError
 from bpetite.cli._output import error_line, shorten, write_stderr
+from bpetite.cli._signals import Terminated, signals_raise
 
 #: Subcommand modules, in the order ``--help`` lists them.
 _COMMANDS: tuple[str, ...] = (
@@ -72,7 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one bpetite command and return its exit code (tests call this in-process).
 
     Caught and printed as one line (exit 1): CliError, any BpetiteError, an OSError
-    about a named file, a UnicodeDecodeError of an input, Ctrl-C. Nothing else.
+    about a named file, a UnicodeDecodeError of an input, Ctrl-C. Nothing else. The line
+    says what had been written when it happened: nothing, part of the result on stdout
+    (how many bytes), the whole of it, or which output files.
     """
     parser = build_parser()
     try:
@@ -80,15 +83,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # --help, --version, or a usage error (code 2)
         return exit_.code if isinstance(exit_.code, int) else 1
     handler: Handler = args.handler
+    start_command()
     try:
-        with _sigterm_raises():
+        with signals_raise():
             return handler(args)
     except CliError as error:
         return _fail(str(error))
     except KeyboardInterrupt:
-        return _fail("interrupted; nothing was written")
-    except _Terminated:
-        _fail("terminated by SIGTERM; nothing was written")
+        return _stopped("interrupted")
+    except Terminated:
+        _stopped("terminated by SIGTERM")
         return EXIT_TERMINATED
     except BrokenPipeError:
         # The reader went away (`bpetite encode ... | head`): not worth a message.
@@ -108,41 +112,15 @@ def run() -> None:
     sys.exit(main())
 
 
-class _Terminated(BaseException):
-    """SIGTERM as an exception, so it unwinds like Ctrl-C: temp files go, workers stop."""
+def _fail(message: str) -> int:
+    """Print the failure's one line, with what had been written before it, if anything."""
+    write_stderr(error_line("; ".join([message, *delivered()])) + "\n")
+    return 1
 
 
-@contextlib.contextmanager
-def _sigterm_raises() -> Iterator[None]:
-    """While a command runs, SIGTERM raises :class:`_Terminated` instead of ending at once.
-
-    Only the first one: a second SIGTERM while the cleanup runs is ignored rather than
-    cutting it short. The previous handler comes back afterwards (tests call ``main``
-    in-process). Nothing changes off the main thread, where signals cannot be handled,
-    or when whoever started us chose to ignore SIGTERM.
-    """
-
-    def terminate(signum: int, frame: FrameType | None) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        raise _Terminated
-
-    previous = signal.getsignal(signal.SIGTERM)
-    installed = False
-    if previous is not signal.SIG_IGN:
-        try:
-            signal.signal(signal.SIGTERM, terminate)
-            installed = True
-        except ValueError:  # not the main thread
-            pass
-    try:
-        yield
-    finally:
-        if installed:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
-
-
-def _fail(message: object) -> int:
-    write_stderr(error_line(message) + "\n")
+def _stopped(how: str) -> int:
+    """Print what a signal left behind: nothing, or what had been written before it."""
+    write_stderr(error_line("; ".join([how, *(delivered() or ["nothing was written"])])) + "\n")
     return 1
 
 

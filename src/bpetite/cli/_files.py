@@ -9,14 +9,19 @@ replacing it would destroy the data the result was made from. Writes are atomic.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import IO
 
 from bpetite import Tokenizer
-from bpetite._internal import write_atomically
+from bpetite._internal import atomic_writer, write_atomically
+from bpetite.cli._delivered import expect_output
 from bpetite.cli._errors import CliError
-from bpetite.cli._output import exists_message, shorten
+from bpetite.cli._inputs import SPOOL_BYTES
+from bpetite.cli._output import exists_message, shorten, write_result_from
 
 
 def add_model_argument(parser: argparse.ArgumentParser) -> None:
@@ -72,6 +77,7 @@ def check_output_path(
     shown = shorten(path)
     if destination.is_dir():
         raise CliError(f"{option} '{shown}' is a directory; give the path of a file")
+    expect_output(option, path)
     refuse_overwriting_inputs(path, inputs, option=option)
     if not force and (destination.exists() or destination.is_symlink()):
         raise CliError(exists_message(option, path))
@@ -130,6 +136,35 @@ def write_file(path: str, data: bytes, *, force: bool, option: str) -> None:
     except FileExistsError:
         raise CliError(exists_message(option, path)) from None
     except OSError as error:
+        raise CliError(
+            f"cannot write {option} '{shorten(path)}': {error.strerror or error}"
+        ) from None
+
+
+@contextlib.contextmanager
+def result_output(
+    path: str | None, *, force: bool, option: str = "--output"
+) -> Iterator[IO[bytes]]:
+    """Where a command writes its result: `path`, or stdout when `path` is None.
+
+    Either way the result is delivered only once it is whole: for `path` it goes to a
+    temp file beside it, renamed into place when the block ends without error; for
+    stdout it goes to a private spool (memory up to SPOOL_BYTES, then an anonymous
+    temp file) copied to stdout after the block. A failure or a signal while the result
+    is made leaves stdout empty and no file. Check `path` with ``check_output_path``
+    first, so slow work never ends in "the file exists".
+    """
+    if path is None:
+        with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
+            yield spool
+            write_result_from(spool)
+        return
+    try:
+        with atomic_writer(path, overwrite=force) as handle:
+            yield handle
+    except FileExistsError:
+        raise CliError(exists_message(option, path)) from None
+    except OSError as error:  # a full disk, a directory gone meanwhile
         raise CliError(
             f"cannot write {option} '{shorten(path)}': {error.strerror or error}"
         ) from None

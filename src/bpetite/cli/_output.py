@@ -2,6 +2,8 @@
 
 Every byte of a result reaches stdout or the command fails: a raw or non-blocking
 stream may accept only part of a write, so writes loop until the last byte is taken.
+Every byte taken is counted, so a command that fails or is stopped after writing part
+of its result says how much there is and that it is incomplete (``_delivered``).
 stdout or stderr may also be closed (``>&-``), in which case Python sets them to None;
 a result then fails with one line on stderr, and a note is dropped rather than ever
 falling back onto stdout, which only ``print(file=None)`` would do.
@@ -12,10 +14,13 @@ from __future__ import annotations
 import json
 import os
 import select
+import stat
 import sys
-from typing import TYPE_CHECKING, Final, Protocol, TextIO
+from typing import IO, TYPE_CHECKING, Final, Protocol, TextIO
 
+from bpetite.cli._delivered import count_stdout
 from bpetite.cli._errors import CliError
+from bpetite.cli._signals import signals_deferred
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -24,6 +29,12 @@ if TYPE_CHECKING:
 SHOWN_CHARS: Final = 80
 #: A whole error line is cut to at most this many characters.
 ERROR_LINE_CHARS: Final = 1000
+#: Bytes copied to stdout at a time from a finished result, and offered per write to a
+#: regular file.
+COPY_BYTES: Final = 1 << 20
+#: Bytes offered per write to a pipe or terminal: POSIX lets a pipe with room take this
+#: many in one go, so the write does not wait on the reader while signals are held.
+PIPE_CHUNK_BYTES: Final = getattr(select, "PIPE_BUF", 4096)
 
 
 class _BinaryWriter(Protocol):
@@ -57,15 +68,38 @@ def write_json(value: object, *, compact: bool = False) -> None:
     ``ensure_ascii`` keeps the bytes identical whatever the terminal's locale.
     """
     separators = (",", ":") if compact else (", ", ": ")
-    write_stdout_bytes((json.dumps(value, separators=separators) + "\n").encode("ascii"))
+    write_result((json.dumps(value, separators=separators) + "\n").encode("ascii"))
 
 
-def write_stdout_bytes(data: bytes) -> None:
-    """Write all of `data` to stdout, raw: no newline translation, no locale encoding.
+def write_result(data: bytes) -> None:
+    """Write all of `data` to stdout, raw, as the command's whole result.
 
-    Raises CliError when stdout is closed or refuses the bytes (a full disk); a reader
-    that went away raises BrokenPipeError, which ``main`` turns into a quiet exit 1.
+    No newline translation, no locale encoding. Raises CliError when stdout is closed or
+    refuses the bytes (a full disk); a reader that went away raises BrokenPipeError,
+    which ``main`` turns into a quiet exit 1. Every byte taken is counted
+    (``_delivered``), and the last one marks the result complete.
     """
+    _write_stdout(data, completes=True)
+
+
+def write_result_from(stream: IO[bytes]) -> None:
+    """Copy a finished result from `stream` (from its start) to stdout, a block at a time."""
+    stream.seek(0, os.SEEK_END)
+    size = stream.tell()
+    stream.seek(0)
+    if sys.stdout is not None and getattr(sys.stdout, "buffer", None) is None:
+        # A text-only stream takes whole characters: give it the result in one piece.
+        _write_stdout(stream.read(), completes=True)
+        return
+    while True:
+        block = stream.read(COPY_BYTES)
+        last = stream.tell() >= size
+        _write_stdout(block, completes=last)
+        if last:
+            return
+
+
+def _write_stdout(data: bytes, *, completes: bool) -> None:
     stream = sys.stdout
     if stream is None:
         raise CliError("standard output is closed; the result was not written")
@@ -73,45 +107,72 @@ def write_stdout_bytes(data: bytes) -> None:
         stream.flush()  # whatever was printed before comes first
         buffer = getattr(stream, "buffer", None)
         if buffer is None:  # a text-only stream someone swapped in; text is all it takes
-            stream.write(data.decode("utf-8"))
-            stream.flush()
+            with signals_deferred():
+                stream.write(data.decode("utf-8"))
+                stream.flush()
+                count_stdout(len(data), completes=completes)
             return
         buffer.flush()
         fd = _fileno(buffer)
         if fd is None:
-            write_all(buffer, data)
+            write_all(buffer, data, completes=completes)
             buffer.flush()
         else:
-            write_all_fd(fd, data)
+            write_all_fd(fd, data, completes=completes)
     except BrokenPipeError:
         raise
     except OSError as error:
         raise CliError(f"cannot write to standard output: {error.strerror or error}") from None
 
 
-def write_all(stream: _BinaryWriter, data: bytes) -> None:
+def write_all(stream: _BinaryWriter, data: bytes, *, completes: bool = False) -> None:
     """Write `data` to a binary stream that may take fewer bytes than offered."""
     view = memoryview(data)
+    if not view:
+        count_stdout(0, completes=completes)
     while view:
-        try:
-            written = stream.write(view)
-        except BlockingIOError as error:
-            written = error.characters_written
+        with signals_deferred():
+            try:
+                written = stream.write(view)
+            except BlockingIOError as error:
+                written = error.characters_written
+            if written:
+                view = view[written:]
+                count_stdout(written, completes=completes and not view)
         if not written:  # None (would block) or 0: no progress, and no fd to wait on
-            raise CliError("standard output accepted no more bytes; the result is incomplete")
-        view = view[written:]
+            raise CliError("standard output accepted no more bytes")
 
 
-def write_all_fd(fd: int, data: bytes) -> None:
-    """Write `data` to file descriptor `fd`, waiting when it is non-blocking and full."""
+def write_all_fd(fd: int, data: bytes, *, completes: bool = False) -> None:
+    """Write `data` to file descriptor `fd`, waiting while it is full.
+
+    Each write waits for room first (a signal can stop the wait), then offers what a
+    pipe takes without blocking, so the write and the count of its bytes run with
+    signals held and never wait on the reader.
+    """
     view = memoryview(data)
+    if not view:
+        count_stdout(0, completes=completes)
+    chunk = _chunk_bytes(fd)
     while view:
-        try:
-            written = os.write(fd, view)
-        except BlockingIOError:
-            select.select([], [fd], [])
-            continue
-        view = view[written:]
+        select.select([], [fd], [])
+        with signals_deferred():
+            try:
+                written = os.write(fd, view[:chunk])
+            except BlockingIOError:  # another writer took the room first
+                written = 0
+            view = view[written:]
+            count_stdout(written, completes=completes and not view)
+
+
+def _chunk_bytes(fd: int) -> int:
+    """Bytes offered per write: a pipe or terminal takes PIPE_BUF without blocking once
+    ``select`` says it has room; a regular file never blocks on a reader."""
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        regular = False
+    return COPY_BYTES if regular else PIPE_CHUNK_BYTES
 
 
 def _fileno(stream: object) -> int | None:

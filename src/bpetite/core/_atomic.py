@@ -10,7 +10,9 @@ import contextlib
 import errno
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from bpetite.core._errors import OutputExistsError
 
@@ -26,6 +28,28 @@ def write_atomically(path: str | os.PathLike[str], data: bytes, *, overwrite: bo
     destination = Path(path)
     check_destination(destination, overwrite=overwrite)
     _write(destination, data, overwrite=overwrite)
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike[str], *, overwrite: bool) -> Iterator[BinaryIO]:
+    """A file to write `path`'s content into, a piece at a time, published whole at the end.
+
+    For outputs too large to hold as bytes: the block writes into a temp file beside
+    `path`, which gets its final name as write_atomically's does when the block ends
+    without error; an exception (Ctrl-C included) removes it instead. The destination
+    is checked before the block runs, with write_atomically's errors.
+    """
+    destination = Path(path)
+    check_destination(destination, overwrite=overwrite)
+    fd, temp = _create_temp(destination.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+        raise
+    publish_atomically(temp, destination, overwrite=overwrite)
 
 
 def publish_atomically(

@@ -1,9 +1,10 @@
 """``bpetite decode``: token ids back to the exact text, nothing added.
 
-Millions of ids are decoded in slices and written as they go, so memory holds the
-ids (8 bytes each) and one slice's text, never the whole text. Every id and the UTF-8
-of the whole result are checked first, so a bad id or a broken character still
-leaves stdout empty.
+Millions of ids are decoded in slices, each checked as UTF-8 as it goes into a spool
+(stdout) or a temp file (``--output``), so memory holds the ids (8 bytes each) and one
+slice's text, never the whole text. Nothing is delivered before every id and the whole
+text are checked: a bad id, a broken character, a failure or a signal while decoding
+leaves stdout empty and no file.
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from __future__ import annotations
 import argparse
 import codecs
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import IO, TYPE_CHECKING, Final
 
 from bpetite import Tokenizer
 from bpetite.cli._errors import CliError
-from bpetite.cli._files import add_model_argument, load_model
+from bpetite.cli._files import add_model_argument, check_output_path, load_model, result_output
 from bpetite.cli._inputs import describe_input, first_unknown_id, parse_id_list, read_input_bytes
-from bpetite.cli._output import write_stdout_bytes
+from bpetite.cli._output import note, shorten
 from bpetite.cli._parser import add_command, integer
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ def register(subparsers: Subparsers) -> None:
             "bpetite decode --model tokenizer.json --ids 72 101 108 108 111",
             "bpetite encode --model tokenizer.json --text hi | "
             "bpetite decode --model tokenizer.json --input -",
+            "bpetite decode --model tokenizer.json --input ids.json --output text.txt",
         ],
     )
     add_model_argument(parser)
@@ -50,27 +52,40 @@ def register(subparsers: Subparsers) -> None:
         metavar="PATH",
         help="a file holding a JSON array of ids (what encode prints); '-' for stdin",
     )
+    parser.add_argument(
+        "--output",
+        metavar="PATH",
+        help="write the text to PATH (atomically: whole or not at all) instead of stdout",
+    )
+    parser.add_argument("--force", action="store_true", help="replace --output if it exists")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.output is not None:
+        inputs = [args.model] + ([args.input] if args.input is not None else [])
+        check_output_path(args.output, force=args.force, inputs=inputs)
     tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
     ids: Sequence[int]
     if args.ids is not None:
         ids = args.ids
     else:
         ids = parse_id_list(read_input_bytes(args.input), describe_input(args.input))
-    check_ids(tokenizer, ids)
-    for start in range(0, len(ids), SLICE_IDS):
-        write_stdout_bytes(tokenizer.decode_bytes(ids[start : start + SLICE_IDS]))
-    return 0
-
-
-def check_ids(tokenizer: Tokenizer, ids: Sequence[int]) -> None:
-    """Fail unless every id is a token and their bytes together are valid UTF-8."""
     unknown = first_unknown_id(tokenizer, ids)
     if unknown is not None:
         raise CliError(unknown)
+    with result_output(args.output, force=args.force) as result:
+        size = decode_checked(tokenizer, ids, result)
+    if args.output is not None:
+        note(f"bpetite: wrote {size} bytes of text to '{shorten(args.output)}'")
+    return 0
+
+
+def decode_checked(tokenizer: Tokenizer, ids: Sequence[int], target: IO[bytes]) -> int:
+    """Write the bytes of `ids` to `target`, failing unless together they are valid UTF-8.
+
+    Returns how many bytes. Every id must be a token of `tokenizer`.
+    """
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     offset = 0  # bytes of the decoding fed to the decoder before this slice
     for start in range(0, len(ids), SLICE_IDS):
@@ -80,12 +95,14 @@ def check_ids(tokenizer: Tokenizer, ids: Sequence[int]) -> None:
             decoder.decode(data)
         except UnicodeDecodeError as error:
             _fail_at(tokenizer, ids, offset - pending + error.start, error.reason)
+        target.write(data)
         offset += len(data)
     try:
         decoder.decode(b"", final=True)
     except UnicodeDecodeError as error:
         pending = len(error.object)
         _fail_at(tokenizer, ids, offset - pending + error.start, error.reason)
+    return offset
 
 
 def _fail_at(tokenizer: Tokenizer, ids: Sequence[int], offset: int, reason: str) -> None:

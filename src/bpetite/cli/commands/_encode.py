@@ -1,4 +1,9 @@
-"""``bpetite encode``: text to a JSON array of token ids."""
+"""``bpetite encode``: text to a JSON array of token ids.
+
+All the ids are computed before the first byte is written (into a spool for stdout, a
+temp file for ``--output``), so a failure or a signal while encoding leaves stdout
+empty and no file: the message "nothing was written" is then true.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,9 @@ from typing import IO, TYPE_CHECKING, Final, Literal
 
 from bpetite import DisallowedSpecialError, InvalidUtf8Error, Tokenizer
 from bpetite.cli._errors import CliError
-from bpetite.cli._files import add_model_argument, load_model
+from bpetite.cli._files import add_model_argument, check_output_path, load_model, result_output
 from bpetite.cli._inputs import check_argument_text, invalid_utf8, spool_checked
-from bpetite.cli._output import write_stdout_bytes
+from bpetite.cli._output import note, shorten
 from bpetite.cli._parser import add_command
 from bpetite.corpus import (
     DEFAULT_BLOCK_SIZE,
@@ -45,6 +50,7 @@ def register(subparsers: Subparsers) -> None:
         examples=[
             'bpetite encode --model tokenizer.json --text "Hello world"',
             "bpetite encode --model tokenizer.json --input notes.txt > ids.json",
+            "bpetite encode --model tokenizer.json --input notes.txt --output ids.json",
             "bpetite encode --model tokenizer.json --input user.txt --special raise",
         ],
     )
@@ -61,23 +67,37 @@ def register(subparsers: Subparsers) -> None:
         help="special-token text: 'allow' (default) encodes it as the special token, "
         "'ordinary' as plain text, 'raise' fails",
     )
+    parser.add_argument(
+        "--output",
+        metavar="PATH",
+        help="write the ids to PATH (atomically: whole or not at all) instead of stdout",
+    )
+    parser.add_argument("--force", action="store_true", help="replace --output if it exists")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.output is not None:
+        inputs = [args.model] + ([args.input] if args.input is not None else [])
+        check_output_path(args.output, force=args.force, inputs=inputs)
     tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
     if args.text is not None:
         text = check_argument_text(args.text, "--text")
-        write_id_batches([encode_text(tokenizer, text, args.special)])
-        return 0
-    # The input is read once, checked as it is read, into a private copy: a bad byte
-    # (or, with --special raise, a special token) fails before any output, and nothing
-    # can change under the encoder.
-    with spool_checked(args.input) as spool:
-        if args.special == "raise":
-            _check_no_special(tokenizer, spool, args.input)
-        allowed: AbstractSet[str] | Literal["all"] = "all" if args.special == "allow" else set()
-        write_id_batches(_encode_stream(tokenizer, spool, args.input, allowed))
+        with result_output(args.output, force=args.force) as result:
+            count = write_id_batches([encode_text(tokenizer, text, args.special)], result)
+    else:
+        # The input is read once, checked as it is read, into a private copy: a bad byte
+        # (or, with --special raise, a special token) fails before any output, and
+        # nothing can change under the encoder.
+        with spool_checked(args.input) as spool:
+            if args.special == "raise":
+                _check_no_special(tokenizer, spool, args.input)
+            allowed: AbstractSet[str] | Literal["all"] = "all" if args.special == "allow" else set()
+            with result_output(args.output, force=args.force) as result:
+                batches = _encode_stream(tokenizer, spool, args.input, allowed)
+                count = write_id_batches(batches, result)
+    if args.output is not None:
+        note(f"bpetite: wrote {count} ids to '{shorten(args.output)}'")
     return 0
 
 
@@ -142,12 +162,16 @@ def _text_of(stream: IO[bytes], source: str) -> Iterator[str]:
         raise invalid_utf8(error) from None
 
 
-def write_id_batches(batches: Iterable[list[int]]) -> None:
-    """Write batches of ids as one compact JSON array, exactly as ``json.dumps`` would."""
-    write_stdout_bytes(b"[")
+def write_id_batches(batches: Iterable[list[int]], target: IO[bytes]) -> int:
+    """Write batches of ids to `target` as one compact JSON array and a newline, exactly
+    as ``json.dumps`` with compact separators would; return how many ids."""
+    target.write(b"[")
     separator = b""
+    count = 0
     for batch in batches:
         if batch:
-            write_stdout_bytes(separator + ",".join(map(str, batch)).encode("ascii"))
+            target.write(separator + ",".join(map(str, batch)).encode("ascii"))
             separator = b","
-    write_stdout_bytes(b"]\n")
+            count += len(batch)
+    target.write(b"]\n")
+    return count

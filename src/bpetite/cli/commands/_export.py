@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, check_output_path, load_model
-from bpetite.cli._output import exists_message, note, shorten, write_stdout_bytes
+from bpetite.cli._output import exists_message, note, shorten, write_result
 from bpetite.cli._parser import add_command
 
 if TYPE_CHECKING:
@@ -69,6 +69,6 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"cannot export '{shorten(args.model)}' as {args.format}: {error}") from None
     except FileExistsError:
         raise CliError(exists_message("--output", args.output)) from None
-    write_stdout_bytes(code.encode("utf-8"))
+    write_result(code.encode("utf-8"))
     note(f"bpetite: wrote the {what} '{shorten(args.output)}'")
     return 0

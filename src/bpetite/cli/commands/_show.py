@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from bpetite.cli._files import add_model_argument, check_output_path, load_model, write_file
 from bpetite.cli._inputs import check_argument_text, describe_input, read_input_text
-from bpetite.cli._output import is_terminal, note, shorten, write_stdout_bytes
+from bpetite.cli._output import is_terminal, note, shorten, write_result
 from bpetite.cli._parser import add_command
 from bpetite.cli._render import pieces_of, render_for_terminal
 from bpetite.visualize import TokenPiece, render_html, render_plain, summarize
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     if _use_colour(args.color, sys.stdout):
         _print_ansi(pieces, show_ids=args.ids, stream=sys.stdout)
     else:
-        write_stdout_bytes(render_plain(pieces, show_ids=args.ids).encode("utf-8"))
+        write_result(render_plain(pieces, show_ids=args.ids).encode("utf-8"))
     note(summary.describe())
     return 0
 
@@ -101,4 +101,4 @@ def _print_ansi(pieces: Sequence[TokenPiece], *, show_ids: bool, stream: TextIO)
 
     detected = Console(file=stream, force_terminal=True).color_system
     rendered = render_for_terminal(pieces, detected, show_ids=show_ids)
-    write_stdout_bytes(rendered.encode("utf-8"))
+    write_result(rendered.encode("utf-8"))

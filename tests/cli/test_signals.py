@@ -1,0 +1,419 @@
+"""What a Ctrl-C or a SIGTERM leaves behind, at each moment, and what the message says.
+
+Before the first byte of a result: stdout empty, no output file, "nothing was
+written". While the result is written: stdout holds a prefix of it, and the message
+gives its exact length and says it is incomplete. After the last byte: the whole
+result, and a message that says so. The process tests use real signals on inputs of
+tens of megabytes and wait for what a process shows in /proc, never for a fixed time;
+the moments a process cannot be caught at (after its last byte) are reached in-process,
+with a real signal sent from inside the command.
+"""
+
+from __future__ import annotations
+
+import array
+import fcntl
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import termios
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from bpetite import Tokenizer
+from bpetite.cli import EXIT_TERMINATED, main
+from bpetite.cli._files import save_model
+from bpetite.cli.commands import _decode, _encode, _train
+from tests.processes import catches_sigterm, clean_env, cpu_seconds, wait_for
+
+needs_proc = pytest.mark.skipif(
+    not Path("/proc/self/status").exists(), reason="platform limit: needs /proc (Linux)"
+)
+
+#: (signal, exit code, how the message starts)
+SIGNALS = [
+    pytest.param(signal.SIGINT, 1, "interrupted", id="SIGINT"),
+    pytest.param(signal.SIGTERM, EXIT_TERMINATED, "terminated by SIGTERM", id="SIGTERM"),
+]
+#: CPU seconds a command runs after reading its input before the test signals it: far
+#: into encoding or decoding the input below, which takes over a second.
+WORKING_SECONDS = 0.3
+
+
+# --------------------------------------------------------------------------- data
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory, shakespeare_text: str) -> dict[str, Path]:
+    """A 20 MB text, a model, the text's ids as encode prints them, and the text again."""
+    directory = tmp_path_factory.mktemp("big")
+    text = shakespeare_text * 18
+    tokenizer = Tokenizer.train(shakespeare_text, 512)
+    paths = {
+        "model": directory / "model.json",
+        "text": directory / "big.txt",
+        "ids": directory / "ids.json",
+    }
+    tokenizer.save(paths["model"])
+    paths["text"].write_bytes(text.encode("utf-8"))
+    ids = tokenizer.encode(text)
+    paths["ids"].write_bytes((json.dumps(ids, separators=(",", ":")) + "\n").encode("ascii"))
+    return paths
+
+
+def argv(command: str, big: dict[str, Path], source: str | None = None) -> list[str]:
+    """`command` on the big input: encode reads the text, decode the ids."""
+    if source is None:
+        source = str(big["text" if command == "encode" else "ids"])
+    return [
+        sys.executable,
+        "-m",
+        "bpetite",
+        command,
+        "--model",
+        str(big["model"]),
+        "--input",
+        source,
+    ]
+
+
+def expected(command: str, big: dict[str, Path]) -> bytes:
+    """The whole result: what the other file of the pair holds."""
+    return big["ids" if command == "encode" else "text"].read_bytes()
+
+
+def last_line(stderr: bytes) -> str:
+    text = stderr.decode()
+    assert "Traceback" not in text, text
+    return text.splitlines()[-1]
+
+
+@pytest.fixture
+def reaped() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Processes to kill if a test fails before they end."""
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=60)
+
+
+def start(
+    started: list[subprocess.Popen[bytes]], args: list[str], *, stdout: int | IO[Any], stdin: int
+) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        args, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, env=clean_env()
+    )
+    started.append(process)
+    return process
+
+
+def feed(process: subprocess.Popen[bytes], data: bytes) -> None:
+    """Write `data` to the process's stdin and close it; return once the process read it all.
+
+    The writer is a thread (the pipe holds 64 KB); the pipe is empty once FIONREAD on
+    our end says so.
+    """
+    assert process.stdin is not None
+    stdin = process.stdin
+
+    def write() -> None:
+        stdin.write(data)
+        stdin.flush()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    writer.join(timeout=60)
+    unread = array.array("i", [0])
+
+    def drained() -> bool:
+        fcntl.ioctl(stdin.fileno(), termios.FIONREAD, unread)
+        return unread[0] == 0
+
+    wait_for(drained, "the command reads its input", process=process)
+    stdin.close()
+    process.stdin = None  # closed: communicate() must not flush it
+
+
+# --------------------------------------------------------------------------- before the first byte
+
+
+@needs_proc
+@pytest.mark.parametrize(("signum", "code", "how"), SIGNALS)
+@pytest.mark.parametrize("command", ["encode", "decode"])
+def test_a_signal_while_the_result_is_made_leaves_stdout_empty(
+    big: dict[str, Path],
+    reaped: list[subprocess.Popen[bytes]],
+    command: str,
+    signum: int,
+    code: int,
+    how: str,
+) -> None:
+    """The whole input read, the command working on it: no byte of the result is out yet.
+
+    Writing ids as they were made, as encode once did, put megabytes on stdout by now
+    under a message saying "nothing was written".
+    """
+    source = big["text" if command == "encode" else "ids"].read_bytes()
+    process = start(reaped, argv(command, big, "-"), stdout=subprocess.PIPE, stdin=subprocess.PIPE)
+    feed(process, source)
+    assert process.stdout is not None
+    stdout_pipe = process.stdout
+    read_at = cpu_seconds(process.pid)
+
+    def working_or_writing() -> bool:
+        if select.select([stdout_pipe], [], [], 0)[0]:
+            return True
+        return cpu_seconds(process.pid) >= read_at + WORKING_SECONDS
+
+    wait_for(working_or_writing, "some work", process=process)
+    assert not select.select([stdout_pipe], [], [], 0)[0], "the result is on stdout already"
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == code, stderr
+    assert stdout == b""
+    assert last_line(stderr) == f"bpetite: error: {how}; nothing was written"
+
+
+@needs_proc
+@pytest.mark.parametrize("command", ["encode", "decode"])
+def test_a_signal_before_the_output_file_is_published_leaves_none(
+    big: dict[str, Path], reaped: list[subprocess.Popen[bytes]], tmp_path: Path, command: str
+) -> None:
+    """``--output``: no file, no temp file beside it, and the message says nothing was written."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    process = start(
+        reaped,
+        [*argv(command, big), "--output", str(out_dir / "result")],
+        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+    wait_for(lambda: catches_sigterm(process.pid), "the command starts", process=process)
+    started_at = cpu_seconds(process.pid)
+    wait_for(
+        lambda: cpu_seconds(process.pid) >= started_at + WORKING_SECONDS,
+        "some work",
+        process=process,
+    )
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == EXIT_TERMINATED, stderr
+    assert stdout == b""
+    assert last_line(stderr) == "bpetite: error: terminated by SIGTERM; nothing was written"
+    assert list(out_dir.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- while writing
+
+
+@needs_proc
+@pytest.mark.parametrize(("signum", "code", "how"), SIGNALS)
+@pytest.mark.parametrize("command", ["encode", "decode"])
+def test_a_signal_while_writing_to_a_pipe_says_how_many_bytes(
+    big: dict[str, Path],
+    reaped: list[subprocess.Popen[bytes]],
+    command: str,
+    signum: int,
+    code: int,
+    how: str,
+) -> None:
+    """Nobody reads the pipe, so the command waits with part of its result in it."""
+    process = start(reaped, argv(command, big), stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    assert process.stdout is not None
+    assert select.select([process.stdout], [], [], 120)[0], "no byte of the result in 120 s"
+    assert process.poll() is None, "the command finished before the signal"
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=60)
+    whole = expected(command, big)
+    assert process.returncode == code, stderr
+    assert 0 < len(stdout) < len(whole)
+    assert whole.startswith(stdout)
+    assert last_line(stderr) == (
+        f"bpetite: error: {how}; {len(stdout)} bytes were written to standard output: "
+        f"the output is incomplete"
+    )
+
+
+@needs_proc
+@pytest.mark.parametrize(("signum", "code", "how"), SIGNALS)
+def test_a_signal_while_writing_to_a_file_says_what_the_file_holds(
+    big: dict[str, Path],
+    reaped: list[subprocess.Popen[bytes]],
+    tmp_path: Path,
+    signum: int,
+    code: int,
+    how: str,
+) -> None:
+    """``bpetite encode ... > ids.json``, stopped once ids.json has grown.
+
+    The file takes the result as fast as the disk does, so the signal can land while it
+    is written or after the last byte; either way the message must match the file.
+    """
+    target = tmp_path / "ids.json"
+    with target.open("wb") as stdout:
+        process = start(reaped, argv("encode", big), stdout=stdout, stdin=subprocess.DEVNULL)
+        wait_for(lambda: target.stat().st_size > 0, "the first byte", process=process)
+        process.send_signal(signum)
+        _, stderr = process.communicate(timeout=60)
+    held = target.read_bytes()
+    whole = expected("encode", big)
+    assert whole.startswith(held)
+    if process.returncode == 0:  # it had finished before the signal arrived
+        assert held == whole
+        return
+    assert process.returncode == code, stderr
+    if len(held) < len(whole):
+        assert last_line(stderr) == (
+            f"bpetite: error: {how}; {len(held)} bytes were written to standard output: "
+            f"the output is incomplete"
+        )
+    else:
+        assert last_line(stderr) == (
+            f"bpetite: error: {how}; the whole result ({len(whole)} bytes) was written to "
+            f"standard output"
+        )
+
+
+# --------------------------------------------------------------------------- after the last byte
+
+
+def signal_when_done(monkeypatch: pytest.MonkeyPatch, module: Any, signum: int) -> list[int]:
+    """Make `module`'s command send itself `signum` once it has delivered its result."""
+    real_run = module.run
+    codes: list[int] = []
+
+    def run_then_signal(args: Any) -> int:
+        codes.append(real_run(args))
+        os.kill(os.getpid(), signum)
+        return codes[-1]
+
+    monkeypatch.setattr(module, "run", run_then_signal)
+    return codes
+
+
+@pytest.mark.parametrize(("signum", "code", "how"), SIGNALS)
+def test_a_signal_after_the_last_byte_says_the_result_is_whole(
+    monkeypatch: pytest.MonkeyPatch,
+    capfdbinary: pytest.CaptureFixture[bytes],
+    big: dict[str, Path],
+    signum: int,
+    code: int,
+    how: str,
+) -> None:
+    codes = signal_when_done(monkeypatch, _encode, signum)
+    result = main(["encode", "--model", str(big["model"]), "--text", "To be, or not to be"])
+    captured = capfdbinary.readouterr()
+    assert codes == [0]
+    assert result == code
+    assert json.loads(captured.out) == Tokenizer.load(big["model"]).encode("To be, or not to be")
+    assert captured.err.decode() == (
+        f"bpetite: error: {how}; the whole result ({len(captured.out)} bytes) was written to "
+        f"standard output\n"
+    )
+
+
+@pytest.mark.parametrize("command", ["encode", "decode"])
+def test_a_signal_after_the_output_file_is_published_names_it(
+    monkeypatch: pytest.MonkeyPatch,
+    capfdbinary: pytest.CaptureFixture[bytes],
+    tmp_path: Path,
+    big: dict[str, Path],
+    command: str,
+) -> None:
+    module = _encode if command == "encode" else _decode
+    codes = signal_when_done(monkeypatch, module, signal.SIGTERM)
+    output = tmp_path / "result"
+    model = ["--model", str(big["model"])]
+    source = ["--text", "To be"] if command == "encode" else ["--ids", "84", "111"]
+    result = main([command, *model, *source, "--output", str(output)])
+    captured = capfdbinary.readouterr()
+    assert (codes, result) == ([0], EXIT_TERMINATED)
+    ids = Tokenizer.load(big["model"]).encode("To be")
+    assert output.read_bytes() == (
+        json.dumps(ids, separators=(",", ":")).encode() + b"\n" if command == "encode" else b"To"
+    )
+    assert captured.out == b""
+    assert captured.err.decode().splitlines()[-1] == (
+        f"bpetite: error: terminated by SIGTERM; --output '{output}' was written in full"
+    )
+
+
+# --------------------------------------------------------------------------- failures part-way
+
+
+class TakesTenBytes:
+    """A binary stdout that takes ten bytes, then no more (a non-blocking pipe filled up)."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def write(self, data: Any) -> int:
+        taken = bytes(data[: 10 - len(self.data)])
+        self.data += taken
+        return len(taken)
+
+    def flush(self) -> None:
+        pass
+
+
+class StdoutOver:
+    """A text stdout whose binary layer is `buffer`, with no file descriptor."""
+
+    def __init__(self, buffer: TakesTenBytes) -> None:
+        self.buffer = buffer
+
+    def flush(self) -> None:
+        pass
+
+
+def test_a_failure_after_part_of_the_result_says_how_much_was_written(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], big: dict[str, Path]
+) -> None:
+    buffer = TakesTenBytes()
+    monkeypatch.setattr(sys, "stdout", StdoutOver(buffer))
+    code = main(["encode", "--model", str(big["model"]), "--text", "To be, or not to be"])
+    assert code == 1
+    ids = Tokenizer.load(big["model"]).encode("To be, or not to be")
+    assert bytes(buffer.data) == json.dumps(ids, separators=(",", ":")).encode()[:10]
+    assert capsys.readouterr().err == (
+        "bpetite: error: standard output accepted no more bytes; "
+        "10 bytes were written to standard output: the output is incomplete\n"
+    )
+
+
+def test_a_signal_between_two_outputs_names_the_one_written(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    shakespeare_path: Path,
+) -> None:
+    """``train`` with two sizes, Ctrl-C once the first artifact is saved."""
+
+    def save_then_interrupt(*args: Any, **kwargs: Any) -> None:
+        save_model(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(_train, "save_model", save_then_interrupt)
+    pattern = str(tmp_path / "tok-{vocab_size}.json")
+    code = main(
+        ["train", "--input", str(shakespeare_path), "--vocab-size", "300", "--vocab-size",
+         "260", "--output", pattern]
+    )  # fmt: skip
+    assert code == 1
+    written = [path.name for path in tmp_path.iterdir()]
+    assert len(written) == 1
+    (name,) = written
+    other = "tok-300.json" if name == "tok-260.json" else "tok-260.json"
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"bpetite: error: interrupted; --output '{tmp_path / name}' was written in full; "
+        f"--output '{tmp_path / other}' was not written"
+    )
