@@ -2,23 +2,27 @@
 
 The CLI, :mod:`bpetite.interop` and the benchmarks are thin shells over the library;
 the few pieces of plumbing they need beyond the public API (the atomic writers, the
-strict JSON reader, the Dask client, the shared constants) are reached through this
+strict JSON reader, how a message shows a value, the Dask client, the shared
+constants) are reached through this
 module and no other private one, so the library's private layout can change without
 touching them. Not public API: a name here can change in any release.
 """
 
 from bpetite.core._atomic import atomic_writer, write_atomically
 from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
+from bpetite.core._errors import SHOWN_CHARS, shown
 from bpetite.core._json import loads_json, parse_json_ids
 from bpetite.corpus._dask import dask_client, dask_count_files
 
 __all__ = [
     "BASE_VOCAB_SIZE",
     "END_OF_TEXT_TOKEN",
+    "SHOWN_CHARS",
     "atomic_writer",
     "dask_client",
     "dask_count_files",
     "loads_json",
     "parse_json_ids",
+    "shown",
     "write_atomically",
 ]

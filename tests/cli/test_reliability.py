@@ -520,8 +520,50 @@ def test_a_huge_bad_item_in_an_id_list_is_shown_shortened(
     source = tmp_path / "ids.json"
     source.write_text(json.dumps([1, "z" * 500_000]), encoding="utf-8")
     assert main(["decode", "--model", str(model), "--input", str(source)]) == 1
-    line = one_error_line(capsys.readouterr().err.encode(), "item 1 is")
-    assert len(line) < 400
+    line = one_error_line(capsys.readouterr().err.encode(), f"'{source}'", "item 1 is")
+    assert "…[499762 characters elided]…" in line  # of the item's 500,002 with its quotes
+    assert len(line) - len(str(source)) < 400
+
+
+def deep_directory(root: Path) -> Path:
+    """A real directory under `root` whose path is about 3,900 bytes: near PATH_MAX."""
+    directory = root
+    while len(str(directory)) < 3700:
+        directory /= "d" * min(200, 3900 - len(str(directory)) - 1)
+    directory.mkdir(parents=True)
+    return directory
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["train", "--input", "{deep}/missing.txt", "--vocab-size", "300", "--output",
+          "{deep}/o.json"], "--input '{deep}/missing.txt' does not exist"),
+        (["encode", "--model", "{deep}/missing.json", "--text", "x"],
+         "model file '{deep}/missing.json' does not exist"),
+        (["encode", "--model", "{model}", "--input", "{deep}/latin1.txt"],
+         "'{deep}/latin1.txt' is not valid UTF-8: byte 0xe9 at byte offset 3"),
+        (["encode", "--model", "{model}", "--text", "x", "--output", "{deep}/exists.json"],
+         "--output '{deep}/exists.json' already exists; pass --force to replace it"),
+        (["decode", "--model", "{model}", "--ids", "104", "--output", "{deep}/none/o.txt"],
+         "cannot write --output '{deep}/none/o.txt': directory '{deep}/none' does not exist"),
+    ],
+    ids=["missing-input", "missing-model", "invalid-utf8", "existing-output", "missing-directory"],
+)  # fmt: skip
+def test_a_path_is_shown_whole_up_to_path_max(
+    tmp_path: Path,
+    model: Path,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    fragment: str,
+) -> None:
+    deep = deep_directory(tmp_path)
+    (deep / "latin1.txt").write_bytes("caf\u00e9".encode("latin-1"))
+    (deep / "exists.json").write_text("[]", encoding="utf-8")
+    assert main([part.format(deep=deep, model=model) for part in argv]) == 1
+    line = one_error_line(capsys.readouterr().err.encode())
+    assert fragment.format(deep=deep) in line
+    assert "elided" not in line
 
 
 def test_a_deeply_nested_id_list_is_one_line(

@@ -48,6 +48,8 @@ ERRORS = {
 PLUMBING = {
     "write_atomically",
     "atomic_writer",
+    "shown",
+    "SHOWN_CHARS",
     "loads_json",
     "parse_json_ids",
     "dask_client",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
@@ -121,6 +122,19 @@ def test_the_page_is_self_contained_and_escapes_every_name() -> None:
     for bar, (model, tokens), size in zip(dom.bars, expected, sizes, strict=True):
         assert bar["data-model"] == model
         assert bar["data-value"] == str(round(size / tokens, 4))
+
+
+def test_a_long_model_name_is_labelled_whole_and_the_chart_makes_room() -> None:
+    """A model is named by its path, which can be long: the label keeps all of it."""
+    long_name = "/home/someone/experiments/2024-run-17/tokenizers/" + "中" * 20 + "/vocab.json"
+    short = evaluate_compression([("m", Tokenizer([]))], [("t", "hello")]).to_html()
+    page = evaluate_compression([(long_name, Tokenizer([]))], [("t", "hello")]).to_html()
+    assert long_name in parse(page).text
+    assert "…" not in "".join(parse(page).text)
+    widths = re.findall(r'<svg [^>]*width="(\d+)"', page)
+    short_widths = re.findall(r'<svg [^>]*width="(\d+)"', short)
+    assert len(widths) == len(short_widths) == 2
+    assert all(int(wide) > int(narrow) for wide, narrow in zip(widths, short_widths, strict=True))
 
 
 # --------------------------------------------------------------------------- CLI

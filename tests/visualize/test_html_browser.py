@@ -11,6 +11,7 @@ import os
 import shutil
 import struct
 import subprocess
+import tempfile
 import zlib
 from collections import Counter
 from html.parser import HTMLParser
@@ -84,7 +85,12 @@ def _run_browser(browser: str, profile: Path, *args: str) -> subprocess.Complete
         f"--user-data-dir={profile}",
         *args,
     ]
-    result = subprocess.run(command, capture_output=True, timeout=120, check=False)
+    # Chromium makes a Unix socket under TMPDIR, and a socket's path holds at most 107
+    # bytes: under a long TMPDIR (.ci/run uses one) it would not start. /tmp is short.
+    short = Path("/tmp") if Path("/tmp").is_dir() else None
+    with tempfile.TemporaryDirectory(prefix="bpetite-", dir=short) as sockets:
+        env = {**os.environ, "TMPDIR": sockets}
+        result = subprocess.run(command, capture_output=True, timeout=120, check=False, env=env)
     assert result.returncode == 0, result.stderr.decode("utf-8", "replace")[-2000:]
     return result
 

@@ -25,9 +25,10 @@ from collections.abc import Callable, Sequence
 
 import bpetite
 from bpetite import BpetiteError
+from bpetite._internal import shown
 from bpetite.cli._delivered import delivered, start_command
 from bpetite.cli._errors import CliError
-from bpetite.cli._output import error_line, shorten, write_stderr
+from bpetite.cli._output import error_line, write_stderr
 from bpetite.cli._signals import Terminated, signals_raise
 
 #: Subcommand modules, in the order ``--help`` lists them.
@@ -126,7 +127,7 @@ def _stopped(how: str) -> int:
 
 def _describe_os_error(error: OSError) -> str:
     reason = error.strerror or str(error)
-    return f"{shorten(str(error.filename))}: {reason}"
+    return f"{shown(str(error.filename))}: {reason}"
 
 
 __all__ = ["CliError", "build_parser", "main", "run"]

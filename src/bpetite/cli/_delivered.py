@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 from typing import ClassVar
 
+from bpetite._internal import shown
+
 
 class _Delivered:
     """The running command's deliveries: reset by ``main`` before each command."""
@@ -59,7 +61,9 @@ def delivered() -> list[str]:
     missing: list[str] = []
     for option, path, before in _Delivered.outputs:
         now = _identity(path)
-        (written if now is not None and now != before else missing).append(f"{option} '{path}'")
+        (written if now is not None and now != before else missing).append(
+            f"{option} '{shown(path)}'"
+        )
     if written:
         clauses.append(f"{_join(written)} {_was(written)} written in full")
     if _Delivered.stdout_complete:

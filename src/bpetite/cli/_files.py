@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import IO
 
 from bpetite import Tokenizer
-from bpetite._internal import atomic_writer, write_atomically
+from bpetite._internal import atomic_writer, shown, write_atomically
 from bpetite.cli._delivered import expect_output
 from bpetite.cli._errors import CliError
 from bpetite.cli._inputs import SPOOL_BYTES
-from bpetite.cli._output import exists_message, shorten, write_result_from
+from bpetite.cli._output import exists_message, write_result_from
 
 
 def add_model_argument(parser: argparse.ArgumentParser) -> None:
@@ -41,27 +41,27 @@ def load_model(path: str, *, trust_custom_pattern: bool = False) -> Tokenizer:
     A custom split pattern is a regex that runs on every text encoded, so a model that
     holds one loads only with `trust_custom_pattern` (``--trust-custom-pattern``).
     """
-    shown = shorten(path)
+    quoted = shown(path)
     try:
         return Tokenizer.load(path, trust_custom_pattern=trust_custom_pattern)
     except FileNotFoundError:
-        raise CliError(f"model file '{shown}' does not exist") from None
+        raise CliError(f"model file '{quoted}' does not exist") from None
     except IsADirectoryError:
-        raise CliError(f"model '{shown}' is a directory, not a tokenizer artifact") from None
+        raise CliError(f"model '{quoted}' is a directory, not a tokenizer artifact") from None
     except PermissionError:
-        raise CliError(f"model file '{shown}' cannot be read: permission denied") from None
+        raise CliError(f"model file '{quoted}' cannot be read: permission denied") from None
     except OSError as error:
-        raise CliError(f"model file '{shown}' cannot be read: {error.strerror or error}") from None
+        raise CliError(f"model file '{quoted}' cannot be read: {error.strerror or error}") from None
     except (KeyError, ValueError) as error:  # the loader's documented failures
         detail = str(error.args[0]) if error.args else type(error).__name__
         # The loader starts its messages with the path; say it once.
         detail = detail.removeprefix(f"{path}: ")
         if not trust_custom_pattern and "trust_custom_pattern" in detail:
             raise CliError(
-                f"model '{shown}' uses a custom split pattern, a regex that runs on every "
+                f"model '{quoted}' uses a custom split pattern, a regex that runs on every "
                 f"text encoded; pass --trust-custom-pattern if you trust where it came from"
             ) from None
-        raise CliError(f"model '{shown}' is not a valid bpetite artifact: {detail}") from None
+        raise CliError(f"model '{quoted}' is not a valid bpetite artifact: {detail}") from None
 
 
 def check_output_path(
@@ -74,9 +74,9 @@ def check_output_path(
     itself checks existence again, atomically.
     """
     destination = Path(path)
-    shown = shorten(path)
+    quoted = shown(path)
     if destination.is_dir():
-        raise CliError(f"{option} '{shown}' is a directory; give the path of a file")
+        raise CliError(f"{option} '{quoted}' is a directory; give the path of a file")
     expect_output(option, path)
     refuse_overwriting_inputs(path, inputs, option=option)
     if not force and (destination.exists() or destination.is_symlink()):
@@ -85,11 +85,11 @@ def check_output_path(
     if not parent.is_dir():
         problem = "is not a directory" if parent.exists() else "does not exist"
         raise CliError(
-            f"cannot write {option} '{shown}': directory '{shorten(str(parent))}' {problem}"
+            f"cannot write {option} '{quoted}': directory '{shown(str(parent))}' {problem}"
         )
     if not os.access(parent, os.W_OK | os.X_OK):
         raise CliError(
-            f"cannot write {option} '{shown}': directory '{shorten(str(parent))}' is not writable"
+            f"cannot write {option} '{quoted}': directory '{shown(str(parent))}' is not writable"
         )
 
 
@@ -110,7 +110,7 @@ def refuse_overwriting_inputs(
             continue
         if same:
             raise CliError(
-                f"{option} '{shorten(path)}' is the input '{shorten(str(source))}'; writing it "
+                f"{option} '{shown(path)}' is the input '{shown(str(source))}'; writing it "
                 f"would destroy the input, even with --force: choose another path"
             )
 
@@ -122,10 +122,10 @@ def save_model(tokenizer: Tokenizer, path: str, *, force: bool, option: str = "-
     except FileExistsError:
         raise CliError(exists_message(option, path)) from None
     except ValueError as error:  # a tokenizer the artifact schema cannot hold
-        raise CliError(f"cannot save {option} '{shorten(path)}': {error}") from None
+        raise CliError(f"cannot save {option} '{shown(path)}': {error}") from None
     except OSError as error:
         raise CliError(
-            f"cannot write {option} '{shorten(path)}': {error.strerror or error}"
+            f"cannot write {option} '{shown(path)}': {error.strerror or error}"
         ) from None
 
 
@@ -137,7 +137,7 @@ def write_file(path: str, data: bytes, *, force: bool, option: str) -> None:
         raise CliError(exists_message(option, path)) from None
     except OSError as error:
         raise CliError(
-            f"cannot write {option} '{shorten(path)}': {error.strerror or error}"
+            f"cannot write {option} '{shown(path)}': {error.strerror or error}"
         ) from None
 
 
@@ -166,5 +166,5 @@ def result_output(
         raise CliError(exists_message(option, path)) from None
     except OSError as error:  # a full disk, a directory gone meanwhile
         raise CliError(
-            f"cannot write {option} '{shorten(path)}': {error.strerror or error}"
+            f"cannot write {option} '{shown(path)}': {error.strerror or error}"
         ) from None

@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import IO, Final
 
 from bpetite import BpetiteError, InvalidUtf8Error, Tokenizer
-from bpetite._internal import parse_json_ids
+from bpetite._internal import parse_json_ids, shown
 from bpetite.cli._errors import CliError
-from bpetite.cli._output import shorten
 from bpetite.corpus import DEFAULT_BLOCK_SIZE, decode_blocks, read_blocks
 
 #: The path that means "standard input" wherever a command reads a file.
@@ -34,19 +33,19 @@ ID_BLOCK_BYTES: Final = 1 << 20
 
 def describe_input(path: str) -> str:
     """How error messages name an input: the path in quotes, or standard input."""
-    return "standard input" if path == STDIN else f"'{shorten(path)}'"
+    return "standard input" if path == STDIN else f"'{shown(path)}'"
 
 
 def open_failure(error: OSError, path: str, option: str) -> CliError:
     """One line for an input that cannot be opened or read."""
-    shown = shorten(path)
+    quoted = shown(path)
     if isinstance(error, FileNotFoundError):
-        return CliError(f"{option} file '{shown}' does not exist")
+        return CliError(f"{option} file '{quoted}' does not exist")
     if isinstance(error, IsADirectoryError):
-        return CliError(f"{option} '{shown}' is a directory, not a file")
+        return CliError(f"{option} '{quoted}' is a directory, not a file")
     if isinstance(error, PermissionError):
-        return CliError(f"{option} file '{shown}' cannot be read: permission denied")
-    return CliError(f"{option} file '{shown}' cannot be read: {error.strerror or error}")
+        return CliError(f"{option} file '{quoted}' cannot be read: permission denied")
+    return CliError(f"{option} file '{quoted}' cannot be read: {error.strerror or error}")
 
 
 def read_input_bytes(path: str, option: str = "--input") -> bytes:

@@ -18,6 +18,7 @@ import stat
 import sys
 from typing import IO, TYPE_CHECKING, Final, Protocol, TextIO
 
+from bpetite._internal import SHOWN_CHARS, shown
 from bpetite.cli._delivered import count_stdout
 from bpetite.cli._errors import CliError
 from bpetite.cli._signals import signals_deferred
@@ -25,10 +26,10 @@ from bpetite.cli._signals import signals_deferred
 if TYPE_CHECKING:
     from rich.console import Console
 
-#: An error line shows at most this many characters of a value a user gave.
-SHOWN_CHARS: Final = 80
-#: A whole error line is cut to at most this many characters.
-ERROR_LINE_CHARS: Final = 1000
+#: A whole error line is elided past this many characters: room for a few whole paths
+#: (each up to SHOWN_CHARS, PATH_MAX) and the words around them; only a message that
+#: quotes pathological values reaches it.
+ERROR_LINE_CHARS: Final = 5 * SHOWN_CHARS
 #: Bytes copied to stdout at a time from a finished result, and offered per write to a
 #: regular file.
 COPY_BYTES: Final = 1 << 20
@@ -41,22 +42,9 @@ class _BinaryWriter(Protocol):
     def write(self, data: memoryview, /) -> int | None: ...
 
 
-def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
-    """`text` itself when short; else its start and end around how much was left out.
-
-    A value a user gave can be megabytes long; an error line that quotes it must stay
-    a line.
-    """
-    if len(text) <= limit:
-        return text
-    keep = max(limit - 20, 2)
-    head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3 :]
-    return f"{head}…[{len(text) - len(head) - len(tail)} characters]…{tail}"
-
-
 def exists_message(option: str, path: str) -> str:
     """The one wording for an output that is already there."""
-    return f"{option} '{shorten(path)}' already exists; pass --force to replace it"
+    return f"{option} '{shown(path)}' already exists; pass --force to replace it"
 
 
 # --------------------------------------------------------------------------- stdout
@@ -207,7 +195,7 @@ def write_stderr(text: str, stream: TextIO | None = None) -> None:
 def error_line(message: object) -> str:
     """The one line a failure prints, bounded in length whatever the message holds."""
     text = " ".join(str(message).splitlines()) or "error"
-    return f"bpetite: error: {shorten(text, ERROR_LINE_CHARS)}"
+    return f"bpetite: error: {shown(text, ERROR_LINE_CHARS)}"
 
 
 def is_terminal(stream: TextIO | None) -> bool:

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final, NoReturn
 
 from bpetite import Tokenizer
-from bpetite._internal import BASE_VOCAB_SIZE
+from bpetite._internal import BASE_VOCAB_SIZE, shown
 from bpetite.cli._errors import CliError
-from bpetite.cli._output import ERROR_LINE_CHARS, shorten
+from bpetite.cli._output import ERROR_LINE_CHARS
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -31,7 +31,7 @@ class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors stay one bounded line, however long the value."""
 
     def error(self, message: str) -> NoReturn:
-        super().error(shorten(" ".join(message.splitlines()), ERROR_LINE_CHARS))
+        super().error(shown(" ".join(message.splitlines()), ERROR_LINE_CHARS))
 
 
 def add_command(
@@ -53,7 +53,7 @@ def add_command(
 def integer(text: str) -> int:
     """An argparse type: a whole number written in ASCII digits, with an optional sign."""
     if len(text) > _MAX_DIGITS + 1 or not _INTEGER.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"invalid int value: '{shorten(text)}'")
+        raise argparse.ArgumentTypeError(f"invalid int value: '{shown(text)}'")
     return int(text)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, TextIO
 
 from bpetite import PRESETS, InvalidUtf8Error, ProgressCallback, SplitPattern, Tokenizer
+from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._inputs import (
     STDIN,
@@ -26,7 +27,6 @@ from bpetite.cli._inputs import (
     invalid_utf8,
     open_failure,
 )
-from bpetite.cli._output import shorten
 from bpetite.cli._parser import positive_int
 from bpetite.cli._progress import PhaseProgress, counting_progress
 from bpetite.corpus import (
@@ -192,7 +192,7 @@ def _count_on_dask(
     except OSError as error:  # the scheduler cannot be reached
         if error.filename is not None:
             raise
-        raise CliError(f"cannot use the Dask cluster '{shorten(address)}': {error}") from None
+        raise CliError(f"cannot use the Dask cluster '{shown(address)}': {error}") from None
 
 
 def load_count_files(paths: Sequence[str], pattern: SplitPattern | str = "gpt2") -> Counted:
@@ -200,21 +200,21 @@ def load_count_files(paths: Sequence[str], pattern: SplitPattern | str = "gpt2")
     defect becomes one line naming the file."""
     total: Counter[bytes] = Counter()
     for path in paths:
-        shown = shorten(path)
+        quoted = shown(path)
         try:
             counts = load_counts(path, pattern=pattern)
         except FileNotFoundError:
-            raise CliError(f"--counts file '{shown}' does not exist") from None
+            raise CliError(f"--counts file '{quoted}' does not exist") from None
         except IsADirectoryError:
-            raise CliError(f"--counts '{shown}' is a directory, not a counts file") from None
+            raise CliError(f"--counts '{quoted}' is a directory, not a counts file") from None
         except PermissionError:
-            raise CliError(f"--counts file '{shown}' cannot be read: permission denied") from None
+            raise CliError(f"--counts file '{quoted}' cannot be read: permission denied") from None
         except OSError as error:
             raise open_failure(error, path, "--counts") from None
         except (KeyError, ValueError) as error:  # the counts reader's documented failures
             detail = str(error.args[0]) if error.args else type(error).__name__
             detail = detail.removeprefix(f"{path}: ")
-            raise CliError(f"--counts '{shown}' is not a valid counts file: {detail}") from None
+            raise CliError(f"--counts '{quoted}' is not a valid counts file: {detail}") from None
         total = _add(total, counts)
     return Counted(total, 0, 0)
 
@@ -240,15 +240,15 @@ def _expand(path: str) -> list[Path]:
     try:
         return expand_inputs([path])
     except FileNotFoundError as error:
-        raise CliError(f"--input '{shorten(str(error.filename or path))}' does not exist") from None
+        raise CliError(f"--input '{shown(str(error.filename or path))}' does not exist") from None
     except PermissionError as error:
         raise CliError(
-            f"--input '{shorten(str(error.filename or path))}' cannot be read: permission denied"
+            f"--input '{shown(str(error.filename or path))}' cannot be read: permission denied"
         ) from None
     except OSError as error:
         raise open_failure(error, path, "--input") from None
     except ValueError as error:  # a directory with no files
-        raise CliError(f"--input {shorten(str(error), 300)}") from None
+        raise CliError(f"--input {shown(str(error))}") from None
 
 
 def _count_stream(name: str, pattern: SplitPattern | str) -> tuple[int, Counter[bytes]]:

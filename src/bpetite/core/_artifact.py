@@ -28,7 +28,7 @@ from bpetite.core._constants import (
     PRETOKENIZER_PATTERN,
     SCHEMA_VERSION,
 )
-from bpetite.core._errors import ArtifactError, MissingKeyError, PatternError
+from bpetite.core._errors import ArtifactError, MissingKeyError, PatternError, shown
 from bpetite.core._gc import gc_paused
 from bpetite.core._json import loads_json, read_limited
 from bpetite.core._model import (
@@ -80,8 +80,6 @@ _SPECIAL_BYTES: Final = END_OF_TEXT_TOKEN.encode("utf-8")
 _INT_ONLY: Final = frozenset({int})
 _LIST_ONLY: Final = frozenset({list})
 _TWO_ONLY: Final = frozenset({2})
-# Error messages quote offending values; a whole vocab list in a message helps nobody.
-_MAX_SHOWN_CHARS: Final = 80
 
 State = tuple[dict[int, bytes], list[tuple[int, int]], dict[str, int]]
 
@@ -270,11 +268,8 @@ def _fail(source: str, message: str) -> NoReturn:
 
 
 def _show(value: object) -> str:
-    """repr(value), shortened so a huge value cannot flood an error message."""
-    text = repr(value)
-    if len(text) > _MAX_SHOWN_CHARS:
-        text = text[: _MAX_SHOWN_CHARS - 3] + "..."
-    return text
+    """repr(value), elided only when huge: a whole vocab list in a message helps nobody."""
+    return shown(repr(value))
 
 
 def _is_int(value: object) -> bool:

@@ -1,9 +1,10 @@
-"""bpetite's one error family.
+"""bpetite's one error family, and how its messages show a value.
 
 Every error bpetite raises on purpose is a :class:`BpetiteError`, and each subclass
 also inherits the builtin the specification names for its case, so ``except
 ValueError`` or ``except KeyError`` written against the spec keeps working while
-``except BpetiteError`` catches exactly bpetite's own failures.
+``except BpetiteError`` catches exactly bpetite's own failures. A message quotes paths
+and values whole (:func:`shown`); only a pathological one is elided, saying how much.
 """
 
 from __future__ import annotations
@@ -100,3 +101,24 @@ for _error in (
     ParameterError,
 ):
     _error.__module__ = "bpetite"
+
+
+#: A value a message quotes is shown whole up to this many characters: PATH_MAX, the
+#: longest path the operating system takes, so every real path and name fits. Only a
+#: pathological value (megabytes of text, a huge structure) is longer.
+SHOWN_CHARS = 4096
+#: What a longer value keeps of its start and of its end around the elision.
+_ELIDED_HEAD, _ELIDED_TAIL = 160, 80
+
+
+def shown(text: str, limit: int = SHOWN_CHARS) -> str:
+    """`text` whole up to `limit` characters; else its start and end and how much is left out.
+
+    ``shown("x" * 10_000)`` -> ``"xxx…[9760 characters elided]…xxx"`` (160 + 80 kept).
+    """
+    if len(text) <= limit:
+        return text
+    head = min(_ELIDED_HEAD, limit * 2 // 3)
+    tail = min(_ELIDED_TAIL, limit // 3)
+    left_out = len(text) - head - tail
+    return f"{text[:head]}…[{left_out} characters elided]…{text[len(text) - tail :]}"

@@ -20,7 +20,7 @@ import stat
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
-from bpetite.core._errors import ArtifactError, BpetiteError
+from bpetite.core._errors import ArtifactError, BpetiteError, shown
 
 #: The deepest nesting accepted: bpetite's own documents are at most 3 levels deep and a
 #: ``tokenizer.json`` about 6; the bound keeps ``json`` far from the interpreter's stack.
@@ -171,17 +171,12 @@ def _finite_float(text: str) -> float:
     """A number too large for a float (``1e999``) is Infinity in disguise: refused too."""
     value = float(text)
     if value in (math.inf, -math.inf):
-        raise ValueError(f"number {text[:40]} is too large for a float")
+        raise ValueError(f"number {shown(text)} is too large for a float")
     return value
 
 
 def _quoted(key: str) -> str:
-    return _shortened(json.dumps(key, ensure_ascii=False))
-
-
-def _shortened(shown: str) -> str:
-    """At most 80 characters: a huge value must not flood an error message."""
-    return shown if len(shown) <= 80 else shown[:77] + "..."
+    return shown(json.dumps(key, ensure_ascii=False))
 
 
 def parse_json_ids(
@@ -204,6 +199,6 @@ def parse_json_ids(
                 error,
                 source,
                 f"must hold a JSON array of integers, but item {position} is "
-                f"{_shortened(json.dumps(item, ensure_ascii=False))}",
+                f"{shown(json.dumps(item, ensure_ascii=False))}",
             )
     return value

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Final, NoReturn
 
 from bpetite.core._atomic import write_atomically
-from bpetite.core._errors import CountsFileError, MissingKeyError, ParameterError
+from bpetite.core._errors import CountsFileError, MissingKeyError, ParameterError, shown
 from bpetite.core._json import loads_json
 from bpetite.core._patterns import PRESETS, SplitPattern, resolve_pattern
 
@@ -37,7 +37,6 @@ class _MissingCountsKey(CountsFileError, MissingKeyError):
 FORMAT_NAME: Final = "bpetite-chunk-counts"
 FORMAT_VERSION: Final = 1
 _KEYS: Final = ("format", "version", "pretokenizer_pattern", "counts")
-_MAX_SHOWN_CHARS: Final = 60
 
 
 # --------------------------------------------------------------------------- writing
@@ -215,7 +214,4 @@ def _chunk_problem(text: str, pattern: SplitPattern) -> str | None:
 
 
 def _show(value: object) -> str:
-    shown = json.dumps(value, ensure_ascii=True)
-    if len(shown) > _MAX_SHOWN_CHARS:
-        shown = shown[: _MAX_SHOWN_CHARS - 3] + "..."
-    return shown
+    return shown(json.dumps(value, ensure_ascii=True))

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bpetite import InteropError, SplitPattern, Tokenizer
-from bpetite._internal import BASE_VOCAB_SIZE, write_atomically
+from bpetite._internal import BASE_VOCAB_SIZE, shown, write_atomically
 from bpetite.interop._known import recognise
 from bpetite.interop._model import (
     ImportResult,
@@ -134,12 +134,14 @@ def parse_tiktoken(data: bytes, source: str) -> dict[bytes, int]:
             continue
         fields = line.split()
         if len(fields) != 2 or not fields[1].isdigit() or not fields[1].isascii():
-            raise InteropError(f"{source} line {number}: expected 'base64 rank', got {line[:80]!r}")
+            raise InteropError(
+                f"{source} line {number}: expected 'base64 rank', got {shown(repr(line))}"
+            )
         try:
             token = base64.b64decode(fields[0], validate=True)
         except (binascii.Error, ValueError):
             raise InteropError(
-                f"{source} line {number}: {fields[0][:80]!r} is not valid base64"
+                f"{source} line {number}: {shown(repr(fields[0]))} is not valid base64"
             ) from None
         rank = int(fields[1])
         if token in ranks:

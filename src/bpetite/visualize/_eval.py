@@ -11,6 +11,7 @@ table, and :meth:`CompressionReport.to_html` returns a page as a string.
 from __future__ import annotations
 
 import html
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -148,7 +149,7 @@ def _colour(index: int) -> str:
 
 _BAR_WIDTH: Final = 520  # pixels for the largest value in a chart
 _BAR_HEIGHT: Final = 22
-_LABEL_WIDTH: Final = 220
+_LABEL_WIDTH: Final = 220  # pixels for the model names left of the bars, at least
 
 _CSS: Final = """
 :root { color-scheme: light; }
@@ -171,17 +172,19 @@ def _html_section(index: int, text: TextResult, models: Sequence[str]) -> str:
     values = [figure["bytes_per_token"] or 0.0 for figure in figures]
     scale = _BAR_WIDTH / max(max(values), 1e-9)
     height = _BAR_HEIGHT * len(models) + 8
+    # Names are shown whole: the label column widens for the longest one.
+    labels = max(_LABEL_WIDTH, max(map(_label_pixels, models)) + 16)
     bars = []
     for row, (model, value) in enumerate(zip(models, values, strict=True)):
         y = 4 + row * _BAR_HEIGHT
         width = round(value * scale, 1)
         bars.append(
-            f'<text x="{_LABEL_WIDTH - 8}" y="{y + 15}" text-anchor="end">'
-            f"{html.escape(_shorten(model))}</text>"
-            f'<rect class="bar" x="{_LABEL_WIDTH}" y="{y + 2}" width="{width}" '
+            f'<text x="{labels - 8}" y="{y + 15}" text-anchor="end">'
+            f"{html.escape(model)}</text>"
+            f'<rect class="bar" x="{labels}" y="{y + 2}" width="{width}" '
             f'height="{_BAR_HEIGHT - 6}" fill="{_colour(row)}" '
             f'data-model="{html.escape(model)}" data-value="{value}"></rect>'
-            f'<text x="{_LABEL_WIDTH + width + 6}" y="{y + 15}">{value}</text>'
+            f'<text x="{labels + width + 6}" y="{y + 15}">{value}</text>'
         )
     rows = "".join(
         "<tr>"
@@ -195,15 +198,17 @@ def _html_section(index: int, text: TextResult, models: Sequence[str]) -> str:
     return f"""<section class="text" id="text-{index}">
 <h2>{html.escape(text.name)}</h2>
 <p class="size">{text.bytes} bytes, {text.words} words</p>
-<svg role="img" aria-label="{html.escape(label)}" width="{_LABEL_WIDTH + _BAR_WIDTH + 80}" \
+<svg role="img" aria-label="{html.escape(label)}" width="{labels + _BAR_WIDTH + 80}" \
 height="{height}">{"".join(bars)}</svg>
 <table><thead><tr><th>model</th><th>tokens</th><th>bytes/token</th><th>tokens/word</th>\
 <th>ratio</th></tr></thead><tbody>{rows}</tbody></table>
 </section>"""
 
 
-def _shorten(name: str, limit: int = 30) -> str:
-    return name if len(name) <= limit else "…" + name[-(limit - 1) :]
+def _label_pixels(name: str) -> int:
+    """About the most pixels `name` takes in the chart's 13px font: 8 a character, 14 for
+    a wide one (CJK, most emoji)."""
+    return sum(14 if unicodedata.east_asian_width(char) in "WF" else 8 for char in name)
 
 
 def _shown(value: float | None) -> str:

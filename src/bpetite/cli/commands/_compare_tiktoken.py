@@ -16,10 +16,11 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from bpetite import Tokenizer
+from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, load_model
 from bpetite.cli._inputs import check_argument_text
-from bpetite.cli._output import is_terminal, shorten, stderr_console, write_json
+from bpetite.cli._output import is_terminal, stderr_console, write_json
 from bpetite.cli._parser import add_command
 from bpetite.visualize import make_piece
 
@@ -93,7 +94,7 @@ def load_encoding(name: str) -> Any:
     names = tiktoken.list_encoding_names()
     if name not in names:
         raise CliError(
-            f"tiktoken has no encoding '{shorten(name)}'; choose one of: {', '.join(names)}"
+            f"tiktoken has no encoding '{shown(name)}'; choose one of: {', '.join(names)}"
         )
     try:
         with _cache_only(tiktoken.load):

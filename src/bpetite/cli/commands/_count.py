@@ -6,9 +6,10 @@ import argparse
 import time
 from typing import TYPE_CHECKING
 
+from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, refuse_overwriting_inputs
-from bpetite.cli._output import exists_message, shorten, write_json
+from bpetite.cli._output import exists_message, write_json
 from bpetite.cli._parser import add_command
 from bpetite.cli._sources import (
     add_dask_argument,
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(exists_message("--output", args.output)) from None
     except OSError as error:
         raise CliError(
-            f"cannot write --output '{shorten(args.output)}': {error.strerror or error}"
+            f"cannot write --output '{shown(args.output)}': {error.strerror or error}"
         ) from None
     write_json(
         {

@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Final
 
 from bpetite import Tokenizer
+from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, check_output_path, load_model, result_output
 from bpetite.cli._inputs import describe_input, first_unknown_id, parse_id_list, read_input_bytes
-from bpetite.cli._output import note, shorten
+from bpetite.cli._output import note
 from bpetite.cli._parser import add_command, integer
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     with result_output(args.output, force=args.force) as result:
         size = decode_checked(tokenizer, ids, result)
     if args.output is not None:
-        note(f"bpetite: wrote {size} bytes of text to '{shorten(args.output)}'")
+        note(f"bpetite: wrote {size} bytes of text to '{shown(args.output)}'")
     return 0
 
 

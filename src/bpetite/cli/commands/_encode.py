@@ -13,10 +13,11 @@ from collections.abc import Set as AbstractSet
 from typing import IO, TYPE_CHECKING, Final, Literal
 
 from bpetite import DisallowedSpecialError, InvalidUtf8Error, Tokenizer
+from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, check_output_path, load_model, result_output
 from bpetite.cli._inputs import check_argument_text, invalid_utf8, spool_checked
-from bpetite.cli._output import note, shorten
+from bpetite.cli._output import note
 from bpetite.cli._parser import add_command
 from bpetite.corpus import (
     DEFAULT_BLOCK_SIZE,
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
                 batches = _encode_stream(tokenizer, spool, args.input, allowed)
                 count = write_id_batches(batches, result)
     if args.output is not None:
-        note(f"bpetite: wrote {count} ids to '{shorten(args.output)}'")
+        note(f"bpetite: wrote {count} ids to '{shown(args.output)}'")
     return 0
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, check_output_path, load_model
-from bpetite.cli._output import exists_message, note, shorten, write_result
+from bpetite.cli._output import exists_message, note, write_result
 from bpetite.cli._parser import add_command
 
 if TYPE_CHECKING:
@@ -66,9 +67,9 @@ def run(args: argparse.Namespace) -> int:
             code = export.python_code(args.output)
             what = ".tiktoken file"
     except InteropError as error:
-        raise CliError(f"cannot export '{shorten(args.model)}' as {args.format}: {error}") from None
+        raise CliError(f"cannot export '{shown(args.model)}' as {args.format}: {error}") from None
     except FileExistsError:
         raise CliError(exists_message("--output", args.output)) from None
     write_result(code.encode("utf-8"))
-    note(f"bpetite: wrote the {what} '{shorten(args.output)}'")
+    note(f"bpetite: wrote the {what} '{shown(args.output)}'")
     return 0

@@ -14,9 +14,10 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, save_model
-from bpetite.cli._output import note, shorten, write_json
+from bpetite.cli._output import note, write_json
 from bpetite.cli._parser import add_command
 from bpetite.cli._sources import add_pattern_arguments, split_pattern
 
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     for path in args.inputs:
         if not Path(path).is_file():
             problem = "is a directory, not a file" if Path(path).is_dir() else "does not exist"
-            raise CliError(f"input file '{shorten(path)}' {problem}")
+            raise CliError(f"input file '{shown(path)}' {problem}")
     pattern = None
     if args.pattern is not None or args.pattern_regex is not None:
         pattern = split_pattern(args.pattern, args.pattern_regex)
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"cannot import: {error}") from None
     except OSError as error:
         raise CliError(
-            f"cannot read {shorten(str(error.filename))}: {error.strerror or error}"
+            f"cannot read {shown(str(error.filename))}: {error.strerror or error}"
         ) from None
     save_model(result.tokenizer, args.output, force=args.force)
     tokenizer = result.tokenizer
@@ -119,6 +120,6 @@ def run(args: argparse.Namespace) -> int:
         "renumbered": "ids differ from the source's; bpetite.interop.import_vocabulary "
         "gives the mapping (ImportResult.source_ids)",
     }
-    into = shorten(args.output)
+    into = shown(args.output)
     note(f"bpetite: imported {result.format} into '{into}': {notes[result.id_layout]}")
     return 0

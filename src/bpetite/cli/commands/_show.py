@@ -8,9 +8,10 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
+from bpetite._internal import shown
 from bpetite.cli._files import add_model_argument, check_output_path, load_model, write_file
 from bpetite.cli._inputs import check_argument_text, describe_input, read_input_text
-from bpetite.cli._output import is_terminal, note, shorten, write_result
+from bpetite.cli._output import is_terminal, note, write_result
 from bpetite.cli._parser import add_command
 from bpetite.cli._render import pieces_of, render_for_terminal
 from bpetite.visualize import TokenPiece, render_html, render_plain, summarize
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if args.html is not None:
         page = render_html(pieces, source=f"{source}, model '{args.model}'", show_ids=args.ids)
         write_file(args.html, page.encode("utf-8"), force=args.force, option="--html")
-        note(f"{summary.describe()}; wrote '{shorten(args.html)}'")
+        note(f"{summary.describe()}; wrote '{shown(args.html)}'")
         return 0
 
     if _use_colour(args.color, sys.stdout):

@@ -8,11 +8,11 @@ import time
 from typing import TYPE_CHECKING, Final
 
 from bpetite import SplitPattern, Tokenizer
-from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
+from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, refuse_overwriting_inputs, save_model
 from bpetite.cli._inputs import check_argument_text
-from bpetite.cli._output import shorten, write_json
+from bpetite.cli._output import write_json
 from bpetite.cli._parser import (
     add_command,
     check_vocab_size,
@@ -187,7 +187,7 @@ def _outputs(template: str, sizes: list[int]) -> dict[int, str]:
     if len(sizes) > 1 and SIZE_FIELD not in template:
         raise CliError(
             f"several --vocab-size values need {SIZE_FIELD} in --output, e.g. "
-            f"'tok-{SIZE_FIELD}.json'; got '{shorten(template)}'"
+            f"'tok-{SIZE_FIELD}.json'; got '{shown(template)}'"
         )
     return {size: template.replace(SIZE_FIELD, str(size)) for size in sizes}
 
