@@ -13,11 +13,15 @@ from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite.core._errors import SHOWN_CHARS, shown
 from bpetite.core._json import loads_json, parse_json_ids
 from bpetite.corpus._dask import dask_client, dask_count_files
+from bpetite.corpus._encoding import WIDER_DTYPE
+from bpetite.corpus._manifest import MANIFEST_FORMAT
 
 __all__ = [
     "BASE_VOCAB_SIZE",
     "END_OF_TEXT_TOKEN",
+    "MANIFEST_FORMAT",
     "SHOWN_CHARS",
+    "WIDER_DTYPE",
     "atomic_writer",
     "dask_client",
     "dask_count_files",

@@ -130,6 +130,22 @@ def test_user_mistakes_are_one_line_and_write_nothing(
         assert list(out.iterdir()) == []  # no temp directory either
 
 
+def test_an_id_too_large_for_uint16_names_the_flag(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    model = tmp_path / "wide.json"
+    Tokenizer([(97, 98)], special_tokens={SPECIAL: 70_000}).save(model)
+    (tmp_path / "a.txt").write_text("ab", encoding="utf-8")
+    result = run(capsys, "dataset", "--model", model, "--input", tmp_path / "a.txt",
+                 "--output", tmp_path / "t.bin", "--dtype", "uint16")  # fmt: skip
+    assert result.code == 1
+    assert result.err.splitlines()[-1] == (
+        f"bpetite: error: the separator {SPECIAL!r} has id 70000, which does not fit in uint16 "
+        f"(at most 65535); use --dtype uint32"
+    )
+    assert files_in(tmp_path) == ["a.txt", "wide.json"]
+
+
 def test_existing_output_needs_force(
     capsys: pytest.CaptureFixture[str], model: Path, corpus: Path, tmp_path: Path
 ) -> None:

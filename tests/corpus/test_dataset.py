@@ -317,8 +317,9 @@ def test_uint32_when_an_id_does_not_fit_uint16(tmp_path: Path) -> None:
     write_dataset([tmp_path / "a.txt"], output, tokenizer, workers=1)
     assert manifest(output)["dtype"] == "uint32"
     assert read_bin(output, "<u4") == [256, 70_000]
-    with pytest.raises(ParameterError, match="70000, which does not fit in uint16"):
+    with pytest.raises(ParameterError, match="70000, which does not fit in uint16") as refused:
         write_dataset([tmp_path / "a.txt"], tmp_path / "b.bin", tokenizer, dtype="uint16")
+    assert str(refused.value).endswith('; pass dtype="uint32"')  # the keyword that fixes it
 
 
 @pytest.mark.parametrize("workers", [1, 2])

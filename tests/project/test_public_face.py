@@ -50,6 +50,8 @@ PLUMBING = {
     "atomic_writer",
     "shown",
     "SHOWN_CHARS",
+    "MANIFEST_FORMAT",
+    "WIDER_DTYPE",
     "loads_json",
     "parse_json_ids",
     "dask_client",

@@ -20,6 +20,7 @@ from typing import IO, Final
 from bpetite import BpetiteError, InvalidUtf8Error, Tokenizer
 from bpetite._internal import parse_json_ids, shown
 from bpetite.cli._errors import CliError
+from bpetite.cli._formats import HEAD_BYTES, Sample, Wanted, sample_bytes, sample_file, what_it_is
 from bpetite.corpus import DEFAULT_BLOCK_SIZE, decode_blocks, read_blocks
 
 #: The path that means "standard input" wherever a command reads a file.
@@ -59,27 +60,38 @@ def read_input_bytes(path: str, option: str = "--input") -> bytes:
         raise open_failure(error, path, option) from None
 
 
-def decode_utf8(data: bytes, source: str) -> str:
-    """Decode `data` as strict UTF-8, or fail naming `source` and the first bad byte's offset."""
+def decode_utf8(data: bytes, path: str, wanted: Wanted = "text") -> str:
+    """Decode `data`, all of `path`, as strict UTF-8, or fail saying what it is instead:
+    a kind of file that can be named (``_formats``), else the first bad byte's offset."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
+        found = what_it_is(sample_bytes(path, data, whole=True), wanted)
         raise CliError(
-            f"{source} is not valid UTF-8: byte 0x{data[error.start]:02x} at byte offset "
-            f"{error.start} ({error.reason})"
+            found or _not_utf8(path, data[error.start], error.start, error.reason)
         ) from None
 
 
 def read_input_text(path: str, option: str = "--input") -> str:
     """The text of `path` (``-`` for standard input): its exact bytes as strict UTF-8."""
-    return decode_utf8(read_input_bytes(path, option), describe_input(path))
+    return decode_utf8(read_input_bytes(path, option), path)
 
 
-def invalid_utf8(error: InvalidUtf8Error) -> CliError:
-    """The same wording as a whole-input decode error, so every command reads alike."""
-    return CliError(
-        f"{describe_input(error.source)} is not valid UTF-8: byte 0x{error.byte:02x} at "
-        f"byte offset {error.offset} ({error.reason})"
+def invalid_utf8(error: InvalidUtf8Error, sample: Sample | None = None) -> CliError:
+    """The same wording as a whole-input decode error, so every command reads alike.
+
+    `sample` is what was read of standard input; a file is looked at again here.
+    """
+    if sample is None and error.source != STDIN:
+        sample = sample_file(error.source)
+    found = what_it_is(sample, "text") if sample is not None else None
+    return CliError(found or _not_utf8(error.source, error.byte, error.offset, error.reason))
+
+
+def _not_utf8(path: str, byte: int, offset: int, reason: str) -> str:
+    return (
+        f"{describe_input(path)} is not valid UTF-8: byte 0x{byte:02x} at byte offset "
+        f"{offset} ({reason})"
     )
 
 
@@ -117,7 +129,9 @@ def _copy_checked(source: IO[bytes], target: IO[bytes], name: str) -> None:
         for _ in decode_blocks(blocks(), name):
             pass
     except InvalidUtf8Error as error:
-        raise invalid_utf8(error) from None
+        target.seek(0)  # what was read so far: standard input cannot be read again
+        sample = Sample(name, target.read(HEAD_BYTES), None) if name == STDIN else None
+        raise invalid_utf8(error, sample) from None
 
 
 def check_argument_text(text: str, option: str) -> str:
@@ -146,7 +160,7 @@ def _stdin() -> IO[bytes]:
 # --------------------------------------------------------------------------- id lists
 
 
-def parse_id_list(data: bytes, source: str) -> Sequence[int]:
+def parse_id_list(data: bytes, path: str) -> Sequence[int]:
     """Parse a JSON array of token ids, as ``bpetite encode`` prints it, compactly.
 
     Ids are kept in an ``array`` (8 bytes each) rather than a list of int objects, and
@@ -157,7 +171,7 @@ def parse_id_list(data: bytes, source: str) -> Sequence[int]:
     ids = _parse_ids_fast(data)
     if ids is not None:
         return ids
-    return _parse_ids_slow(data, source)
+    return _parse_ids_slow(data, path)
 
 
 def _parse_ids_fast(data: bytes) -> array[int] | None:
@@ -194,9 +208,14 @@ def _parse_ids_fast(data: bytes) -> array[int] | None:
     return ids
 
 
-def _parse_ids_slow(data: bytes, source: str) -> list[int]:
-    """bpetite's strict reader, for the exact problem: it names the item at fault."""
-    text = decode_utf8(data, source)
+def _parse_ids_slow(data: bytes, path: str) -> list[int]:
+    """bpetite's strict reader, for the exact problem: it names the item at fault; or
+    the kind of file `path` is, when it is not text at all (a token array, a table)."""
+    found = what_it_is(sample_bytes(path, data, whole=True), "ids")
+    if found is not None:
+        raise CliError(found)
+    source = describe_input(path)
+    text = decode_utf8(data, path, "ids")
     try:
         return parse_json_ids(text, source=source)
     except BpetiteError as error:

@@ -36,7 +36,7 @@ from bpetite.core._progress import ProgressCallback, ignore_progress
 from bpetite.core._tokenizer import Tokenizer
 from bpetite.corpus._assemble import EncodeOptions, encode_all, in_val
 from bpetite.corpus._documents import check_paths, expand_documents, spool_stdin
-from bpetite.corpus._encoding import MAX_ID, Dtype
+from bpetite.corpus._encoding import MAX_ID, WIDER_DTYPE, Dtype
 from bpetite.corpus._manifest import dumps_manifest, manifest_path, resolve_model
 from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE, check_block_size
 from bpetite.corpus._workers import POLL_SECONDS, check_workers, default_workers
@@ -248,7 +248,7 @@ def _check_fits(token_id: int, dtype: Dtype, what: str) -> None:
     if token_id > MAX_ID[dtype]:
         raise ParameterError(
             f"{what} has id {token_id}, which does not fit in {dtype} (at most "
-            f"{MAX_ID[dtype]}); use dtype uint32"
+            f"{MAX_ID[dtype]}); {WIDER_DTYPE}"
         )
 
 

@@ -35,6 +35,9 @@ TYPECODES: Final[dict[str, str]] = {
     "uint32": "I" if array("I").itemsize == 4 else "L",
 }
 MAX_ID: Final[dict[str, int]] = {"uint16": (1 << 16) - 1, "uint32": (1 << 32) - 1}
+#: How a refusal of an id too large for uint16 ends: the keyword that fixes it (the CLI
+#: puts its flag in its place).
+WIDER_DTYPE: Final = 'pass dtype="uint32"'
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +119,7 @@ def encode_piece(
 def _too_large(job: EncodeJob, index: int, largest: int) -> NoReturn:
     raise ParameterError(
         f"{job.names[index]}: token id {largest} does not fit in {job.dtype} "
-        f"(at most {MAX_ID[job.dtype]}); use dtype uint32"
+        f"(at most {MAX_ID[job.dtype]}); {WIDER_DTYPE}"
     )
 
 

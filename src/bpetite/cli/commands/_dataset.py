@@ -9,11 +9,11 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bpetite import InvalidUtf8Error, write_dataset
-from bpetite._internal import END_OF_TEXT_TOKEN, dask_client
+from bpetite import InvalidUtf8Error, ParameterError, write_dataset
+from bpetite._internal import END_OF_TEXT_TOKEN, WIDER_DTYPE, dask_client
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, load_model
-from bpetite.cli._inputs import describe_input
+from bpetite.cli._inputs import invalid_utf8
 from bpetite.cli._output import exists_message, write_json
 from bpetite.cli._parser import add_command, positive_int
 from bpetite.cli._progress import PhaseProgress, counting_progress
@@ -143,10 +143,9 @@ def run(args: argparse.Namespace) -> int:
                 dask=client,
             )
         except InvalidUtf8Error as error:
-            raise CliError(
-                f"{describe_input(error.source)} is not valid UTF-8: byte 0x{error.byte:02x} "
-                f"at byte offset {error.offset} ({error.reason})"
-            ) from None
+            raise invalid_utf8(error) from None
+        except ParameterError as error:  # an id too large for --dtype uint16: name the flag
+            raise CliError(str(error).replace(WIDER_DTYPE, "use --dtype uint32")) from None
         except FileExistsError as error:
             raise CliError(exists_message("--output", str(error.filename or args.output))) from None
     summary: dict[str, object] = {

@@ -18,7 +18,7 @@ from bpetite import Tokenizer
 from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, check_output_path, load_model, result_output
-from bpetite.cli._inputs import describe_input, first_unknown_id, parse_id_list, read_input_bytes
+from bpetite.cli._inputs import first_unknown_id, parse_id_list, read_input_bytes
 from bpetite.cli._output import note
 from bpetite.cli._parser import add_command, integer
 
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     if args.ids is not None:
         ids = args.ids
     else:
-        ids = parse_id_list(read_input_bytes(args.input), describe_input(args.input))
+        ids = parse_id_list(read_input_bytes(args.input), args.input)
     unknown = first_unknown_id(tokenizer, ids)
     if unknown is not None:
         raise CliError(unknown)
