@@ -137,6 +137,31 @@ def test_a_long_model_name_is_labelled_whole_and_the_chart_makes_room() -> None:
     assert all(int(wide) > int(narrow) for wide, narrow in zip(widths, short_widths, strict=True))
 
 
+def test_tables_give_counts_separators_and_each_figure_column_fixed_decimals() -> None:
+    """Bytes alone vs "ab" merged: figures such as 1.0 and 2.999 bytes per token, or a
+    ratio of 0.3334, must read alike on every row of a column."""
+    trained = Tokenizer.train("ab ab", vocab_size=258)
+    report = evaluate_compression(
+        [("bytes", Tokenizer([])), ("trained", trained)],
+        [("many", " ".join(["ab"] * 1000)), ("empty", "")],
+    )
+    assert report.table() == [
+        ("text", "model", "tokens", "bytes/token", "tokens/word", "ratio"),
+        ("many", "bytes", "2,999", "1.00", "3.00", "1.000"),
+        ("many", "trained", "1,000", "3.00", "1.00", "0.333"),
+        ("empty", "bytes", "0", "-", "-", "-"),
+        ("empty", "trained", "0", "-", "-", "-"),
+        ("overall", "bytes", "2,999", "1.00", "3.00", "1.000"),
+        ("overall", "trained", "1,000", "3.00", "1.00", "0.333"),
+    ]
+    dom = parse(report.to_html())
+    text = "".join(dom.text)
+    assert "2,999 bytes, 1,000 words" in text
+    for cells in ("bytes2,9991.003.001.000", "trained1,0003.001.000.333", "bytes0---"):
+        assert cells in text
+    assert "0.3333" not in text and "1.0<" not in report.to_html()
+
+
 # --------------------------------------------------------------------------- CLI
 
 
@@ -179,6 +204,14 @@ def test_eval_prints_json_and_a_plain_table(
     assert lines[0].split() == ["text", "model", "tokens", "bytes/token", "tokens/word", "ratio"]
     assert len(lines) == 1 + 2 * 3
     assert lines[-1].split()[:2] == ["overall", "large.json"]
+    overall = report["overall"]["results"][1]
+    assert lines[-1].split()[2:] == [
+        f"{overall['tokens']:,}",
+        f"{report['overall']['bytes'] / overall['tokens']:.2f}",
+        f"{overall['tokens'] / report['overall']['words']:.2f}",
+        f"{overall['tokens'] / report['overall']['results'][0]['tokens']:.3f}",
+    ]
+    assert len({len(line) for line in lines}) == 1  # right-aligned columns end together
 
 
 def test_eval_reads_a_tiktoken_file_as_a_model(

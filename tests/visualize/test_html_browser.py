@@ -8,6 +8,7 @@ browser is a failure, so CI cannot silently stop checking the page.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -15,6 +16,7 @@ import tempfile
 import zlib
 from collections import Counter
 from html.parser import HTMLParser
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -22,7 +24,7 @@ import pytest
 from bpetite import Tokenizer
 from bpetite.cli import main
 from bpetite.visualize._eval import BAR_COLOURS
-from bpetite.visualize._render import PALETTE, PARTIAL_BACKGROUNDS
+from bpetite.visualize._render import PALETTE, PARTIAL_BACKGROUNDS, marker_for, render_html
 from tests.rendering import expected_label, parse_page
 
 _BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -143,6 +145,80 @@ def test_browser_screenshot_shows_coloured_tokens(
     # The token backgrounds really were painted: the inline CSS applied.
     assert _rgb_set(PALETTE) <= colours
     assert _rgb_set(PARTIAL_BACKGROUNDS[:1]) <= colours
+
+
+# Arabic and Hebrew words for merges; the text adds letters the corpus never had (ث ق ي
+# ג), whose two UTF-8 bytes stay two partial tokens between whole right-to-left tokens.
+_RTL_CORPUS = "مرحبا بالعالم، مرحبا. שלום עולם, שלום. Hello world. " * 30
+_RTL_TEXT = "Hello مرحبا بالعالم ثقيل שלום עולם גג world\r\nend"
+#: Measures where the browser put each token, into data attributes --dump-dom shows.
+_MEASURE = """<script>
+for (const token of document.querySelectorAll(".t[data-token-id]")) {
+  const box = token.getClientRects()[0];
+  token.dataset.left = box.left;
+  token.dataset.right = box.right;
+  token.dataset.top = box.top;
+  token.dataset.bottom = box.bottom;
+}
+</script>
+"""
+
+
+def test_browser_keeps_right_to_left_tokens_in_order(browser: str, tmp_path: Path) -> None:
+    """Each token must sit right of the one before it on its line, whatever its script.
+
+    Without bidi isolation the browser lays a run of Arabic or Hebrew tokens out from
+    right to left, so the first token of a word is drawn last. The page is measured by a
+    copy of it with a script added (and the policy that forbids scripts taken out).
+    """
+    tokenizer = Tokenizer.train(_RTL_CORPUS, 330)
+    model = tmp_path / "rtl.json"
+    tokenizer.save(model)
+    text_path = tmp_path / "rtl.txt"
+    text_path.write_bytes(_RTL_TEXT.encode("utf-8"))
+    page_path = tmp_path / "rtl.html"
+    argv = ["show", "--model", str(model), "--input", str(text_path), "--html", str(page_path)]
+    assert main(argv) == 0
+    page = page_path.read_text(encoding="utf-8")
+    policy = re.search(r'<meta http-equiv="Content-Security-Policy"[^>]*>\n', page)
+    assert policy is not None
+    measured = tmp_path / "measured.html"
+    measured.write_text(
+        page.replace(policy.group(0), "").replace("</body>", _MEASURE + "</body>"),
+        encoding="utf-8",
+    )
+    result = _run_browser(
+        browser, tmp_path / "profile", "--window-size=1600,900", "--dump-dom", measured.as_uri()
+    )
+    tokens = parse_page(result.stdout.decode("utf-8")).tokens
+    assert [int(token["data-token-id"]) for token in tokens] == tokenizer.encode(_RTL_TEXT)
+    rtl = [
+        token for token in tokens if re.search("[\u0590-\u06ff]", token["text"])
+    ]  # whole Hebrew or Arabic characters
+    partial = [token for token in tokens if token["text"].startswith("⟨")]
+    assert len(rtl) >= 4 and len(partial) >= 2  # the page holds what this test is about
+    lines = 0
+    for before, after in pairwise(tokens):
+        if float(after["data-top"]) >= float(before["data-bottom"]):
+            lines += 1  # below: after a line break (partial tokens are in a smaller font,
+            continue  # so boxes on one line overlap rather than share a top)
+        assert float(after["data-left"]) >= float(before["data-right"]) - 0.5, (
+            before["text"],
+            after["text"],
+        )
+    assert lines == 1  # the CRLF, and nothing wrapped
+
+
+def test_browser_legend_names_every_marker(browser: str, tmp_path: Path) -> None:
+    page_path = tmp_path / "empty.html"
+    page_path.write_text(render_html([]), encoding="utf-8")
+    result = _run_browser(browser, tmp_path / "profile", "--dump-dom", page_path.as_uri())
+    dom = result.stdout.decode("utf-8")
+    legend = re.sub(r"<[^>]+>", "", dom[dom.index('<p class="legend">') :].split("</p>")[0])
+    for char in (" ", "\t", "\n", "\r", "\x00", "\x1f", "\x7f", "\u200b"):
+        marker = marker_for(char)
+        assert marker is not None and marker in legend, (char, legend)
+    assert "␍ carriage return" in legend
 
 
 def _rgb_set(colours: tuple[str, ...]) -> set[tuple[int, int, int]]:

@@ -290,6 +290,29 @@ def test_html_ids_switch_is_a_body_class(tokenizer: Tokenizer) -> None:
     assert "<body>" in render_html(_pieces_of(tokenizer, "a"))
 
 
+def test_html_every_token_is_a_bidi_isolate(tokenizer: Tokenizer) -> None:
+    """Without isolation a browser lays a run of Arabic or Hebrew tokens out right to left,
+    so token order on screen would contradict the ids (the browser test measures it)."""
+    page_text = render_html(_pieces_of(tokenizer, "Hello مرحبا שלום 😀"))
+    page = parse_page(page_text)
+    assert page.tokens
+    assert all(token["dir"] == "auto" for token in page.tokens)
+    assert re.search(r"\.t \{[^}]*unicode-bidi: isolate;", page_text)
+
+
+def test_html_legend_names_every_marker_a_label_can_hold() -> None:
+    """One label per kind of marker: the four whitespace markers, the control pictures,
+    delete, and ⟨U+XXXX⟩; "␍" was missing, though a CRLF text shows one per line."""
+    page = render_html([])
+    legend = re.sub(r"<[^>]+>", "", page[page.index('<p class="legend">') :].split("</p>")[0])
+    for char in (" ", "\t", "\n", "\r", "\x00", "\x1f", "\x7f", "\u200b"):
+        marker = marker_for(char)
+        assert marker is not None
+        assert marker in legend, (char, marker, legend)
+    for name in ("space", "tab", "newline", "carriage return", "control", "delete"):
+        assert name in legend
+
+
 # --------------------------------------------------------------------------- statistics
 
 

@@ -21,6 +21,10 @@ from bpetite.visualize._render import html_page
 
 #: Figures in the JSON and the page are rounded to this many decimals.
 DECIMALS: Final = 4
+#: The columns of :meth:`CompressionReport.table`.
+TABLE_COLUMNS: Final = ("text", "model", "tokens", "bytes/token", "tokens/word", "ratio")
+#: The decimals each figure column of a table shows, whatever the value.
+FIGURE_DECIMALS: Final = {"bytes/token": 2, "tokens/word": 2, "ratio": 3}
 
 #: One bar colour per model, cycled (colour-blind-safe Okabe-Ito hues).
 BAR_COLOURS: Final = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00")
@@ -88,6 +92,17 @@ class CompressionReport:
             "texts": [entry(text) for text in self.texts],
             "overall": entry(self.overall),
         }
+
+    def table(self) -> list[tuple[str, ...]]:
+        """The report as a table to print: TABLE_COLUMNS, then a row per text and model.
+
+        Counts have thousands separators and each figure column a fixed number of
+        decimals (FIGURE_DECIMALS), so a column lines up and reads alike on every row.
+        """
+        rows: list[tuple[str, ...]] = [TABLE_COLUMNS]
+        for text in [*self.texts, self.overall]:
+            rows += [(text.name, *row) for row in _formatted(text, self.models)]
+        return rows
 
     def to_html(self) -> str:
         """One self-contained page: a bar chart (inline SVG) and a table per text.
@@ -167,15 +182,39 @@ th:first-child, td:first-child { text-align: left; }
 """
 
 
+def _formatted(text: TextResult, models: Sequence[str]) -> list[tuple[str, ...]]:
+    """Per model: name, tokens and the figures, as a table shows them.
+
+    The figures are computed from the counts here, not from the rounded ones of
+    ``figures``, so a shown value is never rounded twice.
+    """
+    rows: list[tuple[str, ...]] = []
+    first = text.tokens[0]
+    for model, tokens in zip(models, text.tokens, strict=True):
+        figures = (
+            _fixed(text.bytes, tokens, FIGURE_DECIMALS["bytes/token"]),
+            _fixed(tokens, text.words, FIGURE_DECIMALS["tokens/word"]),
+            _fixed(tokens, first, FIGURE_DECIMALS["ratio"]),
+        )
+        rows.append((model, f"{tokens:,}", *figures))
+    return rows
+
+
+def _fixed(numerator: int, denominator: int, decimals: int) -> str:
+    """``numerator / denominator`` with `decimals` decimals; "-" when it has no value."""
+    return f"{numerator / denominator:,.{decimals}f}" if denominator else "-"
+
+
 def _html_section(index: int, text: TextResult, models: Sequence[str]) -> str:
     figures = text.figures(models)
+    shown = _formatted(text, models)
     values = [figure["bytes_per_token"] or 0.0 for figure in figures]
     scale = _BAR_WIDTH / max(max(values), 1e-9)
     height = _BAR_HEIGHT * len(models) + 8
     # Names are shown whole: the label column widens for the longest one.
     labels = max(_LABEL_WIDTH, max(map(_label_pixels, models)) + 16)
     bars = []
-    for row, (model, value) in enumerate(zip(models, values, strict=True)):
+    for row, (model, value, cells) in enumerate(zip(models, values, shown, strict=True)):
         y = 4 + row * _BAR_HEIGHT
         width = round(value * scale, 1)
         bars.append(
@@ -184,24 +223,20 @@ def _html_section(index: int, text: TextResult, models: Sequence[str]) -> str:
             f'<rect class="bar" x="{labels}" y="{y + 2}" width="{width}" '
             f'height="{_BAR_HEIGHT - 6}" fill="{_colour(row)}" '
             f'data-model="{html.escape(model)}" data-value="{value}"></rect>'
-            f'<text x="{labels + width + 6}" y="{y + 15}">{value}</text>'
+            f'<text x="{labels + width + 6}" y="{y + 15}">{cells[2]}</text>'
         )
+    head = "".join(f"<th>{html.escape(column)}</th>" for column in TABLE_COLUMNS[1:])
     rows = "".join(
-        "<tr>"
-        f"<td>{html.escape(figure['model'])}</td><td>{figure['tokens']}</td>"
-        f"<td>{_shown(figure['bytes_per_token'])}</td>"
-        f"<td>{_shown(figure['tokens_per_word'])}</td><td>{_shown(figure['ratio'])}</td>"
-        "</tr>"
-        for figure in figures
+        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in cells) + "</tr>"
+        for cells in shown
     )
     label = f"bytes per token on {text.name}"
     return f"""<section class="text" id="text-{index}">
 <h2>{html.escape(text.name)}</h2>
-<p class="size">{text.bytes} bytes, {text.words} words</p>
+<p class="size">{text.bytes:,} bytes, {text.words:,} words</p>
 <svg role="img" aria-label="{html.escape(label)}" width="{labels + _BAR_WIDTH + 80}" \
 height="{height}">{"".join(bars)}</svg>
-<table><thead><tr><th>model</th><th>tokens</th><th>bytes/token</th><th>tokens/word</th>\
-<th>ratio</th></tr></thead><tbody>{rows}</tbody></table>
+<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>
 </section>"""
 
 
@@ -209,7 +244,3 @@ def _label_pixels(name: str) -> int:
     """About the most pixels `name` takes in the chart's 13px font: 8 a character, 14 for
     a wide one (CJK, most emoji)."""
     return sum(14 if unicodedata.east_asian_width(char) in "WF" else 8 for char in name)
-
-
-def _shown(value: float | None) -> str:
-    return "–" if value is None else f"{value}"

@@ -21,13 +21,17 @@ PieceKind = Literal["text", "special", "partial"]
 #: A run of display text and whether it is a marker standing in for an invisible character.
 Part = tuple[str, bool]
 
-#: Visible stand-ins for the whitespace people most need to see. A newline is also
-#: followed by a real line break when rendered (see :attr:`TokenPiece.line_breaks`).
+#: Visible stand-ins for the whitespace people most need to see, and what a page's legend
+#: calls them. A newline is also followed by a real line break when rendered (see
+#: :attr:`TokenPiece.line_breaks`).
+_MARKED_WHITESPACE: Final = {
+    " ": ("·", "space"),
+    "\t": ("→", "tab"),
+    "\n": ("↵", "newline"),
+    "\r": ("␍", "carriage return"),
+}
 WHITESPACE_MARKERS: Final[Mapping[str, str]] = {
-    " ": "·",
-    "\t": "→",
-    "\n": "↵",
-    "\r": "␍",
+    char: marker for char, (marker, _) in _MARKED_WHITESPACE.items()
 }
 
 #: Categories shown as ``⟨U+XXXX⟩`` because they are invisible or move the cursor:
@@ -256,7 +260,10 @@ h1 { font-size: 1.25rem; margin: 0 0 .25rem; }
 .legend span { padding: 0 .25em; border-radius: 3px; }
 #tokens { font: 15px/1.9 ui-monospace, "DejaVu Sans Mono", monospace; white-space: pre-wrap;
   overflow-wrap: anywhere; border: 1px solid #d0d7de; border-radius: 6px; padding: 1rem; }
-.t { border-radius: 3px; color: #1f2328; }
+/* Each token is its own bidi isolate: right-to-left tokens (Arabic, Hebrew) keep their
+   logical order left to right, and a token's text (or hex) never mixes with its
+   neighbours'; inside, dir="auto" lays a token out in its own direction. */
+.t { border-radius: 3px; color: #1f2328; unicode-bidi: isolate; }
 .t:hover { outline: 2px solid #0969da; }
 /* palette */
 .t.special { color: #fff; font-weight: bold; }
@@ -272,8 +279,9 @@ h1 { font-size: 1.25rem; margin: 0 0 .25rem; }
 def render_html(pieces: Sequence[TokenPiece], *, source: str = "", show_ids: bool = False) -> str:
     """One self-contained HTML page: inline CSS, no script, no external resource.
 
-    Every token is ``<span class="t ..." data-token-id="ID" data-bytes="HEX"
-    title="...">LABEL</span>`` in order; the hover title gives the id and bytes. A
+    Every token is ``<span class="t ..." dir="auto" data-token-id="ID" data-bytes="HEX"
+    title="...">LABEL</span>`` in order, a bidi isolate so right-to-left tokens keep
+    their order; the hover title gives the id and bytes. A
     Content-Security-Policy forbids any fetch, so the page cannot reach the network
     even if a future edit slipped a URL in. `source` (e.g. the model path) is shown
     in the header, escaped like everything else.
@@ -297,7 +305,7 @@ def render_html(pieces: Sequence[TokenPiece], *, source: str = "", show_ids: boo
 <strong id="char-count">{summary.characters}</strong> characters ·
 <strong id="bytes-per-token">{summary.shown_ratio}</strong> bytes per token</p>
 <p class="legend">Hover a token for its id and bytes.
-<span class="ws">·</span> space, <span class="ws">→</span> tab, <span class="ws">↵</span> newline,
+{_legend()}
 <span class="t partial p0">⟨f0 9f⟩</span> bytes of a partial character,
 <span class="t special s0">special</span> special token.</p>
 </header>
@@ -308,6 +316,19 @@ def render_html(pieces: Sequence[TokenPiece], *, source: str = "", show_ids: boo
 </html>
 """
     )
+
+
+def _legend() -> str:
+    """Every marker a label can hold, with what it stands for."""
+    markers = [
+        f'<span class="ws">{marker}</span> {name}' for marker, name in _MARKED_WHITESPACE.values()
+    ]
+    markers.append('<span class="ws">␀</span>…<span class="ws">␟</span> other control characters')
+    markers.append('<span class="ws">␡</span> delete')
+    markers.append(
+        '<span class="ws">⟨U+200B⟩</span> another invisible character, by its code point'
+    )
+    return ",\n".join(markers) + ","
 
 
 def html_page(title: str, css: str, body_attributes: str = "") -> str:
@@ -347,7 +368,7 @@ def _html_token(index: int, piece: TokenPiece) -> str:
         for part, is_marker in piece.parts
     )
     return (
-        f'<span class="{classes}" data-token-id="{piece.token_id}" '
+        f'<span class="{classes}" dir="auto" data-token-id="{piece.token_id}" '
         f'data-bytes="{piece.data.hex()}" title="{html.escape(title)}">{body}</span>'
         + "\n"
         * piece.line_breaks

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bpetite import CompressionReport, Tokenizer, evaluate_compression
 from bpetite.cli._errors import CliError
@@ -16,8 +16,6 @@ from bpetite.cli._parser import add_command
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers
-
-_COLUMNS = ("text", "model", "tokens", "bytes/token", "tokens/word", "ratio")
 
 
 def register(subparsers: Subparsers) -> None:
@@ -113,42 +111,21 @@ def _inputs(paths: list[str]) -> list[tuple[str, str]]:
     return found
 
 
-def _rows(report: CompressionReport) -> list[tuple[str, ...]]:
-    rows: list[tuple[str, ...]] = []
-    for text in [*report.texts, report.overall]:
-        for figure in text.figures(report.models):
-            rows.append(
-                (
-                    text.name,
-                    figure["model"],
-                    str(figure["tokens"]),
-                    _fixed(figure["bytes_per_token"]),
-                    _fixed(figure["tokens_per_word"]),
-                    _fixed(figure["ratio"]),
-                )
-            )
-    return rows
-
-
-def _fixed(value: Any) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
 def _print_table(report: CompressionReport) -> None:
     """A rich table on a terminal, aligned plain text anywhere else (both on stderr)."""
-    rows = _rows(report)
+    columns, *rows = report.table()
     if is_terminal(sys.stderr):
         from rich.table import Table
 
         table = Table(title="compression (bytes/token: higher is better)")
-        for index, column in enumerate(_COLUMNS):
+        for index, column in enumerate(columns):
             table.add_column(column, justify="left" if index < 2 else "right")
         for row in rows:
             table.add_row(*row)
         stderr_console().print(table)
         return
-    widths = [max(len(row[i]) for row in [_COLUMNS, *rows]) for i in range(len(_COLUMNS))]
-    for row in [_COLUMNS, *rows]:
+    widths = [max(len(row[i]) for row in [columns, *rows]) for i in range(len(columns))]
+    for row in [columns, *rows]:
         cells = [
             cell.ljust(width) if index < 2 else cell.rjust(width)
             for index, (cell, width) in enumerate(zip(row, widths, strict=True))
