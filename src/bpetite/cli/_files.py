@@ -35,6 +35,23 @@ def add_model_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_result_output_arguments(parser: argparse.ArgumentParser, result: str) -> None:
+    """``--output PATH`` and ``--force``, for a command whose `result` goes to stdout."""
+    parser.add_argument(
+        "--output",
+        metavar="PATH",
+        help=f"write {result} to PATH (atomically: whole or not at all) instead of stdout",
+    )
+    parser.add_argument("--force", action="store_true", help="replace --output if it exists")
+
+
+def check_result_output(args: argparse.Namespace) -> None:
+    """Refuse a bad ``--output`` before any work: one that exists, or is the model or input."""
+    if args.output is not None:
+        inputs = [args.model] + ([args.input] if args.input is not None else [])
+        check_output_path(args.output, force=args.force, inputs=inputs)
+
+
 def load_model(path: str, *, trust_custom_pattern: bool = False) -> Tokenizer:
     """Load and validate the artifact at `path`; every defect becomes one clear line.
 

@@ -17,7 +17,13 @@ from typing import IO, TYPE_CHECKING, Final
 from bpetite import Tokenizer
 from bpetite._internal import shown
 from bpetite.cli._errors import CliError
-from bpetite.cli._files import add_model_argument, check_output_path, load_model, result_output
+from bpetite.cli._files import (
+    add_model_argument,
+    add_result_output_arguments,
+    check_result_output,
+    load_model,
+    result_output,
+)
 from bpetite.cli._inputs import first_unknown_id, parse_id_list, read_input_bytes
 from bpetite.cli._output import note
 from bpetite.cli._parser import add_command, integer
@@ -53,19 +59,12 @@ def register(subparsers: Subparsers) -> None:
         metavar="PATH",
         help="a file holding a JSON array of ids (what encode prints); '-' for stdin",
     )
-    parser.add_argument(
-        "--output",
-        metavar="PATH",
-        help="write the text to PATH (atomically: whole or not at all) instead of stdout",
-    )
-    parser.add_argument("--force", action="store_true", help="replace --output if it exists")
+    add_result_output_arguments(parser, "the text")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.output is not None:
-        inputs = [args.model] + ([args.input] if args.input is not None else [])
-        check_output_path(args.output, force=args.force, inputs=inputs)
+    check_result_output(args)
     tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
     ids: Sequence[int]
     if args.ids is not None:

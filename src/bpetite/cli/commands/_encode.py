@@ -15,7 +15,13 @@ from typing import IO, TYPE_CHECKING, Final, Literal
 from bpetite import DisallowedSpecialError, InvalidUtf8Error, Tokenizer
 from bpetite._internal import shown
 from bpetite.cli._errors import CliError
-from bpetite.cli._files import add_model_argument, check_output_path, load_model, result_output
+from bpetite.cli._files import (
+    add_model_argument,
+    add_result_output_arguments,
+    check_result_output,
+    load_model,
+    result_output,
+)
 from bpetite.cli._inputs import check_argument_text, invalid_utf8, spool_checked
 from bpetite.cli._output import note
 from bpetite.cli._parser import add_command
@@ -68,19 +74,12 @@ def register(subparsers: Subparsers) -> None:
         help="special-token text: 'allow' (default) encodes it as the special token, "
         "'ordinary' as plain text, 'raise' fails",
     )
-    parser.add_argument(
-        "--output",
-        metavar="PATH",
-        help="write the ids to PATH (atomically: whole or not at all) instead of stdout",
-    )
-    parser.add_argument("--force", action="store_true", help="replace --output if it exists")
+    add_result_output_arguments(parser, "the ids")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.output is not None:
-        inputs = [args.model] + ([args.input] if args.input is not None else [])
-        check_output_path(args.output, force=args.force, inputs=inputs)
+    check_result_output(args)
     tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
     if args.text is not None:
         text = check_argument_text(args.text, "--text")
