@@ -25,9 +25,8 @@ def write_atomically(path: str | os.PathLike[str], data: bytes, *, overwrite: bo
     NotADirectoryError for a bad parent, IsADirectoryError when `path` is a directory;
     all before writing anything.
     """
-    destination = Path(path)
-    check_destination(destination, overwrite=overwrite)
-    _write(destination, data, overwrite=overwrite)
+    with atomic_writer(path, overwrite=overwrite) as handle:
+        handle.write(data)
 
 
 @contextlib.contextmanager
@@ -45,11 +44,13 @@ def atomic_writer(path: str | os.PathLike[str], *, overwrite: bool) -> Iterator[
     try:
         with os.fdopen(fd, "wb") as handle:
             yield handle
-    except BaseException:
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:  # Ctrl-C included: the temp file never outlives us
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
         raise
-    publish_atomically(temp, destination, overwrite=overwrite)
+    _publish(temp, destination, overwrite=overwrite)
 
 
 def publish_atomically(
@@ -68,15 +69,11 @@ def publish_atomically(
         check_destination(destination, overwrite=overwrite)
         with temp.open("rb+") as handle:
             os.fsync(handle.fileno())
-        temp.chmod(0o666 & ~_current_umask())
-        if overwrite:
-            temp.replace(destination)
-        else:
-            _publish_without_clobbering(temp, destination)
-    finally:
+    except BaseException:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
-    _fsync_directory(destination.parent)
+        raise
+    _publish(temp, destination, overwrite=overwrite)
 
 
 def check_destination(destination: Path, *, overwrite: bool) -> None:
@@ -101,33 +98,25 @@ def _exists_message(destination: Path) -> str:
     return f"'{destination}' already exists; pass overwrite=True to replace it"
 
 
-def _write(destination: Path, data: bytes, *, overwrite: bool) -> None:
-    """Temp file, fsync, publish, fsync the directory; the temp file never outlives us.
+def _publish(temp: Path, destination: Path, *, overwrite: bool) -> None:
+    """Give a synced temp file its final name and a new file's permissions; fsync the
+    directory. The temp file never outlives this call.
 
     The temp file lives beside the destination so the final rename or link is a
     single metadata operation on one filesystem, never a cross-device copy.
     """
-    parent = destination.parent
-    fd, temp = _create_temp(parent)
-    temp_is_ours = True
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # The temp file is created 0o600; an artifact gets the permissions any new file would.
+        # The temp file is created 0o600; an output gets the permissions any new file would.
         temp.chmod(0o666 & ~_current_umask())
         if overwrite:
             temp.replace(destination)
         else:
             _publish_without_clobbering(temp, destination)
-        temp_is_ours = False
     finally:
-        # Runs on every failure, KeyboardInterrupt included.
-        if temp_is_ours:
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
-    _fsync_directory(parent)
+        # Runs on every failure, KeyboardInterrupt included; after a rename it finds nothing.
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+    _fsync_directory(destination.parent)
 
 
 def _create_temp(directory: Path) -> tuple[int, Path]:
