@@ -47,9 +47,11 @@ from bpetite.core._patterns import (
     resolve_pattern,
 )
 
-#: The largest artifact :func:`load` reads unless told otherwise: an artifact of
-#: o200k_base's size (200k tokens) is about 10 MiB, and parsing needs about 30 bytes of
-#: memory per byte of file, so the default bounds a hostile file to about 2 GB.
+#: The largest artifact :func:`load` reads unless told otherwise, and the largest
+#: :func:`dumps_artifact` writes: one limit for both, so whatever bpetite writes, it loads
+#: with its defaults. An artifact of o200k_base's size (200k tokens) is about 10 MiB, and
+#: parsing needs about 30 bytes of memory per byte of file, so the limit bounds a hostile
+#: file to about 2 GB.
 MAX_ARTIFACT_BYTES: Final = 64 * 1024 * 1024
 
 #: The version a tokenizer v1 cannot describe is written with.
@@ -117,16 +119,60 @@ class Artifact:
 
     @property
     def schema_version(self) -> int:
-        """1 when schema v1 can describe this artifact (the spec's configuration), else 2."""
+        """1 when schema v1 can describe this artifact (the spec's configuration), else 2.
+
+        Schema v1 spells out every token's bytes, which for a vocabulary of very long
+        tokens (one character repeated for megabytes) makes a file over
+        MAX_ARTIFACT_BYTES; such a tokenizer is written in v2's compact form instead,
+        which holds only the merges, so that the file still loads with the defaults.
+        """
         size = BASE_VOCAB_SIZE + len(self.merges)
         if (
             self.pattern.name == "gpt2"
             and self.special_tokens == {END_OF_TEXT_TOKEN: size}
             and not self.training
             and self.byte_order == IDENTITY_BYTE_ORDER
+            and v1_size(self.merges, self.pattern) <= MAX_ARTIFACT_BYTES
         ):
             return SCHEMA_VERSION
         return SCHEMA_V2
+
+
+def v1_size(merges: Sequence[tuple[int, int]], pattern: SplitPattern) -> int:
+    """The exact size in bytes of the schema v1 file of `merges` with `pattern`.
+
+    Computed from the merges without writing the file: a token's ``vocab`` entry is its
+    id, its byte values in decimal and the punctuation around them, and a merged token's
+    byte count and digit count are the sums of its two halves'.
+    """
+    lengths = [1] * BASE_VOCAB_SIZE
+    digits = [len(str(byte)) for byte in range(BASE_VOCAB_SIZE)]
+    for left, right in merges:
+        lengths.append(lengths[left] + lengths[right])
+        digits.append(digits[left] + digits[right])
+    size = BASE_VOCAB_SIZE + len(merges)
+    special = END_OF_TEXT_TOKEN.encode("utf-8")
+    lengths.append(len(special))
+    digits.append(sum(len(str(byte)) for byte in special))
+    # '"id":[b,b,b]' for each token, joined by commas, in braces
+    entries = sum(
+        len(str(token_id)) + digits[token_id] + lengths[token_id] + 4
+        for token_id in range(size + 1)
+    )
+    vocab = entries + size + 2
+    # '[l,r]' for each merge, joined by commas, in brackets
+    merged = sum(len(str(left)) + len(str(right)) + 3 for left, right in merges)
+    merged += max(len(merges) - 1, 0) + 2
+    rest = {
+        "mergeable_vocab_size": size,
+        "merges": [],
+        "pretokenizer_pattern": pattern.source,
+        "schema_version": SCHEMA_VERSION,
+        "special_tokens": {END_OF_TEXT_TOKEN: size},
+    }
+    # "vocab" sorts last, so the file is the rest's object with ',"vocab":{...}' before "}"
+    rest_size = len(json.dumps(rest, sort_keys=True, separators=(",", ":")).encode("utf-8"))
+    return rest_size - len("[]") + merged + len(',"vocab":') + vocab
 
 
 # --------------------------------------------------------------------------- writing
@@ -182,6 +228,14 @@ def dumps_artifact(
         if training:
             artifact["training"] = dict(training)
     data = json.dumps(artifact, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    if len(data) > MAX_ARTIFACT_BYTES:
+        # Only text can make a compact artifact this large: the merges of the largest
+        # vocabulary take a fraction of the limit, and the pattern has its own bound.
+        raise ArtifactError(
+            f"the artifact would be {len(data):,} bytes, over the limit of "
+            f"{MAX_ARTIFACT_BYTES:,} bytes that loading accepts by default; its special "
+            f"tokens hold {sum(map(len, special_tokens)):,} characters: use shorter ones"
+        )
     parse_artifact(data, source="tokenizer state to save", trust_custom_pattern=True)
     return data
 
@@ -254,11 +308,14 @@ def _parse_artifact(data: bytes, source: str, trust_custom_pattern: bool) -> Art
     if vocab is not None:
         _check_no_extra_ids(vocab, size, special_tokens, source)  # step 19
     parsed = Artifact(vocab, checked, special_tokens, pattern, training, byte_order)
-    if parsed.schema_version != version:
+    # A v1 file may be larger than the limit (written by a bpetite before the limit, and
+    # loaded with a larger max_bytes); a v2 file of what v1 describes must need the room.
+    if version == SCHEMA_V2 and parsed.schema_version == SCHEMA_VERSION:
         _fail(
             source,
             "schema_version is 2, but schema v1 describes this tokenizer (GPT-2's pattern "
-            "and only <|endoftext|>); such an artifact is written as version 1",
+            "and only <|endoftext|>, and a v1 file within the "
+            f"{MAX_ARTIFACT_BYTES:,}-byte limit); such an artifact is written as version 1",
         )
     return parsed
 
