@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final, Self
 
 from bpetite.core import _artifact
 from bpetite.core._atomic import write_atomically
+from bpetite.core._budget import Budget
 from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, MAX_VOCAB_SIZE
 from bpetite.core._decoder import decode_bytes, decode_text
 from bpetite.core._encoder import Encoder
@@ -32,7 +33,7 @@ from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._pretokenizer import count_chunks, require_utf8
 from bpetite.core._progress import ProgressCallback
 from bpetite.core._specials import SpecialPolicy, SpecialTokens
-from bpetite.core._trainer import check_vocab_size, train_merges
+from bpetite.core._trainer import check_limit, check_vocab_size, train_merges
 
 #: The spec's special tokens: exactly ``<|endoftext|>``, right after the merges.
 DEFAULT_SPECIAL_TOKENS: Final = (END_OF_TEXT_TOKEN,)
@@ -498,6 +499,10 @@ class Tokenizer:
         pattern: str | SplitPattern = "gpt2",
         special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
         progress: ProgressCallback | None = None,
+        max_token_bytes: int | None = None,
+        min_frequency: int | None = None,
+        max_chars: int | None = None,
+        doc_cap: int | None = None,
     ) -> Self:
         """Learn merges from documents, one per item, read once (Hugging Face's name).
 
@@ -508,7 +513,16 @@ class Tokenizer:
         :func:`~bpetite.count_chunks` of the same items, and
         :func:`~bpetite.train_files` on the same items written as files.
 
+        `pattern`, `special_tokens`, `progress`, `max_token_bytes` and `min_frequency`
+        are :meth:`train`'s, checked before the first item is read. `doc_cap` and
+        `max_chars` are nanochat's (``scripts/tok_train.py``): each document is cut to
+        its first `doc_cap` characters, and documents are read until the one that
+        takes the running total of characters past `max_chars`, that one included;
+        no item after it is read.
+
         >>> Tokenizer.train_from_iterator(iter(["ab", "ab"]), 257).merges
+        ((97, 98),)
+        >>> Tokenizer.train_from_iterator(["abab", "cdcd"], 257, doc_cap=2).merges
         ((97, 98),)
         """
         if isinstance(iterator, (str, bytes)):
@@ -516,13 +530,36 @@ class Tokenizer:
                 "train_from_iterator() takes an iterable of documents, not one string: write [text]"
             )
         check_vocab_size(vocab_size)
+        check_limit(
+            "max_token_bytes", max_token_bytes, 2, "every merged token has two bytes or more"
+        )
+        check_limit("min_frequency", min_frequency, 1, "a pair that occurs has count 1")
+        budget = Budget(max_chars=max_chars, doc_cap=doc_cap)
         split = resolve_pattern(pattern)
+        cls((), pattern=split, special_tokens=special_tokens)  # the specials' checks, now
+
+        def documents() -> Iterator[str]:
+            for index, document in enumerate(iterator):
+                if not isinstance(document, str):
+                    raise TypeError(
+                        "train_from_iterator() takes documents (str), got "
+                        f"{type(document).__name__} at item {index}"
+                    )
+                yield document
+
+        def checked(capped: Iterable[str]) -> Iterator[str]:
+            for index, document in enumerate(capped):
+                require_utf8(document, f"document {index}")
+                yield document
+
         return cls.train_from_counts(
-            count_chunks(iterator, pattern=split),
+            count_chunks(checked(budget.apply(documents())), pattern=split),
             vocab_size,
             pattern=split,
             special_tokens=special_tokens,
             progress=progress,
+            max_token_bytes=max_token_bytes,
+            min_frequency=min_frequency,
         )
 
     def __repr__(self) -> str:
