@@ -36,6 +36,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from heapq import heapify, heappop, heappush, heapreplace
 from itertools import chain
 from operator import add
+from typing import AnyStr
 
 from bpetite.core._constants import BASE_VOCAB_SIZE, MAX_VOCAB_SIZE
 from bpetite.core._errors import ParameterError
@@ -74,12 +75,13 @@ def check_limit(name: str, value: object, least: int, why: str) -> int | None:
 
 
 def train_merges(
-    chunk_counts: Mapping[bytes, int],
+    chunk_counts: Mapping[AnyStr, int],
     vocab_size: int,
     progress: ProgressCallback | None = None,
     *,
     max_token_bytes: int | None = None,
     min_frequency: int | None = None,
+    token_lengths: Sequence[int] | None = None,
 ) -> list[Pair]:
     """Return the merges, in rank order, that BPE learns from `chunk_counts`.
 
@@ -88,8 +90,13 @@ def train_merges(
     candidate (at least 2, since every merged token has two bytes or more). Training
     stops early, without error, when no candidate pair is left or when the best one
     occurs fewer than `min_frequency` times (at least 1; 1 and None mean no limit).
+
+    To continue training a model, `token_lengths` gives the byte length of each of its
+    ids (new ids start at ``len(token_lengths)``) and `chunk_counts` maps words of those
+    ids, one ``chr(id)`` per token, instead of bytes.
     """
-    target = check_vocab_size(vocab_size) - BASE_VOCAB_SIZE
+    first_id = BASE_VOCAB_SIZE if token_lengths is None else len(token_lengths)
+    target = check_vocab_size(vocab_size) - first_id
     if vocab_size > MAX_VOCAB_SIZE:
         raise ParameterError(
             f"vocab_size must be at most {MAX_VOCAB_SIZE:,} (token ids are stored as "
@@ -107,7 +114,7 @@ def train_merges(
     heap = [(-count, pair) for pair, count in pair_counts.items()]
     heapify(heap)
     # Byte length of every token, only kept when `max_token_bytes` needs it.
-    lengths = [1] * BASE_VOCAB_SIZE if longest is not None else []
+    lengths = list(token_lengths or [1] * BASE_VOCAB_SIZE) if longest is not None else []
 
     merges: list[Pair] = []
     while len(merges) < target and heap:
@@ -128,7 +135,7 @@ def train_merges(
             lengths.append(length)
         if least is not None and live < least:
             break
-        new_id = BASE_VOCAB_SIZE + len(merges)
+        new_id = first_id + len(merges)
         merges.append((left, right))
         for new_pair, count in corpus.merge(pair, chr(new_id)).items():
             if count > 0:
@@ -167,14 +174,15 @@ class _Corpus:
     its pair is merged.
     """
 
-    def __init__(self, chunk_counts: Mapping[bytes, int]) -> None:
+    def __init__(self, chunk_counts: Mapping[AnyStr, int]) -> None:
         self.words: list[str] = []
         self.weights: list[int] = []
         long_chunks: list[tuple[str, int]] = []
         # Chunks of one byte hold no pair and never change: leave them out entirely.
         for chunk, count in chunk_counts.items():
             if len(chunk) > 1 and count > 0:
-                word = chunk.decode("latin-1")  # byte b -> chr(b), i.e. token id b
+                # byte b -> chr(b), i.e. token id b; a word of ids is one already
+                word = chunk if isinstance(chunk, str) else chunk.decode("latin-1")
                 if len(chunk) <= LONG_CHUNK:
                     self.words.append(word)
                     self.weights.append(count)
