@@ -8,6 +8,7 @@ module and no other private one, so the library's private layout can change with
 touching them. Not public API: a name here can change in any release.
 """
 
+from bpetite.core._artifact import MAX_ARTIFACT_BYTES
 from bpetite.core._atomic import atomic_writer, write_atomically
 from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite.core._errors import SHOWN_CHARS, shown
@@ -20,6 +21,7 @@ __all__ = [
     "BASE_VOCAB_SIZE",
     "END_OF_TEXT_TOKEN",
     "MANIFEST_FORMAT",
+    "MAX_ARTIFACT_BYTES",
     "SHOWN_CHARS",
     "WIDER_DTYPE",
     "atomic_writer",

@@ -668,3 +668,43 @@ def test_decode_validates_every_id_before_writing(
         assert captured.out == b""
         line = one_error_line(captured.err, fragment)
         assert f"position {len(ids)}" in line
+
+
+def test_a_model_over_the_load_limit_names_the_flag_that_raises_it(model: Path) -> None:
+    size = model.stat().st_size
+    refused = bpetite("encode", "--model", str(model), "--text", "fox", "--max-model-bytes", "100")
+    assert refused.returncode == 1
+    assert refused.stdout == b""
+    message = refused.stderr.decode().strip().splitlines()[-1]
+    assert f"the artifact is {size:,} bytes, over the limit of 100 bytes" in message
+    assert message.endswith("pass a larger --max-model-bytes if the file is trusted")
+    allowed = bpetite(
+        "encode", "--model", str(model), "--text", "fox", "--max-model-bytes", str(size)
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    assert json.loads(allowed.stdout) == Tokenizer.load(model).encode("fox")
+
+
+def test_what_train_writes_encode_loads_even_for_tokens_of_megabytes(tmp_path: Path) -> None:
+    """One repeated character trains into tokens of megabytes; its v1 file would pass the
+    load limit, so train writes the compact form and encode reads it with the defaults."""
+    text = "a" * (12 << 20)
+    corpus = tmp_path / "a.txt"
+    corpus.write_text(text, encoding="ascii")
+    artifact = tmp_path / "a.json"
+    trained = bpetite(
+        "train", "--input", str(corpus), "--vocab-size", "300", "--output", str(artifact)
+    )
+    assert trained.returncode == 0, trained.stderr
+    assert artifact.stat().st_size < 4096
+    assert json.loads(artifact.read_bytes())["schema_version"] == 2
+    encoded = bpetite("encode", "--model", str(artifact), "--input", str(corpus))
+    assert encoded.returncode == 0, encoded.stderr
+    ids = json.loads(encoded.stdout)
+    tokenizer = Tokenizer.load(artifact)
+    assert tokenizer.decode(ids) == text
+    # the reference's merge rule on the model's own merges gives the same ids
+    longest = tokenizer.token_bytes(max(ids, key=lambda i: len(tokenizer.token_bytes(i))))
+    assert len(longest) > 1 << 20
+    sample = b"a" * 5000
+    assert reference.encode_chunk(sample, tokenizer.merges) == tokenizer.encode_chunk(sample)

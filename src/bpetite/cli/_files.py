@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import IO
 
 from bpetite import Tokenizer
-from bpetite._internal import atomic_writer, shown, write_atomically
+from bpetite._internal import MAX_ARTIFACT_BYTES, atomic_writer, shown, write_atomically
 from bpetite.cli._delivered import expect_output
 from bpetite.cli._errors import CliError
 from bpetite.cli._inputs import SPOOL_BYTES
 from bpetite.cli._output import exists_message, write_result_from
+from bpetite.cli._parser import positive_int
 
 
 def add_model_argument(parser: argparse.ArgumentParser) -> None:
@@ -32,6 +33,22 @@ def add_model_argument(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="load a model whose split pattern is a custom regex (it runs on every text "
         "encoded): only for a model from a source you trust",
+    )
+    parser.add_argument(
+        "--max-model-bytes",
+        type=positive_int,
+        default=MAX_ARTIFACT_BYTES,
+        metavar="N",
+        help=f"load a model file of up to N bytes (default {MAX_ARTIFACT_BYTES:,}, which "
+        "every artifact bpetite writes keeps to); parsing takes about 30 bytes of memory "
+        "per byte of file",
+    )
+
+
+def model_from_args(args: argparse.Namespace) -> Tokenizer:
+    """The model that ``--model``, ``--trust-custom-pattern`` and ``--max-model-bytes`` name."""
+    return load_model(
+        args.model, trust_custom_pattern=args.trust_custom_pattern, max_bytes=args.max_model_bytes
     )
 
 
@@ -52,15 +69,18 @@ def check_result_output(args: argparse.Namespace) -> None:
         check_output_path(args.output, force=args.force, inputs=inputs)
 
 
-def load_model(path: str, *, trust_custom_pattern: bool = False) -> Tokenizer:
+def load_model(
+    path: str, *, trust_custom_pattern: bool = False, max_bytes: int = MAX_ARTIFACT_BYTES
+) -> Tokenizer:
     """Load and validate the artifact at `path`; every defect becomes one clear line.
 
     A custom split pattern is a regex that runs on every text encoded, so a model that
-    holds one loads only with `trust_custom_pattern` (``--trust-custom-pattern``).
+    holds one loads only with `trust_custom_pattern` (``--trust-custom-pattern``). A file
+    over `max_bytes` is refused before it is read (``--max-model-bytes``).
     """
     quoted = shown(path)
     try:
-        return Tokenizer.load(path, trust_custom_pattern=trust_custom_pattern)
+        return Tokenizer.load(path, trust_custom_pattern=trust_custom_pattern, max_bytes=max_bytes)
     except FileNotFoundError:
         raise CliError(f"model file '{quoted}' does not exist") from None
     except IsADirectoryError:
@@ -73,6 +93,7 @@ def load_model(path: str, *, trust_custom_pattern: bool = False) -> Tokenizer:
         detail = str(error.args[0]) if error.args else type(error).__name__
         # The loader starts its messages with the path; say it once.
         detail = detail.removeprefix(f"{path}: ")
+        detail = detail.replace("pass a larger max_bytes", "pass a larger --max-model-bytes")
         if not trust_custom_pattern and "trust_custom_pattern" in detail:
             raise CliError(
                 f"model '{quoted}' uses a custom split pattern, a regex that runs on every "

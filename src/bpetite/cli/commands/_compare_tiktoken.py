@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from bpetite import Tokenizer
 from bpetite._internal import shown
 from bpetite.cli._errors import CliError
-from bpetite.cli._files import add_model_argument, load_model
+from bpetite.cli._files import add_model_argument, model_from_args
 from bpetite.cli._inputs import check_argument_text
 from bpetite.cli._output import is_terminal, stderr_console, write_json
 from bpetite.cli._parser import add_command
@@ -56,7 +56,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
+    tokenizer = model_from_args(args)
     text = check_argument_text(args.text, "--text")
     encoding = load_encoding(args.encoding)
     ours = tokenizer.encode(text)

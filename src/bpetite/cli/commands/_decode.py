@@ -21,7 +21,7 @@ from bpetite.cli._files import (
     add_model_argument,
     add_result_output_arguments,
     check_result_output,
-    load_model,
+    model_from_args,
     result_output,
 )
 from bpetite.cli._inputs import first_unknown_id, parse_id_list, read_input_bytes
@@ -65,7 +65,7 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_result_output(args)
-    tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
+    tokenizer = model_from_args(args)
     ids: Sequence[int]
     if args.ids is not None:
         ids = args.ids

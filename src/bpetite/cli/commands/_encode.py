@@ -19,7 +19,7 @@ from bpetite.cli._files import (
     add_model_argument,
     add_result_output_arguments,
     check_result_output,
-    load_model,
+    model_from_args,
     result_output,
 )
 from bpetite.cli._inputs import check_argument_text, invalid_utf8, spool_checked
@@ -80,7 +80,7 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_result_output(args)
-    tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
+    tokenizer = model_from_args(args)
     if args.text is not None:
         text = check_argument_text(args.text, "--text")
         with result_output(args.output, force=args.force) as result:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from bpetite._internal import shown
 from bpetite.cli._errors import CliError
-from bpetite.cli._files import add_model_argument, check_output_path, load_model
+from bpetite.cli._files import add_model_argument, check_output_path, model_from_args
 from bpetite.cli._output import exists_message, note, write_result
 from bpetite.cli._parser import add_command
 
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from bpetite.interop import InteropError, write_hf, write_tiktoken
 
     check_output_path(args.output, force=args.force, inputs=[args.model])
-    tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
+    tokenizer = model_from_args(args)
     try:
         if args.format == "hf":
             write_hf(tokenizer, args.output, overwrite=args.force)

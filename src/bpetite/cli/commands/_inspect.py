@@ -7,7 +7,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from bpetite.cli._files import add_model_argument, load_model
+from bpetite.cli._files import add_model_argument, model_from_args
 from bpetite.cli._inputs import read_input_text
 from bpetite.cli._output import is_terminal, stderr_console, write_json
 from bpetite.cli._parser import add_command, non_negative_int
@@ -55,7 +55,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
+    tokenizer = model_from_args(args)
     stats = vocabulary_stats(
         tokenizer.vocab, tokenizer.merges, tokenizer.special_tokens, top=args.top
     )

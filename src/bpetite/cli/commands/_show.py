@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from bpetite._internal import shown
-from bpetite.cli._files import add_model_argument, check_output_path, load_model, write_file
+from bpetite.cli._files import add_model_argument, check_output_path, model_from_args, write_file
 from bpetite.cli._inputs import check_argument_text, describe_input, read_input_text
 from bpetite.cli._output import is_terminal, note, write_result
 from bpetite.cli._parser import add_command
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if args.html is not None:
         inputs = [args.model] + ([args.input] if args.input is not None else [])
         check_output_path(args.html, force=args.force, option="--html", inputs=inputs)
-    tokenizer = load_model(args.model, trust_custom_pattern=args.trust_custom_pattern)
+    tokenizer = model_from_args(args)
     if args.text is not None:
         text = check_argument_text(args.text, "--text")
         source = "text from --text"
