@@ -13,6 +13,7 @@ from bpetite.core._atomic import atomic_writer, write_atomically
 from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite.core._errors import SHOWN_CHARS, shown
 from bpetite.core._json import loads_json, parse_json_ids
+from bpetite.core._ranks import parse_ranks, recover_merges, show_token
 from bpetite.corpus._dask import dask_client, dask_count_files
 from bpetite.corpus._encoding import WIDER_DTYPE
 from bpetite.corpus._manifest import MANIFEST_FORMAT
@@ -29,6 +30,9 @@ __all__ = [
     "dask_count_files",
     "loads_json",
     "parse_json_ids",
+    "parse_ranks",
+    "recover_merges",
+    "show_token",
     "shown",
     "write_atomically",
 ]

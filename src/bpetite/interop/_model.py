@@ -11,7 +11,6 @@ being approximated.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
@@ -26,7 +25,7 @@ from bpetite import (
     Tokenizer,
     UnknownTokenError,
 )
-from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
+from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, show_token
 
 ImportFormat = Literal["vocab+merges", "tokenizer.json", "tiktoken"]
 IdLayout = Literal["identical", "bytes permuted", "renumbered"]
@@ -38,14 +37,6 @@ IdLayout = Literal["identical", "bytes permuted", "renumbered"]
 _FITS_IN_A_CHUNK: Final = regex.compile(
     r"(?: ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+|'(?:[sdmt]|ll?|ve?|re?))"
 )
-
-
-def show_token(token: bytes) -> str:
-    """A token for an error message: its text in JSON quotes, or its bytes in hex."""
-    try:
-        return json.dumps(token.decode("utf-8"), ensure_ascii=False)
-    except UnicodeDecodeError:
-        return f"<bytes {token.hex(' ')}>"
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,22 +12,25 @@ recovers each token's pair from tiktoken's own merge order and checks the same.
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
-import heapq
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bpetite import InteropError, SplitPattern, Tokenizer
-from bpetite._internal import BASE_VOCAB_SIZE, shown, write_atomically
+from bpetite._internal import (
+    BASE_VOCAB_SIZE,
+    parse_ranks,
+    recover_merges,
+    show_token,
+    write_atomically,
+)
 from bpetite.interop._known import recognise
 from bpetite.interop._model import (
     ImportResult,
     build_import,
     check_distinct_bytes,
     first_token_not_encoding_to_itself,
-    show_token,
 )
 
 
@@ -125,39 +128,6 @@ def write_tiktoken(
     return export
 
 
-def parse_tiktoken(data: bytes, source: str) -> dict[bytes, int]:
-    """``base64 rank`` lines -> {token bytes: rank}; duplicates are refused, not dropped."""
-    ranks: dict[bytes, int] = {}
-    owners: dict[int, bytes] = {}
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line:
-            continue
-        fields = line.split()
-        if len(fields) != 2 or not fields[1].isdigit() or not fields[1].isascii():
-            raise InteropError(
-                f"{source} line {number}: expected 'base64 rank', got {shown(repr(line))}"
-            )
-        try:
-            token = base64.b64decode(fields[0], validate=True)
-        except (binascii.Error, ValueError):
-            raise InteropError(
-                f"{source} line {number}: {shown(repr(fields[0]))} is not valid base64"
-            ) from None
-        rank = int(fields[1])
-        if token in ranks:
-            raise InteropError(
-                f"{source} line {number}: token {show_token(token)} already has rank "
-                f"{ranks[token]}; tiktoken would silently keep only the last"
-            )
-        if rank in owners:
-            raise InteropError(
-                f"{source} line {number}: rank {rank} already belongs to {show_token(owners[rank])}"
-            )
-        ranks[token] = rank
-        owners[rank] = token
-    return ranks
-
-
 def import_tiktoken(
     data: bytes,
     source: str,
@@ -171,46 +141,20 @@ def import_tiktoken(
     official files (``r50k_base``, ``cl100k_base``, ``o200k_base``) are recognised by
     their sha256 and get tiktoken's; any other file uses `pattern` (default GPT-2's)
     and `special_tokens` (text -> id; default ``<|endoftext|>`` after the last rank).
-    Token ``t``'s pair is where tiktoken's own merging of ``t``'s bytes, using only
-    lower ranks, stops: it must stop at exactly two tokens, which then merge into
-    ``t``. The result speaks the file's ranks as ids.
+    Each token's pair is recovered as :func:`bpetite.get_encoding` recovers it (see
+    ``core/_ranks.py``). The result speaks the file's ranks as ids.
     """
     known = recognise(data) if pattern is None and special_tokens is None else None
-    ranks = parse_tiktoken(data, source)
-    if b"" in ranks:
-        raise InteropError(f"{source} has an empty token (rank {ranks[b'']})")
-    byte_ids = []
-    for byte in range(BASE_VOCAB_SIZE):
-        rank = ranks.get(bytes((byte,)))
-        if rank is None:
-            raise InteropError(
-                f"{source} has no token for the byte 0x{byte:02x}; a byte-level vocabulary "
-                "needs all 256"
-            )
-        byte_ids.append(rank)
-    merged = sorted((rank, token) for token, rank in ranks.items() if len(token) > 1)
+    ranks = parse_ranks(data, source)
+    recovered = recover_merges(ranks, source)
     token_of_rank = {rank: token for token, rank in ranks.items()}
-    pair_ranks: dict[tuple[int, int], int] = {}
-    merges = []
-    for rank, token in merged:
-        parts = merge_pairs([byte_ids[byte] for byte in token], pair_ranks)
-        if len(parts) != 2:
-            shown = [show_token(token_of_rank[part]) for part in parts]
-            raise InteropError(
-                f"{source}: token {show_token(token)} (rank {rank}) cannot be made by merging "
-                f"two lower-ranked tokens: tiktoken's merging stops at {len(parts)} pieces "
-                f"{shown}, so only a whole chunk could reach it, and bpetite cannot represent "
-                "such a token"
-            )
-        pair_ranks[parts[0], parts[1]] = rank
-        merges.append((token_of_rank[parts[0]], token_of_rank[parts[1]], rank))
-    # Merging by pairs stands in for tiktoken's merging by bytes: while every lower token
-    # merges back to itself by pairs, both stop at the same pieces (docs/interop.md), and
-    # each token recovered here does, so by induction over the ranks every token does.
+    merges = [
+        (token_of_rank[left], token_of_rank[right], rank) for left, right, rank in recovered.merges
+    ]
     if known is not None:
         return build_import(
             "tiktoken",
-            byte_ids,
+            recovered.byte_ranks,
             merges,
             known.special_tokens,
             show_token,
@@ -220,54 +164,10 @@ def import_tiktoken(
         )
     return build_import(
         "tiktoken",
-        byte_ids,
+        recovered.byte_ranks,
         merges,
         special_tokens or {},
         show_token,
         pattern="gpt2" if pattern is None else pattern,
         pattern_known=False,
     )
-
-
-def merge_pairs(ids: list[int], pair_ranks: Mapping[tuple[int, int], int]) -> list[int]:
-    """Pair-merge `ids`: join the lowest-ranked adjacent pair, leftmost first, until none is left.
-
-    `pair_ranks` maps a pair to the rank (and id) of the token it makes. A heap of
-    candidate pairs over a linked list of pieces makes each merge O(log n), so a long
-    token costs O(n log n), not the O(n^2) of rescanning every pair after each merge.
-    A heap entry whose pair has changed since it was pushed is skipped when popped.
-
-    >>> merge_pairs([1, 2, 3], {(1, 2): 4, (4, 3): 5})
-    [5]
-    """
-    count = len(ids)
-    values = list(ids)
-    following = list(range(1, count + 1))
-    preceding = list(range(-1, count - 1))
-    alive = [True] * count
-    get = pair_ranks.get
-    heap = []
-    for i in range(count - 1):
-        rank = get((values[i], values[i + 1]))
-        if rank is not None:
-            heap.append((rank, i))
-    heapq.heapify(heap)
-    while heap:
-        rank, i = heapq.heappop(heap)
-        j = following[i] if alive[i] else count
-        if j >= count or get((values[i], values[j])) != rank:
-            continue
-        values[i] = rank
-        alive[j] = False
-        after = following[i] = following[j]
-        if after < count:
-            preceding[after] = i
-            right = get((rank, values[after]))
-            if right is not None:
-                heapq.heappush(heap, (right, i))
-        before = preceding[i]
-        if before >= 0:
-            left = get((values[before], rank))
-            if left is not None:
-                heapq.heappush(heap, (left, before))
-    return [value for value, live in zip(values, alive, strict=True) if live]
