@@ -208,6 +208,33 @@ def train_counts(
     return [step.pair for step in steps]
 
 
+def extend(
+    model: ModelLike,
+    text_or_counts: str | Mapping[bytes, int],
+    vocab_size: int,
+    *,
+    max_token_bytes: int | None = None,
+    min_frequency: int | None = None,
+) -> list[Pair]:
+    """Continue training `model`: its merges, then more, learned on the chunks it encodes.
+
+    Each chunk starts as the ids the model gives it, and the loop goes on from there,
+    the new ids after the model's. Training to m, then on to n, is training to n:
+
+    >>> extend(Model(train("ab ab ab", 257)), "ab ab ab", 258) == train("ab ab ab", 258)
+    True
+    """
+    steps = trace_train(
+        text_or_counts,
+        vocab_size,
+        pattern=model.pattern,
+        max_token_bytes=max_token_bytes,
+        min_frequency=min_frequency,
+        start=model,
+    )
+    return [*model.merges, *(step.pair for step in steps)]
+
+
 @dataclass(frozen=True, slots=True)
 class TrainStep:
     """One merge training made, and why: `pair` won with `count` over `runners_up`.
@@ -236,12 +263,14 @@ def trace_train(
     pattern: str = PRETOKENIZER_PATTERN,
     max_token_bytes: int | None = None,
     min_frequency: int | None = None,
+    start: ModelLike | None = None,
 ) -> list[TrainStep]:
     """The training loop, each merge kept as a :class:`TrainStep`.
 
     A pair is a candidate only if its token has at most `max_token_bytes` bytes.
     Training stops after ``vocab_size - 256`` merges, when no candidate is left, or
-    when the best occurs fewer than `min_frequency` times.
+    when the best occurs fewer than `min_frequency` times. From a model `start`, it
+    continues that model's training (see :func:`extend`).
 
     >>> [(step.pair, step.count, step.tied) for step in trace_train("cab", 257)]
     [((97, 98), 1, ((99, 97),))]
@@ -250,11 +279,14 @@ def trace_train(
         raise ValueError(f"vocab_size must be at least {BASE_VOCAB_SIZE}, got {vocab_size}")
     if isinstance(text_or_counts, str):
         text_or_counts = Counter(chunk.encode("utf-8") for chunk in split(text_or_counts, pattern))
-    # each distinct chunk as a tuple of ids, its bytes to start with, and its count
-    words = {tuple(chunk): count for chunk, count in text_or_counts.items()}
-    token_bytes = {idx: bytes([idx]) for idx in range(BASE_VOCAB_SIZE)}
+    # each distinct chunk as a tuple of ids, and its count: the ids `start` encodes it
+    # to, which with no model to start from are its bytes
+    start = start or Model([])
+    ranks, byte_ids = _ranks(start.merges), _byte_ids(start.byte_order)
+    words = {tuple(_encode_chunk(c, ranks, byte_ids)): n for c, n in text_or_counts.items()}
+    token_bytes = vocab(start.merges, byte_order=start.byte_order, special_tokens={})
     steps: list[TrainStep] = []
-    for new_id in range(BASE_VOCAB_SIZE, vocab_size):
+    for new_id in range(BASE_VOCAB_SIZE + len(start.merges), vocab_size):
         # count the adjacent pairs inside each chunk, times the chunk's count
         stats: dict[Pair, int] = {}
         for word, count in words.items():

@@ -33,6 +33,13 @@ from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._pretokenizer import count_chunks, require_utf8
 from bpetite.core._progress import ProgressCallback
 from bpetite.core._specials import SpecialPolicy, SpecialTokens
+from bpetite.core._surgery import (
+    continued_training,
+    edit_specials,
+    extend_merges,
+    following,
+    truncated_specials,
+)
 from bpetite.core._trainer import check_limit, check_vocab_size, train_merges
 
 #: The spec's special tokens: exactly ``<|endoftext|>``, right after the merges.
@@ -560,6 +567,125 @@ class Tokenizer:
             progress=progress,
             max_token_bytes=max_token_bytes,
             min_frequency=min_frequency,
+        )
+
+    # ------------------------------------------------------------------ surgery
+    # New tokenizers from this one, every id they keep unchanged (core/_surgery.py).
+
+    def with_special_tokens(
+        self, tokens: Mapping[str, int] | Iterable[str] = (), *, drop: Iterable[str] = ()
+    ) -> Self:
+        """A copy with special tokens added, moved or dropped; every other id is the same.
+
+        `drop` removes specials first. Then `tokens`, a mapping of text to id, adds each
+        new text at its id and moves an existing one to its new id; or, a list of texts,
+        gives each text not yet special the next free id, one past the largest id in
+        use. An id that is a mergeable token's or another special's raises
+        ParameterError naming both; to swap or replace, move or drop in the same call.
+
+        >>> tokenizer = Tokenizer.train("ab ab", 257)
+        >>> dict(tokenizer.with_special_tokens(["<|pad|>"]).special_tokens)
+        {'<|endoftext|>': 257, '<|pad|>': 258}
+        >>> dict(tokenizer.with_special_tokens({"<|im_start|>": 300}, drop=["<|endoftext|>"])
+        ...      .special_tokens)
+        {'<|im_start|>': 300}
+        """
+        specials = edit_specials(
+            self._special_ids, tokens, drop, self._vocab, self.mergeable_vocab_size
+        )
+        return type(self)(
+            self._merges,
+            pattern=self._pattern,
+            special_tokens=specials,
+            byte_order=self._byte_order,
+            training=self._training,
+        )
+
+    def truncated(self, vocab_size: int, *, renumber_specials: bool = False) -> Self:
+        """A copy with the first ``vocab_size`` mergeable tokens (``vocab_size - 256`` merges).
+
+        The special tokens keep their ids unless `renumber_specials`, which moves them
+        to the ids right after the merges, in the order of their ids, as training
+        places them. A greedy trainer learns merges in order, so this is the tokenizer
+        a training run to ``vocab_size`` gives (on the same corpus and options).
+
+        >>> tokenizer = Tokenizer.train("ab ab ab", 258)
+        >>> tokenizer.truncated(257).merges, dict(tokenizer.truncated(257).special_tokens)
+        (((97, 98),), {'<|endoftext|>': 258})
+        >>> again = Tokenizer.train("ab ab ab", 257)
+        >>> tokenizer.truncated(257, renumber_specials=True).dumps() == again.dumps()
+        True
+        """
+        specials = truncated_specials(
+            self._special_ids, vocab_size, self.mergeable_vocab_size, renumber=renumber_specials
+        )
+        return type(self)(
+            self._merges[: vocab_size - BASE_VOCAB_SIZE],
+            pattern=self._pattern,
+            special_tokens=specials,
+            byte_order=self._byte_order,
+            training=self._training,
+        )
+
+    def extended(
+        self,
+        corpus_or_counts: str | Mapping[bytes, int],
+        vocab_size: int,
+        *,
+        renumber_specials: bool = False,
+        progress: ProgressCallback | None = None,
+        max_token_bytes: int | None = None,
+        min_frequency: int | None = None,
+    ) -> Self:
+        """Continue training: up to ``vocab_size`` mergeable tokens, every existing id kept.
+
+        The corpus (a text, or chunk counts cut with this tokenizer's pattern) is split
+        as this tokenizer splits it: each chunk encoded with the existing merges. The
+        new merges are then learned exactly as :meth:`train` learns them (most frequent
+        pair, ties to the smallest), with ids after the existing ones, so
+        ``train(c, m).extended(c, n)`` is ``train(c, n)`` and ``.truncated(m)`` undoes
+        it. Works on imported vocabularies too (GPT-2, ``cl100k_base``).
+
+        A special token whose id a new merge could take raises ParameterError before any
+        work, unless `renumber_specials` moves the specials after the new merges (in
+        the order of their ids). `max_token_bytes` and `min_frequency` default to the
+        options the tokenizer was trained with; the result records an option only when
+        every merge was learned under it.
+
+        >>> small = Tokenizer.train("ab ab ab", 257)
+        >>> small.extended("ab ab ab", 258, renumber_specials=True).merges
+        ((97, 98), (32, 256))
+        """
+        if isinstance(corpus_or_counts, str):
+            require_utf8(corpus_or_counts, "corpus")
+            counts: Mapping[bytes, int] = count_chunks([corpus_or_counts], pattern=self._pattern)
+        else:
+            counts = _checked_counts(corpus_or_counts)
+        options, record = continued_training(
+            self._training, {"max_token_bytes": max_token_bytes, "min_frequency": min_frequency}
+        )
+        new_merges = extend_merges(
+            counts,
+            vocab_size,
+            vocab=self._vocab,
+            mergeable_size=self.mergeable_vocab_size,
+            encode_chunk=self._encoder.encode_chunk,
+            specials=self._special_ids,
+            renumber=renumber_specials,
+            progress=progress,
+            max_token_bytes=options["max_token_bytes"],
+            min_frequency=options["min_frequency"],
+        )
+        merges = self._merges + tuple(new_merges)
+        specials = dict(self._special_ids)
+        if renumber_specials:
+            specials = following(specials, BASE_VOCAB_SIZE + len(merges))
+        return type(self)(
+            merges,
+            pattern=self._pattern,
+            special_tokens=specials,
+            byte_order=self._byte_order,
+            training=record,
         )
 
     def __repr__(self) -> str:
