@@ -66,6 +66,7 @@ class Tokenizer:
         "_byte_order",
         "_encoder",
         "_merges",
+        "_name",
         "_pattern",
         "_special_ids",
         "_specials",
@@ -83,6 +84,7 @@ class Tokenizer:
         special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
         byte_order: Sequence[int] | None = None,
         training: Mapping[str, int] | None = None,
+        name: str | None = None,
     ) -> None:
         """Build from a merge list; most callers want :meth:`train` or :meth:`load`.
 
@@ -95,8 +97,12 @@ class Tokenizer:
         order: ``byte_order[i]`` is the byte of id ``i``; by default id ``i`` is byte ``i``.
         `training` records the options the merges were learned with
         (``max_token_bytes``, ``min_frequency``); it changes no id, and the artifact
-        keeps it. Anything inconsistent raises ParameterError naming it.
+        keeps it. `name` is a label such as ``"cl100k_base"`` (tiktoken's ``name``); it
+        changes no id. Anything inconsistent raises ParameterError naming it.
         """
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a str or None, got {type(name).__name__}")
+        self._name = name
         with gc_paused():  # see _gc: the tables below are large and acyclic
             self._build(check_merges(merges), pattern, special_tokens, byte_order, training)
 
@@ -136,6 +142,7 @@ class Tokenizer:
             dict(self._special_ids),
             self._byte_order,
             dict(self._training),
+            self._name,
         )
 
     # ------------------------------------------------------------------ building
@@ -306,6 +313,11 @@ class Tokenizer:
     def training(self) -> Mapping[str, int]:
         """The options the merges were learned with, if any (a read-only view)."""
         return self._training
+
+    @property
+    def name(self) -> str | None:
+        """The label given when the tokenizer was built (``get_encoding``'s name), or None."""
+        return self._name
 
     @property
     def pattern(self) -> str:
@@ -819,6 +831,7 @@ def _rebuild(
     special_tokens: dict[str, int],
     byte_order: tuple[int, ...],
     training: dict[str, int],
+    name: str | None = None,
 ) -> Tokenizer:
     """Unpickle a :class:`Tokenizer` (see ``Tokenizer.__reduce__``)."""
     return Tokenizer(
@@ -827,4 +840,5 @@ def _rebuild(
         special_tokens=special_tokens,
         byte_order=byte_order,
         training=training,
+        name=name,
     )
