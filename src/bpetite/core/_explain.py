@@ -1,0 +1,387 @@
+"""Explanations: every decision BPE makes on a text or a corpus, to read, print or step through.
+
+An :class:`Explanation` holds the steps of :mod:`bpetite.reference` (``trace_encode``'s
+:class:`~bpetite.reference.EncodeStep` or ``trace_train``'s
+:class:`~bpetite.reference.TrainStep`), so what it shows is the definition itself, and
+the tests prove it equal to the fast encoder and trainer. On top of the steps it keeps
+what a reader wants to see at once: a table of the merges in the order they apply (one
+:class:`MergeRow` each), and the text as a tree of merges, which the page
+(:mod:`bpetite.core._explain_page`) re-colours at each step. In a notebook an
+explanation shows itself as that page (``_repr_html_``).
+
+It lives in the core so :meth:`bpetite.Tokenizer.explain` can return one;
+:mod:`bpetite.visualize` re-exports it with :func:`explain_train`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Final, Literal
+
+from bpetite.core._atomic import write_atomically
+from bpetite.core._constants import BASE_VOCAB_SIZE, PRETOKENIZER_PATTERN
+from bpetite.core._errors import ParameterError
+from bpetite.core._explain_page import PageNode, render_page
+from bpetite.core._html import visible
+from bpetite.reference import (
+    EncodeStep,
+    ModelLike,
+    Pair,
+    TrainStep,
+    render_trace,
+    show,
+    split,
+    trace_encode,
+    trace_train,
+    vocab,
+)
+
+#: The largest corpus :func:`explain_train` accepts, in UTF-8 bytes: its trace keeps
+#: every merge's runners-up, which is a learner's tool for small corpora, not a trainer.
+MAX_TRAIN_BYTES: Final = 1 << 20
+
+#: The largest vocabulary :func:`explain_train` learns: 3,840 merges, a table a person
+#: can still step through (and a page that stays under a megabyte).
+MAX_TRAIN_VOCAB: Final = 4096
+
+#: How much of a training corpus the page re-colours at every step (its first chunks up
+#: to this many bytes): enough to watch words form, small enough to open instantly.
+SAMPLE_BYTES: Final = 1500
+
+#: How much of an encoded text the page draws (its first chunks up to this many bytes);
+#: the table, the chart and the printed steps always cover the whole text.
+PAGE_TEXT_BYTES: Final = 20_000
+
+Kind = Literal["encode", "train"]
+
+
+@dataclass(frozen=True, slots=True)
+class MergeRow:
+    """One merge as the explanation's table shows it, in the order merges apply.
+
+    Step ``k`` (from 1) applies the merge of rank `rank`, joining `pair` (whose tokens
+    are `parts`) into `token`. In a training run, `count` is the pair's frequency in the
+    corpus when it won and `note` says how it beat the others (the tie-break, or the
+    runners-up); in an encode, `count` is how many times it applied to the text.
+    `tokens_after` counts the corpus's (or the text's) tokens after the step.
+    """
+
+    step: int
+    rank: int
+    pair: Pair
+    parts: tuple[bytes, bytes]
+    token: bytes
+    count: int
+    tokens_after: int
+    note: str = ""
+
+    @property
+    def new_id(self) -> int:
+        return BASE_VOCAB_SIZE + self.rank
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Every step of one encode or one training run, from :mod:`bpetite.reference`.
+
+    `steps` are the reference's steps; `rows` the merges in the order they apply;
+    `ids` the encode's result (empty for training); `text` the text encoded, or for
+    training the sample the page re-colours; `total_bytes` and `start_tokens` the size
+    of the text (or corpus) in bytes and in tokens before any merge. ``str()`` gives the
+    steps as plain text; :meth:`to_html` the page to step through.
+    """
+
+    kind: Kind
+    steps: tuple[EncodeStep, ...] | tuple[TrainStep, ...]
+    rows: tuple[MergeRow, ...]
+    ids: tuple[int, ...]
+    text: str
+    total_bytes: int
+    start_tokens: int
+    pattern: str = PRETOKENIZER_PATTERN
+    title: str = ""
+
+    def __str__(self) -> str:
+        lines = [self.summary()]
+        if self.steps:
+            lines.append(render_trace(self.steps))
+        if self.kind == "encode":
+            lines.append(f"ids: {list(self.ids)}")
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        """One line: what was explained, its size, and what the merges did to it."""
+        after = self.rows[-1].tokens_after if self.rows else self.start_tokens
+        what = "text" if self.kind == "encode" else "corpus"
+        return (
+            f"{self.kind}: {_plural(len(self.rows), 'merge')} on a {what} of "
+            f"{_plural(self.total_bytes, 'byte')}, {self.start_tokens} tokens before, "
+            f"{after} after"
+        )
+
+    def to_html(self) -> str:
+        """The page to step through: one self-contained HTML document, no script.
+
+        A radio button per step (keyboard: the arrow keys step), the text re-coloured
+        at each step, the merge table beside it and a chart of tokens per byte against
+        the vocabulary size. The content-security policy is ``show --html``'s.
+        """
+        return render_page(
+            kind=self.kind,
+            title=self.title,
+            rows=self.rows,
+            chunks=self._page_chunks(),
+            total_bytes=self.total_bytes,
+            start_tokens=self.start_tokens,
+            shown_bytes=len(self._page_text().encode("utf-8")),
+        )
+
+    def _repr_html_(self) -> str:
+        """Jupyter's hook: the explanation renders inline as its page."""
+        return self.to_html()
+
+    def save_html(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
+        """Write :meth:`to_html` to `path` atomically (no partial file, ever)."""
+        write_atomically(path, self.to_html().encode("utf-8"), overwrite=overwrite)
+
+    def _page_text(self) -> str:
+        return self.text if self.kind == "train" else _prefix(self.text, PAGE_TEXT_BYTES)
+
+    def _page_chunks(self) -> list[list[PageNode]]:
+        """The text as trees: per chunk, its tokens after the last step, each a tree of merges."""
+        if self.kind == "train":
+            step_of = {row.pair: row.step for row in self.rows}
+            return [_merge_tree(chunk.encode("utf-8"), step_of) for chunk in _sample_chunks(self)]
+        step_of_rank = {row.rank: row.step for row in self.rows}
+        budget = PAGE_TEXT_BYTES
+        chunks: list[list[PageNode]] = []
+        nodes: list[PageNode] = []
+        for step in self.steps:
+            assert isinstance(step, EncodeStep)  # an encode keeps EncodeSteps
+            if step.rank is None:  # a new chunk (or a special token) starts
+                if len(step.chunk) > budget:
+                    break
+                budget -= len(step.chunk)
+                nodes = [
+                    PageNode(i, data, 0, special=step.special)
+                    for i, data in zip(step.tokens, step.pieces, strict=True)
+                ]
+                chunks.append(nodes)
+            else:
+                assert step.pair is not None and step.new_id is not None
+                nodes[:] = _merge_nodes(nodes, step.pair, step.new_id, step_of_rank[step.rank])
+        return chunks
+
+
+def explain_encode(
+    tokenizer: ModelLike,
+    text: str,
+    *,
+    allowed_special: Literal["all"] | Collection[str] = "all",
+    title: str = "",
+) -> Explanation:
+    """Every step of encoding `text`: per chunk, its bytes, then each merge in rank order.
+
+    `tokenizer` is anything :mod:`bpetite.reference` reads (a :class:`~bpetite.Tokenizer`
+    or a :class:`~bpetite.reference.Model`). The ids are the last tokens of each chunk,
+    which are ``tokenizer.encode(text, allowed_special=...)``'s.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"explain() takes a str, got {type(text).__name__}")
+    specials = dict(tokenizer.special_tokens or {})
+    if allowed_special != "all":
+        unknown = sorted(set(allowed_special) - set(specials))
+        if unknown:
+            raise ParameterError(
+                f"allowed_special names {unknown[0]!r}, which is not a special token of this "
+                f"tokenizer (its special tokens: {sorted(specials)})"
+            )
+    steps = trace_encode(tokenizer, text, allowed_special=allowed_special)
+    table = vocab(
+        tokenizer.merges, byte_order=tokenizer.byte_order, special_tokens=specials or None
+    )
+    ids: list[int] = []
+    applied: dict[int, int] = {}  # rank -> how many times it merged a pair of the text
+    start_tokens = 0
+    before = 0
+    for index, step in enumerate(steps):
+        if step.rank is None:
+            start_tokens += len(step.tokens)
+        else:
+            applied[step.rank] = applied.get(step.rank, 0) + before - len(step.tokens)
+        before = len(step.tokens)
+        if index + 1 == len(steps) or steps[index + 1].rank is None:
+            ids += step.tokens  # the chunk's last step holds its ids
+    rows: list[MergeRow] = []
+    tokens = start_tokens
+    for number, rank in enumerate(sorted(applied), start=1):
+        left, right = tokenizer.merges[rank]
+        tokens -= applied[rank]
+        parts = (table[left], table[right])
+        rows.append(
+            MergeRow(number, rank, (left, right), parts, parts[0] + parts[1], applied[rank], tokens)
+        )
+    return Explanation(
+        kind="encode",
+        steps=tuple(steps),
+        rows=tuple(rows),
+        ids=tuple(ids),
+        text=text,
+        total_bytes=len(text.encode("utf-8")),
+        start_tokens=start_tokens,
+        pattern=tokenizer.pattern,
+        title=title,
+    )
+
+
+def explain_train(
+    text: str,
+    vocab_size: int,
+    *,
+    pattern: str = PRETOKENIZER_PATTERN,
+    max_token_bytes: int | None = None,
+    min_frequency: int | None = None,
+    title: str = "",
+) -> Explanation:
+    """Every merge training makes on `text`: its count, runners-up, tie-break, new token.
+
+    For small corpora: at most :data:`MAX_TRAIN_BYTES` bytes of text and a
+    `vocab_size` of at most :data:`MAX_TRAIN_VOCAB`; beyond that it raises
+    :class:`~bpetite.ParameterError` (train with :meth:`bpetite.Tokenizer.train`). The
+    merges are ``Tokenizer.train(text, vocab_size, ...)``'s, and the page re-colours the
+    corpus's first chunks, up to :data:`SAMPLE_BYTES` bytes.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"explain_train() takes a str, got {type(text).__name__}")
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise TypeError(f"vocab_size must be an integer, got {vocab_size!r}")
+    if not BASE_VOCAB_SIZE <= vocab_size <= MAX_TRAIN_VOCAB:
+        raise ParameterError(
+            f"vocab_size must be between {BASE_VOCAB_SIZE} and {MAX_TRAIN_VOCAB} to explain "
+            f"a training run, got {vocab_size}: train larger vocabularies with "
+            "Tokenizer.train (bpetite train)"
+        )
+    size = len(text.encode("utf-8"))
+    if size > MAX_TRAIN_BYTES:
+        raise ParameterError(
+            f"the corpus has {size:,} bytes; explaining a training run takes at most "
+            f"{MAX_TRAIN_BYTES:,} (1 MiB): explain a sample of it, or train with "
+            "Tokenizer.train (bpetite train)"
+        )
+    steps = trace_train(
+        text,
+        vocab_size,
+        pattern=pattern,
+        max_token_bytes=max_token_bytes,
+        min_frequency=min_frequency,
+    )
+    tokens: dict[int, bytes] = {i: bytes([i]) for i in range(BASE_VOCAB_SIZE)}
+    rows: list[MergeRow] = []
+    for step in steps:
+        tokens[step.new_id] = step.token
+        parts = (tokens[step.pair[0]], tokens[step.pair[1]])
+        rows.append(
+            MergeRow(
+                step.rank + 1,
+                step.rank,
+                step.pair,
+                parts,
+                step.token,
+                step.count,
+                step.total_tokens,
+                _note(step),
+            )
+        )
+    return Explanation(
+        kind="train",
+        steps=tuple(steps),
+        rows=tuple(rows),
+        ids=(),
+        text=_sample(text, pattern),
+        total_bytes=size,
+        start_tokens=size,
+        pattern=pattern,
+        title=title,
+    )
+
+
+def _note(step: TrainStep) -> str:
+    """How the winner beat the rest: the tie-break, or the next counts."""
+    if step.tied:
+        others = ", ".join(map(str, step.tied[:3]))
+        more = f" and {len(step.tied) - 3} more" if len(step.tied) > 3 else ""
+        return f"tie at {step.count} with {others}{more}: {step.pair} is the smallest"
+    if step.runners_up:
+        return "next: " + ", ".join(f"{pair} x{n}" for pair, n in step.runners_up)
+    return "the only pair left"
+
+
+def _sample(text: str, pattern: str) -> str:
+    """The corpus's first chunks, up to SAMPLE_BYTES bytes (at least one chunk if any)."""
+    head = _prefix(text, SAMPLE_BYTES * 2)
+    chunks = split(head, pattern)
+    if head != text and len(chunks) > 1:
+        chunks.pop()  # the last chunk of a cut text may be cut too
+    kept: list[str] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk.encode("utf-8"))
+        if size > SAMPLE_BYTES and kept:
+            break
+        kept.append(chunk)
+    return "".join(kept)
+
+
+def _sample_chunks(explanation: Explanation) -> list[str]:
+    return split(explanation.text, explanation.pattern)
+
+
+def _prefix(text: str, limit: int) -> str:
+    """The longest prefix of `text` of at most `limit` UTF-8 bytes."""
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    return data[:limit].decode("utf-8", errors="ignore")
+
+
+def _merge_tree(chunk: bytes, step_of: dict[Pair, int]) -> list[PageNode]:
+    """A chunk's tokens after every merge, each a tree: the encode loop, keeping who merged."""
+    nodes = [PageNode(byte, bytes([byte]), 0) for byte in chunk]
+    while True:
+        steps = [
+            (step_of[pair], pair)
+            for a, b in pairwise(nodes)
+            if (pair := (a.token_id, b.token_id)) in step_of
+        ]
+        if not steps:
+            return nodes
+        step, pair = min(steps)
+        nodes = _merge_nodes(nodes, pair, BASE_VOCAB_SIZE + step - 1, step)
+
+
+def _merge_nodes(nodes: Sequence[PageNode], pair: Pair, new_id: int, step: int) -> list[PageNode]:
+    """``reference.merge`` on nodes: each occurrence of `pair`, left to right, becomes one node."""
+    result: list[PageNode] = []
+    i = 0
+    while i < len(nodes):
+        if i + 1 < len(nodes) and (nodes[i].token_id, nodes[i + 1].token_id) == pair:
+            left, right = nodes[i], nodes[i + 1]
+            result.append(PageNode(new_id, left.data + right.data, step, (left, right)))
+            i += 2
+        else:
+            result.append(nodes[i])
+            i += 1
+    return result
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+
+
+def describe(data: bytes) -> str:
+    """A token for a reader: ``' th'`` with whitespace made visible, or ``<e2 80>``."""
+    text = show(data)
+    return visible(text) if text.startswith("'") else text
