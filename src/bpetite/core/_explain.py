@@ -19,12 +19,12 @@ import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from bpetite.core._atomic import write_atomically
 from bpetite.core._constants import BASE_VOCAB_SIZE, PRETOKENIZER_PATTERN
 from bpetite.core._errors import ParameterError
-from bpetite.core._explain_page import PageNode, render_page
+from bpetite.core._explain_page import PageNode, render_fragment, render_page
 from bpetite.core._html import visible
 from bpetite.reference import (
     EncodeStep,
@@ -129,19 +129,22 @@ class Explanation:
         at each step, the merge table beside it and a chart of tokens per byte against
         the vocabulary size. The content-security policy is ``show --html``'s.
         """
-        return render_page(
-            kind=self.kind,
-            title=self.title,
-            rows=self.rows,
-            chunks=self._page_chunks(),
-            total_bytes=self.total_bytes,
-            start_tokens=self.start_tokens,
-            shown_bytes=len(self._page_text().encode("utf-8")),
-        )
+        return render_page(**self._page_parts())
 
     def _repr_html_(self) -> str:
-        """Jupyter's hook: the explanation renders inline as its page."""
-        return self.to_html()
+        """Jupyter's hook: the page's body, one ``<div>`` with its own scoped styles."""
+        return render_fragment(**self._page_parts())
+
+    def _page_parts(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "title": self.title,
+            "rows": self.rows,
+            "chunks": self._page_chunks(),
+            "total_bytes": self.total_bytes,
+            "start_tokens": self.start_tokens,
+            "shown_bytes": len(self._page_text().encode("utf-8")),
+        }
 
     def save_html(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
         """Write :meth:`to_html` to `path` atomically (no partial file, ever)."""

@@ -52,9 +52,13 @@ class PageNode:
     special: bool = False
 
 
-_CSS: Final = """
+#: The page's own styles; everything else is scoped to the fragment's ``.bpe``.
+_PAGE_CSS: Final = """
 :root { color-scheme: light; }
 body { margin: 1.5rem; background: #fff; }
+"""
+
+_CSS: Final = """
 .bpe { font: 15px/1.5 system-ui, sans-serif; color: #1f2328; background: #fff; --k: 0; }
 .bpe h1 { font-size: 1.25rem; margin: 0 0 .25rem; }
 .bpe .source, .bpe .help, .bpe .bound { color: #57606a; margin: 0 0 .5rem;
@@ -127,7 +131,7 @@ def render_page(
         start_tokens=start_tokens,
         shown_bytes=shown_bytes,
     )
-    return html_page(heading, _CSS) + fragment + "\n</body>\n</html>\n"
+    return html_page(heading, _PAGE_CSS) + fragment + "\n</body>\n</html>\n"
 
 
 def render_fragment(
@@ -176,7 +180,7 @@ def render_fragment(
         )
     after = rows[-1].tokens_after if rows else start_tokens
     return (
-        f'<div class="bpe" id="{page}">\n<style>\n{chr(10).join(rules)}\n</style>\n'
+        f'<div class="bpe" id="{page}">\n<style>{_CSS}{chr(10).join(rules)}\n</style>\n'
         f"<header>\n<h1>BPE {verb}, step by step</h1>\n{source}"
         f'<p class="status">Step <b class="k"></b> of {steps} · vocabulary size <b class="v"></b>'
         f" · {total_bytes:,} bytes: {start_tokens:,} tokens before any merge, {after:,} after "

@@ -344,3 +344,43 @@ def _html_token(index: int, piece: TokenPiece) -> str:
         + "\n"
         * piece.line_breaks
     )
+
+
+#: The token styles of :func:`render_html`, scoped to one ``<div>`` so they can sit in
+#: a notebook beside other output without restyling it.
+_SNIPPET_CSS: Final = """
+.bpetite-tokens { font: 14px/1.5 system-ui, sans-serif; color: #1f2328; background: #fff; }
+.bpetite-tokens p { margin: 0 0 .4rem; color: #57606a; }
+.bpetite-tokens .tokens { font: 14px/1.9 ui-monospace, "DejaVu Sans Mono", monospace;
+  white-space: pre-wrap; overflow-wrap: anywhere; }
+.bpetite-tokens .t { border-radius: 3px; color: #1f2328; unicode-bidi: isolate; }
+.bpetite-tokens .t.special { color: #fff; font-weight: bold; }
+.bpetite-tokens .t.partial { color: #a40e26; outline: 1px dashed #a40e26; font-size: .85em; }
+.bpetite-tokens .ws { color: #8c959f; }
+.bpetite-tokens .special .ws { color: inherit; }
+"""
+
+
+def render_snippet(pieces: Sequence[TokenPiece], *, caption: str) -> str:
+    """The tokens of :func:`render_html` as one ``<div>`` with its own scoped styles.
+
+    What a notebook shows for a tokenizer: `caption` (escaped) above the tokens, each a
+    ``<span class="t ...">`` exactly as on the page, with its id and bytes on hover.
+    """
+    palette = "\n".join(
+        [f".bpetite-tokens .t.c{i} {{ background: {c}; }}" for i, c in enumerate(PALETTE)]
+        + [
+            f".bpetite-tokens .t.partial.p{i} {{ background: {c}; }}"
+            for i, c in enumerate(PARTIAL_BACKGROUNDS)
+        ]
+        + [
+            f".bpetite-tokens .t.special.s{i} {{ background: {c}; }}"
+            for i, c in enumerate(SPECIAL_BACKGROUNDS)
+        ]
+    )
+    tokens = "".join(_html_token(index, piece) for index, piece in enumerate(pieces))
+    return (
+        f'<div class="bpetite-tokens">\n<style>{_SNIPPET_CSS}{palette}\n</style>\n'
+        f"<p>{html.escape(caption)}</p>\n"
+        f'<div class="tokens">{tokens}</div>\n</div>'
+    )

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Final, Self
+from typing import Any, Final, Literal, Self
 
 from bpetite.core import _artifact
 from bpetite.core._atomic import write_atomically
@@ -20,7 +20,9 @@ from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, MAX_VOCA
 from bpetite.core._decoder import decode_bytes, decode_text
 from bpetite.core._encoder import Encoder
 from bpetite.core._errors import NotATokenError, ParameterError, UnknownTokenError
+from bpetite.core._explain import Explanation, explain_encode
 from bpetite.core._gc import gc_paused
+from bpetite.core._html import render_snippet, token_pieces
 from bpetite.core._model import (
     IDENTITY_BYTE_ORDER,
     TRAINING_OPTIONS,
@@ -41,6 +43,10 @@ from bpetite.core._surgery import (
     truncated_specials,
 )
 from bpetite.core._trainer import check_limit, check_vocab_size, train_merges
+
+#: What a tokenizer shows of itself in a notebook, then its first special token: words,
+#: digits, whitespace, an accented word and an emoji (often split across tokens).
+NOTEBOOK_SAMPLE: Final = "Hello world! Tokenizers split text  into 1,234 pieces: café 👋\n"
 
 #: The spec's special tokens: exactly ``<|endoftext|>``, right after the merges.
 DEFAULT_SPECIAL_TOKENS: Final = (END_OF_TEXT_TOKEN,)
@@ -699,6 +705,38 @@ class Tokenizer:
             byte_order=self._byte_order,
             training=record,
         )
+
+    # ------------------------------------------------------------------ seeing it work
+
+    def explain(
+        self, text: str, *, allowed_special: Literal["all"] | Collection[str] = "all"
+    ) -> Explanation:
+        """Every step of encoding `text`: per chunk, its bytes, then each merge in rank order.
+
+        The steps are :func:`bpetite.reference.trace_encode`'s and the ids are
+        :meth:`encode`'s (the tests prove it). ``print()`` the result to read it; in a
+        notebook it renders as a page to step through, merge by merge.
+
+        >>> tokenizer = Tokenizer.train("ab ab ab", vocab_size=258)
+        >>> print(tokenizer.explain(" ab"))
+        encode: 2 merges on a text of 3 bytes, 3 tokens before, 1 after
+        chunk ' ab': ' ' 'a' 'b'
+          merge 0: (97, 98) -> 256 'ab' gives ' ' 'ab'
+          merge 1: (32, 256) -> 257 ' ab' gives ' ab'
+        ids: [257]
+        """
+        return explain_encode(self, text, allowed_special=allowed_special)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's hook: the tokens of a short sample, as ``bpetite show --html`` draws them."""
+        specials = self._special_ids
+        first = min(specials, key=specials.__getitem__, default=None)  # lowest id
+        sample = NOTEBOOK_SAMPLE if first is None else f"{NOTEBOOK_SAMPLE}{first}"
+        ids = self.encode(sample)
+        pieces = token_pieces(ids, self._vocab, set(specials.values()))
+        size = len(sample.encode("utf-8"))
+        caption = f"{self!r}: {len(ids)} tokens for the {size} bytes of a sample"
+        return render_snippet(pieces, caption=caption)
 
     def __repr__(self) -> str:
         return (

@@ -3,7 +3,10 @@ r"""Seeing tokens: display pieces, the plain and HTML renderings, vocabulary sta
 What ``bpetite show`` and ``bpetite inspect`` draw, as functions of a tokenizer's ids
 and vocabulary, with no terminal library: a token becomes a :class:`TokenPiece` (its
 id, bytes, and a visible label, hex for part of a character), rendered as ``|``-joined
-plain text or a self-contained HTML page. docs/visualize.md shows them.
+plain text or a self-contained HTML page; and BPE at work, step by step: an
+:class:`Explanation` of an encode (:meth:`bpetite.Tokenizer.explain`) or of a training
+run (:func:`explain_train`), printed or stepped through as a page. docs/visualize.md
+shows them.
 
 >>> from bpetite import Tokenizer
 >>> from bpetite.visualize import render_plain, token_pieces
@@ -13,6 +16,14 @@ plain text or a self-contained HTML page. docs/visualize.md shows them.
 'ab|·ab\n'
 """
 
+from bpetite.core._explain import (
+    MAX_TRAIN_BYTES,
+    MAX_TRAIN_VOCAB,
+    Explanation,
+    MergeRow,
+    explain_encode,
+    explain_train,
+)
 from bpetite.visualize._render import (
     PALETTE,
     PARTIAL_BACKGROUNDS,
@@ -30,11 +41,17 @@ from bpetite.visualize._render import (
 )
 
 __all__ = [
+    "MAX_TRAIN_BYTES",
+    "MAX_TRAIN_VOCAB",
     "PALETTE",
     "PARTIAL_BACKGROUNDS",
     "SPECIAL_BACKGROUNDS",
+    "Explanation",
+    "MergeRow",
     "TokenPiece",
     "corpus_stats",
+    "explain_encode",
+    "explain_train",
     "make_piece",
     "partial_label",
     "render_html",
