@@ -1,9 +1,12 @@
-"""The committed test data: ``tests/data/*.gz``, read straight from the gzip files.
+"""The committed test data, read straight from the gzip files.
 
-Every file is described in ``tests/data/README.md`` (source, licence, sha256 of the
-decompressed content), and ``tests/project/test_data_files.py`` checks those hashes. Tests
-get the data through the fixtures in ``tests/conftest.py``, which use this module;
-a test or a command that needs a real file path gets a decompressed copy in a
+Most files sit in ``tests/data/`` and are described in ``tests/data/README.md``. OpenAI's
+rank files ship inside the package instead (``src/bpetite/_data/``, described in its
+README), because :func:`bpetite.get_encoding` reads them; the tests read those same
+files, never a second copy. Each README gives every file's source, licence and the
+sha256 of its decompressed content, and ``tests/project/test_data_files.py`` checks those
+hashes. Tests get the data through the fixtures in ``tests/conftest.py``, which use this
+module; a test or a command that needs a real file path gets a decompressed copy in a
 temporary directory from :func:`unpack`, never a file next to the repository.
 """
 
@@ -15,13 +18,26 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
+import bpetite
+
 DATA_DIR = Path(__file__).resolve().parent / "data"
+#: The package's data folder (``bpetite/_data/``), where get_encoding reads its files.
+PACKAGE_DATA_DIR = Path(bpetite.__file__).resolve().parent / "_data"
 
 SHAKESPEARE = "tinyshakespeare.txt"
 #: GPT-2's published vocabulary, as ``bpetite import`` and tiktoken's ``gpt2`` read it.
 GPT2_FILES = ("encoder.json", "vocab.bpe", "gpt2.tiktoken")
 #: The rank files of tiktoken's ``cl100k_base`` and ``o200k_base`` encodings.
 OPENAI_FILES = ("cl100k_base.tiktoken", "o200k_base.tiktoken")
+
+#: The rank files in the package, by the name the tests give them -> the packaged
+#: ``.gz``. ``gpt2.tiktoken`` is tiktoken's ``r50k_base.tiktoken``: GPT-2's vocabulary
+#: in the rank format.
+PACKAGED_FILES = {
+    "gpt2.tiktoken": "r50k_base.tiktoken.gz",
+    "cl100k_base.tiktoken": "cl100k_base.tiktoken.gz",
+    "o200k_base.tiktoken": "o200k_base.tiktoken.gz",
+}
 
 #: Where tiktoken downloads each file from; its cache names an entry by the sha1 of the URL.
 TIKTOKEN_URLS = {
@@ -33,19 +49,27 @@ TIKTOKEN_URLS = {
 }
 
 
+def gz_path(name: str) -> Path:
+    """The committed gzip file of the data file `name`, in tests/data/ or the package."""
+    packaged = PACKAGED_FILES.get(name)
+    if packaged is not None:
+        return PACKAGE_DATA_DIR / packaged
+    return DATA_DIR / f"{name}.gz"
+
+
 def committed_names() -> list[str]:
-    """The decompressed name of every committed data file, in name order."""
+    """The decompressed name of every file in tests/data/, in name order."""
     return sorted(path.name.removesuffix(".gz") for path in DATA_DIR.glob("*.gz"))
 
 
 @functools.cache
 def read_bytes(name: str) -> bytes:
-    """The decompressed content of ``tests/data/<name>.gz``, e.g. ``read_bytes("vocab.bpe")``.
+    """The decompressed content of the data file `name`, e.g. ``read_bytes("vocab.bpe")``.
 
     Cached: the files never change while the tests run, and several tests read the same
     one. Raises FileNotFoundError naming the file when it is not committed.
     """
-    return gzip.decompress((DATA_DIR / f"{name}.gz").read_bytes())
+    return gzip.decompress(gz_path(name).read_bytes())
 
 
 def sha256(name: str) -> str:

@@ -9,6 +9,7 @@ and short; everything here computes exactly what it does, faster.
 [256, 258, 256]
 """
 
+from bpetite.core._builtin import get_encoding, list_encoding_names
 from bpetite.core._errors import (
     ArtifactError,
     BpetiteError,
@@ -71,6 +72,8 @@ __all__ = [
     "__version__",
     "count_chunks",
     "evaluate_compression",
+    "get_encoding",
+    "list_encoding_names",
     "train_counts",
     "train_files",
     "write_dataset",

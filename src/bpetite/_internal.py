@@ -10,6 +10,7 @@ touching them. Not public API: a name here can change in any release.
 
 from bpetite.core._artifact import MAX_ARTIFACT_BYTES
 from bpetite.core._atomic import atomic_writer, write_atomically
+from bpetite.core._builtin import BUILTIN_VOCABULARIES, BuiltinVocabulary
 from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite.core._errors import SHOWN_CHARS, shown
 from bpetite.core._json import loads_json, parse_json_ids
@@ -20,11 +21,13 @@ from bpetite.corpus._manifest import MANIFEST_FORMAT
 
 __all__ = [
     "BASE_VOCAB_SIZE",
+    "BUILTIN_VOCABULARIES",
     "END_OF_TEXT_TOKEN",
     "MANIFEST_FORMAT",
     "MAX_ARTIFACT_BYTES",
     "SHOWN_CHARS",
     "WIDER_DTYPE",
+    "BuiltinVocabulary",
     "atomic_writer",
     "dask_client",
     "dask_count_files",

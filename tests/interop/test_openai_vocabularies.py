@@ -185,9 +185,9 @@ def test_a_character_new_in_unicode_17_is_the_documented_difference() -> None:
 
 def test_a_gzipped_rank_file_is_read_as_itself(tmp_path: Path) -> None:
     """The committed .gz is recognised by the hash of what it holds."""
-    result = import_vocabulary([datafiles.DATA_DIR / "cl100k_base.tiktoken.gz"])
+    result = import_vocabulary([datafiles.gz_path("cl100k_base.tiktoken")])
     assert result.name == "cl100k_base"
     truncated = tmp_path / "cut.tiktoken.gz"
-    truncated.write_bytes((datafiles.DATA_DIR / "cl100k_base.tiktoken.gz").read_bytes()[:5000])
+    truncated.write_bytes(datafiles.gz_path("cl100k_base.tiktoken").read_bytes()[:5000])
     with pytest.raises(ValueError, match="truncated gzip"):
         import_vocabulary([truncated])

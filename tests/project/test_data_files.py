@@ -1,9 +1,12 @@
-"""The committed test data is what tests/data/README.md says it is, byte for byte.
+"""The committed data is what its READMEs say it is, byte for byte.
 
-Each file's sha256 is computed from the gzip file here and compared with the README's
-table, and the table's hashes with the ones published independently: the download
-script's for TinyShakespeare, tiktoken's own ``expected_hash`` values for OpenAI's files.
-The corpus packaged for ``bpetite demo`` must be the same TinyShakespeare.
+Two folders hold it: ``tests/data/`` (read by the tests only) and the package's
+``src/bpetite/_data/`` (read at run time: the demo's corpus and the rank files behind
+``get_encoding``, which the tests read too, so there is one copy of each). Each file's
+sha256 is computed from the gzip file here and compared with its README's table, and
+the tables' hashes with the ones published independently: the download script's for
+TinyShakespeare, tiktoken's own ``expected_hash`` values for OpenAI's files. The
+corpus packaged for ``bpetite demo`` must be the same TinyShakespeare.
 """
 
 from __future__ import annotations
@@ -17,10 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from bpetite._internal import BUILTIN_VOCABULARIES
 from tests.datafiles import (
     DATA_DIR,
     GPT2_FILES,
     OPENAI_FILES,
+    PACKAGE_DATA_DIR,
+    PACKAGED_FILES,
     SHAKESPEARE,
     committed_names,
     read_bytes,
@@ -30,30 +36,53 @@ from tests.datafiles import (
 )
 
 ROW = re.compile(r"^\| (\S+)\.gz \| (\d+) \| ([0-9a-f]{64}) \|$", re.MULTILINE)
+FOLDERS = {"tests/data": DATA_DIR, "bpetite/_data": PACKAGE_DATA_DIR}
 
 
-def readme_table() -> dict[str, tuple[int, str]]:
-    """Decompressed name -> (size, sha256), from the table in tests/data/README.md."""
-    text = (DATA_DIR / "README.md").read_text(encoding="utf-8")
+def readme_table(folder: Path) -> dict[str, tuple[int, str]]:
+    """Decompressed name -> (size, sha256), from the table in the folder's README.md."""
+    text = (folder / "README.md").read_text(encoding="utf-8")
     rows = ROW.findall(text)
     table = {name: (int(size), digest) for name, size, digest in rows}
     assert len(table) == len(rows), "a file is listed twice"
     return table
 
 
-def test_the_readme_lists_every_committed_file_and_nothing_else() -> None:
-    assert sorted(readme_table()) == committed_names()
-    assert {SHAKESPEARE, *GPT2_FILES, *OPENAI_FILES} == set(committed_names())
+def gz_names(folder: Path) -> list[str]:
+    return sorted(path.name.removesuffix(".gz") for path in folder.glob("*.gz"))
 
 
-@pytest.mark.parametrize("name", committed_names())
-def test_every_file_has_the_size_and_sha256_in_the_readme(name: str) -> None:
-    size, digest = readme_table()[name]
-    with gzip.open(DATA_DIR / f"{name}.gz", "rb") as stream:
+@pytest.mark.parametrize("folder", FOLDERS.values(), ids=list(FOLDERS))
+def test_each_readme_lists_every_file_of_its_folder_and_nothing_else(folder: Path) -> None:
+    assert sorted(readme_table(folder)) == gz_names(folder)
+
+
+def test_the_tests_name_every_file_and_read_each_from_one_place() -> None:
+    assert committed_names() == gz_names(DATA_DIR)
+    packaged = {name.removesuffix(".gz") for name in PACKAGED_FILES.values()}
+    assert packaged | {SHAKESPEARE} == set(gz_names(PACKAGE_DATA_DIR))
+    assert {SHAKESPEARE, *GPT2_FILES, *OPENAI_FILES} == set(committed_names()) | set(PACKAGED_FILES)
+    assert not set(committed_names()) & set(PACKAGED_FILES), "a rank file has two copies"
+    assert not packaged & set(committed_names()), "a rank file has two copies"
+
+
+@pytest.mark.parametrize(
+    ("folder", "name"),
+    [(folder, name) for folder in FOLDERS.values() for name in gz_names(folder)],
+)
+def test_every_file_has_the_size_and_sha256_in_its_readme(folder: Path, name: str) -> None:
+    size, digest = readme_table(folder)[name]
+    with gzip.open(folder / f"{name}.gz", "rb") as stream:
         content = stream.read()
     assert len(content) == size
     assert hashlib.sha256(content).hexdigest() == digest
-    assert sha256(name) == digest
+
+
+@pytest.mark.parametrize("name", [*committed_names(), *PACKAGED_FILES])
+def test_the_helpers_read_each_file_by_its_test_name(name: str) -> None:
+    digests = {**readme_table(DATA_DIR), **readme_table(PACKAGE_DATA_DIR)}
+    file_name = PACKAGED_FILES.get(name, f"{name}.gz").removesuffix(".gz")
+    assert sha256(name) == digests[file_name][1]
 
 
 def test_tinyshakespeare_is_the_file_the_download_script_verifies() -> None:
@@ -63,7 +92,7 @@ def test_tinyshakespeare_is_the_file_the_download_script_verifies() -> None:
     assert spec is not None and spec.loader is not None
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    assert readme_table()[SHAKESPEARE][1] == script.EXPECTED_SHA256
+    assert readme_table(DATA_DIR)[SHAKESPEARE][1] == script.EXPECTED_SHA256
 
 
 def test_openai_files_are_the_ones_tiktoken_checks() -> None:
@@ -72,9 +101,19 @@ def test_openai_files_are_the_ones_tiktoken_checks() -> None:
     assert source_file is not None and source_file.origin is not None
     source = Path(source_file.origin).read_text(encoding="utf-8")
     pinned = set(re.findall(r'_hash="([0-9a-f]{64})"', source))
-    table = readme_table()
-    for name in (*GPT2_FILES, *OPENAI_FILES):
-        assert table[name][1] in pinned, f"tiktoken does not pin {name}'s sha256"
+    for name in GPT2_FILES:
+        if name not in PACKAGED_FILES:
+            assert readme_table(DATA_DIR)[name][1] in pinned, f"tiktoken does not pin {name}"
+    packaged = readme_table(PACKAGE_DATA_DIR)
+    for file in PACKAGED_FILES.values():
+        assert packaged[file.removesuffix(".gz")][1] in pinned, f"tiktoken does not pin {file}"
+
+
+def test_get_encoding_checks_the_hashes_in_the_readme() -> None:
+    """The table get_encoding verifies against agrees with the README, file for file."""
+    packaged = readme_table(PACKAGE_DATA_DIR)
+    for vocabulary in BUILTIN_VOCABULARIES.values():
+        assert packaged[vocabulary.file.removesuffix(".gz")][1] == vocabulary.sha256
 
 
 def test_the_demo_corpus_in_the_package_is_tinyshakespeare() -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT
-from tests.datafiles import SHAKESPEARE, read_bytes
+from tests.datafiles import PACKAGE_DATA_DIR, PACKAGED_FILES, SHAKESPEARE, read_bytes
 
 #: Never copied into the build tree: version control, environments, caches, outputs.
 NOT_SOURCE = {".git", ".venv", "dist", "build", "data", "results"}
@@ -75,13 +75,17 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     return tree, wheel, sdist
 
 
-def test_the_wheel_holds_the_package_its_corpus_and_py_typed_only(
+def test_the_wheel_holds_the_package_its_data_and_py_typed_only(
     built: tuple[Path, Path, Path],
 ) -> None:
     tree, wheel, _ = built
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         corpus = archive.read("bpetite/_data/tinyshakespeare.txt.gz")
+        archive_bytes = {
+            f"bpetite/_data/{file}": archive.read(f"bpetite/_data/{file}")
+            for file in PACKAGED_FILES.values()
+        }
         licence = archive.read("bpetite-1.0.0.dist-info/licenses/LICENSE")
     package = {name for name in names if name.startswith("bpetite/")}
     metadata = {name.removeprefix("bpetite-1.0.0.dist-info/") for name in names - package}
@@ -89,8 +93,14 @@ def test_the_wheel_holds_the_package_its_corpus_and_py_typed_only(
     assert "bpetite/py.typed" in package
     assert {name for name in package if not name.endswith(".py")} == {
         "bpetite/py.typed",
+        "bpetite/_data/README.md",
         "bpetite/_data/tinyshakespeare.txt.gz",
+        "bpetite/_data/r50k_base.tiktoken.gz",
+        "bpetite/_data/cl100k_base.tiktoken.gz",
+        "bpetite/_data/o200k_base.tiktoken.gz",
     }
+    for file in PACKAGED_FILES.values():  # get_encoding's rank files, as committed
+        assert archive_bytes[f"bpetite/_data/{file}"] == (PACKAGE_DATA_DIR / file).read_bytes()
     assert metadata == WHEEL_METADATA
     assert licence == (REPO_ROOT / "LICENSE").read_bytes()
     assert gzip.decompress(corpus) == read_bytes(SHAKESPEARE)

@@ -10,10 +10,12 @@ import sys
 import bpetite
 from bpetite import _internal
 
-#: What a user calls: the tokenizer, split patterns, training and corpus functions,
-#: datasets, compression reports, progress events and the error family.
+#: What a user calls: the tokenizer, the built-in vocabularies, split patterns, training
+#: and corpus functions, datasets, compression reports, progress events and the error family.
 PUBLIC = {
     "Tokenizer",
+    "get_encoding",
+    "list_encoding_names",
     "SplitPattern",
     "PRESETS",
     "count_chunks",
@@ -57,6 +59,10 @@ PLUMBING = {
     "dask_client",
     "dask_count_files",
     "resolve_pattern",
+    "parse_ranks",
+    "recover_merges",
+    "show_token",
+    "BUILTIN_VOCABULARIES",
 }
 
 
