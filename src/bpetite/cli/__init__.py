@@ -39,6 +39,7 @@ _COMMANDS: tuple[str, ...] = (
     "compare_tiktoken",
     "demo",
     "show",
+    "explain",
     "inspect",
     "export",
     "import",
