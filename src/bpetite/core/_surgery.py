@@ -69,7 +69,7 @@ def edit_specials(
         repeated = sorted({text for text in texts if texts.count(text) > 1})
         if repeated:
             raise ParameterError(f"special token {repeated[0]!r} is given twice")
-        next_id = max(mergeable_size, *(token_id + 1 for token_id in table.values()))
+        next_id = max([mergeable_size, *(token_id + 1 for token_id in table.values())])
         wanted = {}
         for text in texts:
             if text not in table:
