@@ -1,5 +1,10 @@
 """Files a command writes, and the models it loads: checked early, written whole.
 
+A model is an artifact's path or the name of a built-in vocabulary (``cl100k_base``:
+:func:`bpetite.get_encoding`'s names). A file of that name in the current directory
+wins, as a local directory wins over a hub name in Hugging Face's ``from_pretrained``,
+and a note says so; ``./gpt2`` always names a file.
+
 Slow work (training can take minutes) must not end in "the file exists" or "that
 directory is missing", so every output is checked before the work starts, and an
 output that is one of the command's own inputs is refused even with ``--force``:
@@ -16,18 +21,18 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from bpetite import Tokenizer
+from bpetite import Tokenizer, get_encoding, list_encoding_names
 from bpetite._internal import MAX_ARTIFACT_BYTES, atomic_writer, shown, write_atomically
 from bpetite.cli._delivered import expect_output
 from bpetite.cli._errors import CliError
 from bpetite.cli._inputs import SPOOL_BYTES
-from bpetite.cli._output import exists_message, write_result_from
+from bpetite.cli._output import exists_message, note, write_result_from
 from bpetite.cli._parser import positive_int
 
 
 def add_model_argument(parser: argparse.ArgumentParser) -> None:
-    """``--model PATH`` and ``--trust-custom-pattern``, for every command that loads one."""
-    parser.add_argument("--model", required=True, metavar="PATH", help="tokenizer artifact")
+    """``--model PATH|NAME`` and the options of loading a file, for every command that loads one."""
+    parser.add_argument("--model", required=True, metavar="PATH|NAME", help=MODEL_HELP)
     parser.add_argument(
         "--trust-custom-pattern",
         action="store_true",
@@ -69,20 +74,50 @@ def check_result_output(args: argparse.Namespace) -> None:
         check_output_path(args.output, force=args.force, inputs=inputs)
 
 
+#: ``--model``'s help, for every command that takes one.
+MODEL_HELP = (
+    "tokenizer artifact, or the name of a built-in vocabulary: "
+    f"{', '.join(list_encoding_names())} (tiktoken's, shipped with bpetite; a file of "
+    "that name in the current directory wins)"
+)
+
+
+def builtin_model(value: str) -> str | None:
+    """The built-in vocabulary ``--model value`` names, or None for a file.
+
+    A name is a built-in unless a file of that name exists; a directory or nothing
+    there leaves the name to the built-in.
+    """
+    if value in list_encoding_names() and not Path(value).is_file():
+        return value
+    return None
+
+
 def load_model(
     path: str, *, trust_custom_pattern: bool = False, max_bytes: int = MAX_ARTIFACT_BYTES
 ) -> Tokenizer:
-    """Load and validate the artifact at `path`; every defect becomes one clear line.
+    """Load the built-in vocabulary or validate the artifact `path` names; defects are one line.
 
     A custom split pattern is a regex that runs on every text encoded, so a model that
     holds one loads only with `trust_custom_pattern` (``--trust-custom-pattern``). A file
     over `max_bytes` is refused before it is read (``--max-model-bytes``).
     """
+    name = builtin_model(path)
+    if name is not None:
+        return get_encoding(name)
     quoted = shown(path)
+    if path in list_encoding_names():
+        note(
+            f"bpetite: --model {path} is the file '{quoted}' in the current directory, not "
+            "the built-in vocabulary of that name"
+        )
     try:
         return Tokenizer.load(path, trust_custom_pattern=trust_custom_pattern, max_bytes=max_bytes)
     except FileNotFoundError:
-        raise CliError(f"model file '{quoted}' does not exist") from None
+        hint = ""
+        if os.sep not in path and "/" not in path:
+            hint = f" (the built-in vocabularies are {', '.join(list_encoding_names())})"
+        raise CliError(f"model file '{quoted}' does not exist{hint}") from None
     except IsADirectoryError:
         raise CliError(f"model '{quoted}' is a directory, not a tokenizer artifact") from None
     except PermissionError:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from bpetite import InvalidUtf8Error, ParameterError, write_dataset
 from bpetite._internal import END_OF_TEXT_TOKEN, WIDER_DTYPE, dask_client
 from bpetite.cli._errors import CliError
-from bpetite.cli._files import check_output_path, load_model
+from bpetite.cli._files import MODEL_HELP, builtin_model, check_output_path, load_model
 from bpetite.cli._inputs import invalid_utf8
 from bpetite.cli._output import exists_message, write_json
 from bpetite.cli._parser import add_command, positive_int
@@ -43,7 +43,7 @@ def register(subparsers: Subparsers) -> None:
             "cat book.txt | bpetite dataset --model tok.json --input - --output book.bin",
         ],
     )
-    parser.add_argument("--model", required=True, metavar="PATH", help="tokenizer artifact")
+    parser.add_argument("--model", required=True, metavar="PATH|NAME", help=MODEL_HELP)
     parser.add_argument(
         "--input",
         nargs="+",
@@ -105,7 +105,9 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Every check that can fail fast runs before the corpus is read.
-    load_model(args.model)  # one clear line for a missing or corrupt model
+    tokenizer = load_model(args.model)  # one clear line for a missing or corrupt model
+    # A file is handed over by path (the manifest names it); a built-in as the tokenizer.
+    model = tokenizer if builtin_model(args.model) else args.model
     output = Path(args.output)
     outputs = [output]
     if args.val_fraction:
@@ -132,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
             result = write_dataset(
                 args.input,
                 output,
-                args.model,
+                model,
                 dtype=None if args.dtype == "auto" else args.dtype,
                 separator=None if args.no_separator else args.separator,
                 val_fraction=args.val_fraction,
