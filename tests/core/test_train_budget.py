@@ -1,7 +1,7 @@
 """``train_from_iterator``: every option ``train`` takes, and nanochat's character budget.
 
 The oracles: nanochat's own loop from ``scripts/tok_train.py`` written out literally
-here (crop each document to ``doc_cap``, count, yield, stop once the count passes
+in tests/nanochat.py (crop each document to ``doc_cap``, count, yield, stop once the count passes
 ``max_chars``), and ``bpetite.reference.train_counts`` on the documents it yields.
 """
 
@@ -14,24 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bpetite import Tokenizer, reference
+from tests.nanochat import nanochat_text_iterator
 from tests.strategies import texts
 
 SPECIAL = "<|endoftext|>"
-
-
-def nanochat_text_iterator(
-    documents: list[str], max_chars: int | None, doc_cap: int | None
-) -> Iterator[str]:
-    """nanochat's ``text_iterator``, line for line (None: that limit off)."""
-    nchars = 0
-    for doc in documents:
-        doc_text = doc
-        if doc_cap is not None and len(doc_text) > doc_cap:
-            doc_text = doc_text[:doc_cap]
-        nchars += len(doc_text)
-        yield doc_text
-        if max_chars is not None and nchars > max_chars:
-            return
 
 
 def reference_merges(

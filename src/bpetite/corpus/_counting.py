@@ -36,13 +36,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final
 
+from bpetite.core._budget import Budget
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
+from bpetite.corpus._parquet import (
+    DEFAULT_TEXT_COLUMN,
+    RowGroup,
+    capped_lengths,
+    check_text_column,
+    is_parquet,
+    read_texts,
+    row_groups,
+)
 from bpetite.corpus._streaming import (
     DEFAULT_BLOCK_SIZE,
     check_block_size,
     check_file_utf8,
     count_pieces,
+    measure_text,
     stream_file_text,
 )
 from bpetite.corpus._workers import (
@@ -73,12 +84,19 @@ _ROLE: Final = Role("counting", "count", "its counts")
 
 @dataclass(frozen=True, slots=True)
 class Piece:
-    """Bytes ``start:end`` of the file at `path`; `end` None means to the end of the file."""
+    """Bytes ``start:end`` of the file at `path`; `end` None means to the end of the file.
+
+    Or, when `row_group` is set, that row group of the Parquet file at `path`: each of
+    its rows one document, the first `rows` of them if `rows` is set (the budget's
+    cut). `size` is what the piece reads from disk, for progress.
+    """
 
     path: str
     start: int
     end: int | None
     size: int
+    row_group: int | None = None
+    rows: int | None = None
 
 
 # --------------------------------------------------------------------------- inputs
@@ -128,21 +146,31 @@ def _files_under(directory: Path) -> list[Path]:
 
 
 def plan_pieces(
-    files: Sequence[Path], piece_bytes: int, *, split_files: bool = True
+    files: Sequence[Path],
+    piece_bytes: int,
+    *,
+    split_files: bool = True,
+    ends: Sequence[int | None] | None = None,
 ) -> list[Piece]:
     """Cut `files` into pieces of at least `piece_bytes` (the last of a file may be smaller).
 
     A large file is split at the first safe point at least `piece_bytes` past the
     previous split; a file without safe points, or any file if not `split_files`,
-    stays whole.
+    stays whole. `ends`, one per file, stops a file's last piece at that byte (a
+    character boundary: the budget's cut), None for its end.
     """
     if isinstance(piece_bytes, bool) or not isinstance(piece_bytes, int) or piece_bytes < 1:
         raise ValueError(f"piece_bytes must be a positive integer, got {piece_bytes!r}")
     pieces: list[Piece] = []
-    for path in files:
+    for number, path in enumerate(files):
         # Every file is opened here, so an unreadable one fails before counting starts.
         with path.open("rb") as stream:
             size = os.fstat(stream.fileno()).st_size
+            cut = None if ends is None else ends[number]
+            if cut is not None and cut < size:
+                size = cut
+            else:
+                cut = None
             starts = [0]
             wanted = piece_bytes
             while split_files and wanted < size:
@@ -150,10 +178,12 @@ def plan_pieces(
                 if point is None:  # none in this window: the piece grows to the next one
                     wanted += SPLIT_SEARCH_BYTES
                     continue
+                if point >= size:  # past the cut: the rest is one piece
+                    break
                 starts.append(point)
                 wanted = point + piece_bytes
-        ends: list[int | None] = [*starts[1:], None]
-        for start, end in zip(starts, ends, strict=True):
+        stops: list[int | None] = [*starts[1:], cut]
+        for start, end in zip(starts, stops, strict=True):
             pieces.append(Piece(str(path), start, end, (size if end is None else end) - start))
     return pieces
 
@@ -161,6 +191,54 @@ def plan_pieces(
 def default_piece_bytes(total: int, workers: int) -> int:
     """About PIECES_PER_WORKER pieces per worker for `total` bytes, never below MIN_PIECE_BYTES."""
     return max(MIN_PIECE_BYTES, -(-total // (workers * PIECES_PER_WORKER)))
+
+
+def plan_inputs(
+    files: Sequence[Path],
+    piece_bytes: int,
+    *,
+    split_files: bool = True,
+    text_column: str = DEFAULT_TEXT_COLUMN,
+    budget: Budget | None = None,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+) -> list[Piece]:
+    """The pieces of `files` in document order, as far as `budget` takes them.
+
+    A Parquet file (recognised by its magic bytes) gives one piece per row group, each
+    row a document; any other file is one UTF-8 document, cut into byte ranges as
+    :func:`plan_pieces` cuts it. With a budget, each text file is read here up to its
+    cap (which checks it is UTF-8 that far), and with `max_chars` the Parquet column's
+    lengths are read too: this process walks the documents in order and stops after
+    the one that takes the total past `max_chars`, so the cut is the same for any
+    number of workers, which then read exactly the pieces listed.
+    """
+    budget = Budget() if budget is None else budget
+    pieces: list[Piece] = []
+    max_chars = budget.max_chars
+    taken = 0  # the characters taken so far (counted only with max_chars)
+    for path in files:
+        if is_parquet(path):
+            for group in row_groups(path, text_column):
+                rows = None
+                if max_chars is not None:
+                    for row, length in enumerate(capped_lengths(group, text_column, budget)):
+                        taken += length
+                        if taken > max_chars:
+                            rows = row + 1
+                            break
+                pieces.append(Piece(group.path, 0, None, group.size, group.index, rows))
+                if rows is not None:
+                    return pieces
+            continue
+        end = None
+        if not budget.is_off:
+            read_size = max(block_size, DEFAULT_BLOCK_SIZE)
+            chars, end = measure_text(str(path), budget.doc_cap, read_size)
+            taken += chars
+        pieces += plan_pieces([path], piece_bytes, split_files=split_files, ends=[end])
+        if max_chars is not None and taken > max_chars:
+            return pieces
+    return pieces
 
 
 def _find_safe_point(stream: BinaryIO, offset: int) -> int | None:
@@ -187,18 +265,26 @@ def count_files(
     block_size: int = DEFAULT_BLOCK_SIZE,
     progress: ProgressCallback | None = None,
     piece_bytes: int | None = None,
+    text_column: str = DEFAULT_TEXT_COLUMN,
+    max_chars: int | None = None,
+    doc_cap: int | None = None,
 ) -> Counter[bytes]:
     """Return how often each chunk occurs in the files `paths` name, summed over the files.
 
-    Equal to ``count_chunks(text of each file, pattern=pattern)``, whatever `workers`
+    Equal to ``count_chunks(documents, pattern=pattern)``, whatever `workers`
     (default: the number of CPUs), `block_size` or `piece_bytes` (default: about four
     pieces per worker, never below MIN_PIECE_BYTES; a custom pattern never splits a
-    file, see :mod:`bpetite.corpus._streaming`). Directories expand as in
-    :func:`expand_inputs`. Invalid UTF-8 raises :class:`InvalidUtf8Error` naming the
-    file and the offset of its first bad byte; every file is checked (quickly) before
-    counting starts, so the error comes before any progress report. A worker process
-    that dies raises :class:`WorkerError` naming its pid and the signal or exit status;
-    no worker outlives the call, however it ends.
+    file, see :mod:`bpetite.corpus._streaming`). A file is one UTF-8 document, or, if
+    it is Parquet (its content says so, not its name), each row of its `text_column`
+    is one (pyarrow needed: ``pip install 'bpetite[parquet]'``). Documents come in
+    input order, rows in file order; `doc_cap` and `max_chars` are
+    :meth:`Tokenizer.train_from_iterator`'s budget over them, cut the same way for any
+    number of workers. Directories expand as in :func:`expand_inputs`. Invalid UTF-8
+    raises :class:`InvalidUtf8Error` naming the file and the offset of its first bad
+    byte; every file is checked (quickly) before counting starts, so the error comes
+    before any progress report. A worker process that dies raises
+    :class:`WorkerError` naming its pid and the signal or exit status; no worker
+    outlives the call, however it ends.
     """
     files = expand_inputs(paths)
     return count_expanded(
@@ -208,6 +294,9 @@ def count_files(
         block_size=block_size,
         progress=progress,
         piece_bytes=piece_bytes,
+        text_column=text_column,
+        max_chars=max_chars,
+        doc_cap=doc_cap,
     )
 
 
@@ -219,23 +308,37 @@ def count_expanded(
     block_size: int = DEFAULT_BLOCK_SIZE,
     progress: ProgressCallback | None = None,
     piece_bytes: int | None = None,
+    text_column: str = DEFAULT_TEXT_COLUMN,
+    max_chars: int | None = None,
+    doc_cap: int | None = None,
 ) -> Counter[bytes]:
     """:func:`count_files` for a list of regular files already expanded."""
     split = resolve_pattern(pattern)
     workers = check_workers(default_workers() if workers is None else workers)
     check_block_size(block_size)
+    budget = Budget(max_chars=max_chars, doc_cap=doc_cap)
+    check_text_column(text_column)
     report = progress or ignore_progress
     if piece_bytes is None:
         piece_bytes = default_piece_bytes(sum(path.stat().st_size for path in files), workers)
     # Safe split points are proven for the presets only; a custom pattern counts whole files.
-    pieces = plan_pieces(files, piece_bytes, split_files=split.is_preset)
+    pieces = plan_inputs(
+        files,
+        piece_bytes,
+        split_files=split.is_preset,
+        text_column=text_column,
+        budget=budget,
+        block_size=block_size,
+    )
     total = sum(piece.size for piece in pieces)
-    # Fail fast: a bad byte anywhere is reported before any counting or progress starts.
-    for path in files:
-        check_file_utf8(str(path), max(block_size, DEFAULT_BLOCK_SIZE))
+    # Fail fast: a bad byte anywhere is reported before any counting or progress starts
+    # (with a budget, planning has checked every byte that will be read).
+    if budget.is_off:
+        for path in dict.fromkeys(piece.path for piece in pieces if piece.row_group is None):
+            check_file_utf8(path, max(block_size, DEFAULT_BLOCK_SIZE))
     # Largest first, so that no big piece is left to start last while others sit idle.
     pieces.sort(key=lambda piece: piece.size, reverse=True)
-    job = CountJob(pieces, block_size, split.source)
+    job = CountJob(pieces, block_size, split.source, text_column, budget.doc_cap)
     processes = min(workers, len(pieces))
     if processes <= 1:
         str_counts = run_here(job.task, len(pieces), _ROLE, total, report)
@@ -262,11 +365,30 @@ def count_piece(
     on_bytes: OnBytes | None = None,
     pattern: str | SplitPattern = "gpt2",
 ) -> None:
-    """Add the chunks of one piece to `counts`."""
+    """Add the chunks of one piece of a text file to `counts`."""
     text = stream_file_text(
         piece.path, block_size=block_size, start=piece.start, end=piece.end, on_bytes=on_bytes
     )
     count_pieces(text, counts, pattern=pattern)
+
+
+def count_row_group(
+    piece: Piece,
+    counts: Counter[str],
+    on_bytes: OnBytes | None,
+    pattern: str | SplitPattern,
+    text_column: str,
+    doc_cap: int | None,
+) -> None:
+    """Add the chunks of each document of a Parquet piece (a row group) to `counts`."""
+    if piece.row_group is None:
+        raise ValueError(f"{piece!r} is not a row group")
+    group = RowGroup(piece.path, piece.row_group, piece.size)
+    split = resolve_pattern(pattern).split
+    for document in read_texts(group, text_column, Budget(doc_cap=doc_cap), piece.rows):
+        counts.update(split(document))
+    if on_bytes is not None:
+        on_bytes(piece.size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +399,8 @@ class CountJob:
     block_size: int
     #: The split pattern's name or source (a str pickles); each worker resolves it.
     pattern: str
+    text_column: str = DEFAULT_TEXT_COLUMN
+    doc_cap: int | None = None
 
     def task(self, slot: int) -> CountTask:
         """The task of the worker in `slot`; every worker's is alike."""
@@ -297,7 +421,13 @@ class CountTask:
 
     def run(self, index: int, on_bytes: OnBytes) -> None:
         job = self._job
-        count_piece(job.pieces[index], job.block_size, self._counts, on_bytes, self._pattern)
+        piece = job.pieces[index]
+        if piece.row_group is None:
+            count_piece(piece, job.block_size, self._counts, on_bytes, self._pattern)
+        else:
+            count_row_group(
+                piece, self._counts, on_bytes, self._pattern, job.text_column, job.doc_cap
+            )
 
     def sync(self) -> None:
         """Nothing to sync: the counts travel in the summary."""

@@ -222,6 +222,36 @@ def check_file_utf8(path: str, block_size: int = DEFAULT_BLOCK_SIZE) -> None:
         pass
 
 
+def measure_text(
+    path: str, doc_cap: int | None, block_size: int = DEFAULT_BLOCK_SIZE
+) -> tuple[int, int | None]:
+    """How many characters of the file at `path` a budget with `doc_cap` takes, and the
+    byte where they end (None: the file's end). Only those bytes are read, and checked
+    as strict UTF-8 (InvalidUtf8Error as :func:`check_file_utf8`): a bad byte past the
+    cap is no error, since no one reads it."""
+    chars = 0
+    done = 0  # the bytes of the characters counted so far (tracked only with a cap)
+    try:
+        for text in stream_file_text(path, block_size=block_size):
+            if doc_cap is not None:
+                if chars + len(text) >= doc_cap:
+                    return doc_cap, done + len(text[: doc_cap - chars].encode("utf-8"))
+                done += len(text.encode("utf-8"))
+            chars += len(text)
+    except InvalidUtf8Error as error:
+        if doc_cap is None:
+            raise
+        # The block that holds the bad byte was not counted: its valid start may reach
+        # the cap (it is at most a block and a character long).
+        with Path(path).open("rb") as stream:
+            stream.seek(done)
+            text = stream.read(error.offset - done).decode("utf-8")
+        if chars + len(text) < doc_cap:
+            raise
+        return doc_cap, done + len(text[: doc_cap - chars].encode("utf-8"))
+    return chars, None
+
+
 def _reporting(blocks: Iterable[bytes], on_bytes: Callable[[int], None]) -> Iterator[bytes]:
     for block in blocks:
         yield block

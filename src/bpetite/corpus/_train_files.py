@@ -12,12 +12,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 
+from bpetite.core._budget import Budget
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import ProgressCallback
 from bpetite.core._tokenizer import DEFAULT_SPECIAL_TOKENS, Tokenizer
 from bpetite.core._trainer import check_limit, check_vocab_size
 from bpetite.corpus._counting import count_files
 from bpetite.corpus._counts_file import load_and_merge
+from bpetite.corpus._parquet import DEFAULT_TEXT_COLUMN, check_text_column
 from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE
 
 
@@ -32,11 +34,19 @@ def train_files(
     progress: ProgressCallback | None = None,
     max_token_bytes: int | None = None,
     min_frequency: int | None = None,
+    text_column: str = DEFAULT_TEXT_COLUMN,
+    max_chars: int | None = None,
+    doc_cap: int | None = None,
 ) -> Tokenizer:
-    """Learn a tokenizer from UTF-8 files and directories, each file one document.
+    """Learn a tokenizer from UTF-8 files, Parquet files and directories.
 
     `pattern`, `special_tokens`, `max_token_bytes` and `min_frequency` are
-    :meth:`Tokenizer.train`'s, checked before any file is read. A directory means
+    :meth:`Tokenizer.train`'s, checked before any file is read. A UTF-8 file is one
+    document; a Parquet file (known by its content, whatever its name) gives one
+    document per row of its `text_column`, read a row group at a time (pyarrow is the
+    extra ``bpetite[parquet]``). `doc_cap` and `max_chars` are nanochat's budget, as
+    in :meth:`Tokenizer.train_from_iterator`, over the documents in input order: the
+    same cut for any `workers`. A directory means
     every regular file under it (symbolic links inside it are skipped). Files are
     streamed in blocks of `block_size` bytes and counted by `workers` processes
     (default: one per CPU); neither changes the result. With a custom pattern, which
@@ -59,8 +69,17 @@ def train_files(
         max_token_bytes=max_token_bytes,
         min_frequency=min_frequency,
     )
+    Budget(max_chars=max_chars, doc_cap=doc_cap)  # checked before any file is read
+    check_text_column(text_column)
     counts = count_files(
-        paths, pattern=split, workers=workers, block_size=block_size, progress=progress
+        paths,
+        pattern=split,
+        workers=workers,
+        block_size=block_size,
+        progress=progress,
+        text_column=text_column,
+        max_chars=max_chars,
+        doc_cap=doc_cap,
     )
     return Tokenizer.train_from_counts(
         counts,
