@@ -15,8 +15,10 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import bpetite
 
@@ -108,3 +110,59 @@ def build_tiktoken_cache(cache_dir: Path) -> Path:
         key = hashlib.sha1(url.encode()).hexdigest()
         (cache_dir / key).write_bytes(read_bytes(name))
     return cache_dir
+
+
+#: The file tiktoken downloads, by its URL's last part -> the committed copy's test name.
+TIKTOKEN_FILES = {
+    "r50k_base.tiktoken": "gpt2.tiktoken",
+    "cl100k_base.tiktoken": "cl100k_base.tiktoken",
+    "o200k_base.tiktoken": "o200k_base.tiktoken",
+    "encoder.json": "encoder.json",
+    "vocab.bpe": "vocab.bpe",
+}
+
+
+@functools.cache
+def tiktoken_constructor(name: str) -> dict[str, Any]:
+    """What tiktoken's own constructor for encoding `name` returns, built offline.
+
+    tiktoken's functions in ``tiktoken_ext.openai_public`` give its pattern, special
+    tokens and ``explicit_n_vocab``; their files are read from the committed copies
+    instead of downloaded, with tiktoken's own hash checks, and nothing is cached on
+    disk. ``gpt2`` reads GPT-2's ``encoder.json`` and ``vocab.bpe`` as tiktoken does.
+    """
+    import pytest
+    import tiktoken_ext.openai_public as openai_public
+    from tiktoken.load import data_gym_to_mergeable_bpe_ranks, load_tiktoken_bpe
+
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = unpack(set(TIKTOKEN_FILES.values()), Path(temporary))
+
+        def local(url: str) -> str:
+            return str(folder / TIKTOKEN_FILES[url.rsplit("/", 1)[-1]])
+
+        def ranks(url: str, expected_hash: str) -> dict[bytes, int]:
+            return load_tiktoken_bpe(local(url), expected_hash=expected_hash)
+
+        def gpt2_ranks(**files: str) -> dict[bytes, int]:
+            return data_gym_to_mergeable_bpe_ranks(
+                vocab_bpe_file=local(files["vocab_bpe_file"]),
+                encoder_json_file=local(files["encoder_json_file"]),
+                vocab_bpe_hash=files["vocab_bpe_hash"],
+                encoder_json_hash=files["encoder_json_hash"],
+            )
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("TIKTOKEN_CACHE_DIR", "")  # no cache files written anywhere
+            patch.setattr(openai_public, "load_tiktoken_bpe", ranks)
+            patch.setattr(openai_public, "data_gym_to_mergeable_bpe_ranks", gpt2_ranks)
+            constructor: dict[str, Any] = getattr(openai_public, name)()
+    return constructor
+
+
+@functools.cache
+def tiktoken_encoding(name: str) -> Any:
+    """tiktoken's encoding `name`, built offline (:func:`tiktoken_constructor`), once."""
+    import tiktoken
+
+    return tiktoken.Encoding(**tiktoken_constructor(name))

@@ -14,19 +14,15 @@ import os
 import pickle
 import subprocess
 import sys
-import tempfile
 import unicodedata
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import regex
 import tiktoken
-import tiktoken_ext.openai_public as openai_public
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tiktoken.load import data_gym_to_mergeable_bpe_ranks, load_tiktoken_bpe
 
 import bpetite
 from bpetite import ArtifactError, ParameterError, Tokenizer, get_encoding, list_encoding_names
@@ -36,50 +32,11 @@ from tests.strategies import MULTILINGUAL, texts, tricky_text
 
 NAMES = ("gpt2", "r50k_base", "cl100k_base", "o200k_base")
 EXAMPLES = int(os.environ.get("BPETITE_OPENAI_EXAMPLES", "200"))
-#: The file tiktoken downloads, by its URL's last part -> the committed copy's test name.
-LOCAL_NAMES = {
-    "r50k_base.tiktoken": "gpt2.tiktoken",
-    "cl100k_base.tiktoken": "cl100k_base.tiktoken",
-    "o200k_base.tiktoken": "o200k_base.tiktoken",
-    "encoder.json": "encoder.json",
-    "vocab.bpe": "vocab.bpe",
-}
-
-
-@pytest.fixture(scope="module")
-def local_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return datafiles.unpack(set(LOCAL_NAMES.values()), tmp_path_factory.mktemp("openai"))
-
-
-def tiktoken_encoding(name: str, folder: Path) -> Any:
-    """tiktoken's encoding `name`, its files read from `folder` (and hash-checked by tiktoken)."""
-
-    def local(url: str) -> str:
-        return str(folder / LOCAL_NAMES[url.rsplit("/", 1)[-1]])
-
-    def ranks(url: str, expected_hash: str) -> dict[bytes, int]:
-        return load_tiktoken_bpe(local(url), expected_hash=expected_hash)
-
-    def gpt2_ranks(**files: str) -> dict[bytes, int]:
-        return data_gym_to_mergeable_bpe_ranks(
-            vocab_bpe_file=local(files["vocab_bpe_file"]),
-            encoder_json_file=local(files["encoder_json_file"]),
-            vocab_bpe_hash=files["vocab_bpe_hash"],
-            encoder_json_hash=files["encoder_json_hash"],
-        )
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TIKTOKEN_CACHE_DIR", "")  # no cache files written anywhere
-        patch.setattr(openai_public, "load_tiktoken_bpe", ranks)
-        patch.setattr(openai_public, "data_gym_to_mergeable_bpe_ranks", gpt2_ranks)
-        constructor = getattr(openai_public, name)()
-    return tiktoken.Encoding(**constructor), constructor["pat_str"]
 
 
 @pytest.fixture(scope="module", params=NAMES)
-def pair(request: pytest.FixtureRequest, local_files: Path) -> Iterator[tuple[Tokenizer, Any]]:
-    encoding, _ = tiktoken_encoding(request.param, local_files)
-    yield get_encoding(request.param), encoding
+def pair(request: pytest.FixtureRequest) -> tuple[Tokenizer, Any]:
+    return get_encoding(request.param), datafiles.tiktoken_encoding(request.param)
 
 
 def test_the_names_are_tiktokens() -> None:
@@ -111,9 +68,9 @@ def test_every_special_token_has_tiktokens_id(pair: tuple[Tokenizer, Any]) -> No
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_the_pattern_splits_as_tiktokens(name: str, local_files: Path) -> None:
+def test_the_pattern_splits_as_tiktokens(name: str) -> None:
     """cl100k's and o200k's patterns are tiktoken's to the character; GPT-2's splits alike."""
-    _, pat_str = tiktoken_encoding(name, local_files)
+    pat_str = datafiles.tiktoken_constructor(name)["pat_str"]
     tokenizer = get_encoding(name)
     if name in ("cl100k_base", "o200k_base"):
         assert tokenizer.pattern == pat_str
@@ -139,17 +96,13 @@ def _assigned_in_this_pythons_unicode(text: str) -> bool:
 _mixed = st.one_of(
     texts, tricky_text, st.sampled_from(MULTILINGUAL.splitlines(keepends=True))
 ).filter(_assigned_in_this_pythons_unicode)
-_ORACLES: dict[str, Any] = {}
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(st.sampled_from(NAMES), st.lists(_mixed, max_size=4).map("".join))
 def test_hypothesis_text_encodes_as_tiktoken(name: str, text: str) -> None:
-    if name not in _ORACLES:  # a hypothesis test cannot take a module fixture
-        with tempfile.TemporaryDirectory() as folder:  # tiktoken keeps the ranks in memory
-            files = datafiles.unpack(set(LOCAL_NAMES.values()), Path(folder))
-            _ORACLES[name] = tiktoken_encoding(name, files)[0]
-    assert get_encoding(name).encode_ordinary(text) == _ORACLES[name].encode_ordinary(text)
+    oracle = datafiles.tiktoken_encoding(name)
+    assert get_encoding(name).encode_ordinary(text) == oracle.encode_ordinary(text)
 
 
 def test_each_vocabulary_is_built_once_and_shared() -> None:
