@@ -1,0 +1,99 @@
+"""``bpetite specials``: add, move or drop a model's special tokens, every other id kept.
+
+``--add TEXT=ID`` puts a special at an id (adding it, or moving an existing one);
+``--add TEXT`` gives a new one the next free id; ``--drop TEXT`` removes one. An id
+that is a mergeable token's or another special's is refused. A JSON summary goes to
+stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from bpetite.cli._errors import CliError
+from bpetite.cli._files import add_model_argument, check_output_path, model_from_args, save_model
+from bpetite.cli._inputs import check_argument_text
+from bpetite.cli._output import write_json
+from bpetite.cli._parser import add_command
+
+if TYPE_CHECKING:
+    from bpetite.cli._parser import Subparsers
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(
+        subparsers,
+        "specials",
+        summary="add, move or drop a model's special tokens, every other id kept",
+        description=(
+            "Write a model with its special tokens edited; merges and every other id stay. "
+            "--drop removes a special token; --add TEXT=ID puts one at an id (adding it, "
+            "or moving an existing one), and --add TEXT gives a new one the next free id, "
+            "one past the largest in use, in the order given. Drops apply first, then ids "
+            "given, then texts without one. An id below the mergeable vocabulary size, or "
+            "held by another special token, is refused. A text that itself ends in '=' and "
+            "digits needs its id written after it. Prints a JSON summary."
+        ),
+        examples=[
+            "bpetite specials --model cl100k_base --add '<|im_start|>=100264' "
+            "--add '<|im_end|>=100265' --output chat.json",
+            "bpetite specials --model tok.json --add '<|pad|>' --add '<|sep|>' --output tok2.json",
+            "bpetite specials --model tok.json --drop '<|endoftext|>' --add '<|eot|>' "
+            "--output tok2.json",
+        ],
+    )
+    add_model_argument(parser)
+    parser.add_argument(
+        "--add",
+        action="append",
+        default=[],
+        metavar="TEXT[=ID]",
+        help="a special token, at ID or at the next free id; repeatable",
+    )
+    parser.add_argument(
+        "--drop", action="append", default=[], metavar="TEXT", help="a special token to remove"
+    )
+    parser.add_argument("--output", required=True, metavar="PATH", help="artifact to write")
+    parser.add_argument("--force", action="store_true", help="replace --output if it exists")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.add and not args.drop:
+        raise CliError("nothing to change: give --add TEXT[=ID] or --drop TEXT")
+    placed: dict[str, int] = {}
+    appended: list[str] = []
+    for given in args.add:
+        text, token_id = _parse_add(check_argument_text(given, "--add"))
+        if text in placed or text in appended:
+            raise CliError(f"--add names the special token '{text}' twice")
+        if token_id is None:
+            appended.append(text)
+        else:
+            placed[text] = token_id
+    drops = [check_argument_text(text, "--drop") for text in args.drop]
+    check_output_path(args.output, force=args.force, inputs=[args.model])
+    model = model_from_args(args)
+    edited = model.with_special_tokens(placed, drop=drops)
+    if appended:
+        edited = edited.with_special_tokens(appended)
+    save_model(edited, args.output, force=args.force)
+    write_json(
+        {
+            "output": args.output,
+            "special_tokens": dict(edited.special_tokens),
+            "n_vocab": edited.n_vocab,
+        }
+    )
+    return 0
+
+
+def _parse_add(given: str) -> tuple[str, int | None]:
+    """``TEXT=ID`` -> (TEXT, ID) when ID is digits; anything else is a text, no id."""
+    text, equals, number = given.rpartition("=")
+    if equals and text and number.isascii() and number.isdigit():
+        return text, int(number)
+    if not given:
+        raise CliError("--add needs a special token's text, got ''")
+    return given, None
