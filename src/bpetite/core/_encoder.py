@@ -244,6 +244,10 @@ class Encoder:
         deque(map(flat.extend, map(self.chunk_cache.__getitem__, pieces)), maxlen=0)
         return flat
 
+    def count_text(self, text: str) -> int:
+        """``len(self.encode_text(text))``, from the same cache, without the list of ids."""
+        return sum(map(len, map(self.chunk_cache.__getitem__, self._split(text))))
+
     def encode_text_packed(self, text: str, typecode: str) -> bytes:
         """The ids of `text` as the machine bytes of an ``array(typecode)``.
 

@@ -16,7 +16,8 @@ It lives in the core so :meth:`bpetite.Tokenizer.explain` can return one;
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Sequence
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Final, Literal
@@ -25,17 +26,16 @@ from bpetite.core._atomic import write_atomically
 from bpetite.core._constants import BASE_VOCAB_SIZE, PRETOKENIZER_PATTERN
 from bpetite.core._errors import ParameterError
 from bpetite.core._explain_page import PageNode, render_fragment, render_page
-from bpetite.core._html import visible
+from bpetite.core._html import partial_label, token_text, visible
+from bpetite.core._trace import trace_train_counts
 from bpetite.reference import (
     EncodeStep,
     ModelLike,
     Pair,
     TrainStep,
     render_trace,
-    show,
     split,
     trace_encode,
-    trace_train,
     vocab,
 )
 
@@ -274,12 +274,10 @@ def explain_train(
             f"{MAX_TRAIN_BYTES:,} (1 MiB): explain a sample of it, or train with "
             "Tokenizer.train (bpetite train)"
         )
-    steps = trace_train(
-        text,
-        vocab_size,
-        pattern=pattern,
-        max_token_bytes=max_token_bytes,
-        min_frequency=min_frequency,
+    # reference.trace_train's steps, from the trace that recounts only what a merge touches
+    chunk_counts = Counter(chunk.encode("utf-8") for chunk in split(text, pattern))
+    steps = trace_train_counts(
+        chunk_counts, vocab_size, max_token_bytes=max_token_bytes, min_frequency=min_frequency
     )
     tokens: dict[int, bytes] = {i: bytes([i]) for i in range(BASE_VOCAB_SIZE)}
     rows: list[MergeRow] = []
@@ -295,7 +293,7 @@ def explain_train(
                 step.token,
                 step.count,
                 step.total_tokens,
-                _note(step),
+                _note(step, tokens),
             )
         )
     return Explanation(
@@ -311,15 +309,29 @@ def explain_train(
     )
 
 
-def _note(step: TrainStep) -> str:
-    """How the winner beat the rest: the tie-break, or the next counts."""
+def _note(step: TrainStep, tokens: Mapping[int, bytes]) -> str:
+    """How the winner beat the rest: the tie-break, or the next pairs and their counts.
+
+    ``tie at 1 with c+a (99, 97): (97, 98) is the smaller pair``, or
+    ``next: t+h 20,530; h+e 16,351; ·+a 12,001``.
+    """
+
+    def named(pair: Pair) -> str:
+        return f"{_label(tokens[pair[0]])}+{_label(tokens[pair[1]])}"
+
     if step.tied:
-        others = ", ".join(map(str, step.tied[:3]))
-        more = f" and {len(step.tied) - 3} more" if len(step.tied) > 3 else ""
-        return f"tie at {step.count} with {others}{more}: {step.pair} is the smallest"
+        others = ", ".join(f"{named(pair)} {pair}" for pair in step.tied[:3])
+        more = f" and {len(step.tied) - 3:,} more" if len(step.tied) > 3 else ""
+        return f"tie at {step.count:,} with {others}{more}: {step.pair} is the smaller pair"
     if step.runners_up:
-        return "next: " + ", ".join(f"{pair} x{n}" for pair, n in step.runners_up)
+        return "next: " + "; ".join(f"{named(pair)} {n:,}" for pair, n in step.runners_up)
     return "the only pair left"
+
+
+def _label(data: bytes) -> str:
+    """A token in a note: its visible text, or ⟨hex⟩ if it is part of a character."""
+    text = token_text(data)
+    return partial_label(data) if text is None else visible(text)
 
 
 def _sample(text: str, pattern: str) -> str:
@@ -383,8 +395,3 @@ def _merge_nodes(nodes: Sequence[PageNode], pair: Pair, new_id: int, step: int) 
 def _plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 
-
-def describe(data: bytes) -> str:
-    """A token for a reader: ``' th'`` with whitespace made visible, or ``<e2 80>``."""
-    text = show(data)
-    return visible(text) if text.startswith("'") else text

@@ -74,16 +74,16 @@ _CSS: Final = """
   overflow-wrap: anywhere; border: 1px solid #d0d7de; border-radius: 6px; padding: .75rem; }
 /* Each chunk is a bidi isolate laid out in its own direction: chunks follow in logical
    order, a right-to-left word reads right to left, and hex never joins the words. */
-.bpe .c { unicode-bidi: isolate; }
-.bpe .n { --on: calc(clamp(0, var(--k) - var(--a) + 1, 1) * clamp(0, var(--b) - var(--k), 1));
+t-c { unicode-bidi: isolate; }
+t-n, t-l, t-s { --on: calc(clamp(0, var(--k) - var(--a) + 1, 1) * clamp(0, var(--b) - var(--k), 1));
   --new: calc(clamp(0, var(--k) - var(--a) + 1, 1) - clamp(0, var(--k) - var(--a), 1));
   background: hsl(var(--h) 90% 84% / var(--on)); border-radius: 3px;
   box-shadow: inset calc(var(--on) * 2px) 0 #fff;
   outline: calc(var(--new) * 2px) solid #0a3069; outline-offset: -1px; }
-.bpe .l { --a: 0; outline: none; background: hsl(0 0% 90% / var(--on)); }
-.bpe .s { --a: 0; outline: none; background: #6f42c1; color: #fff; font-weight: bold; }
+t-l { --a: 0; outline: none; background: hsl(0 0% 90% / var(--on)); }
+t-s { --a: 0; outline: none; background: #6f42c1; color: #fff; font-weight: bold; }
 .bpe .ws { color: #6e7781; }
-.bpe .s .ws { color: inherit; }
+t-s .ws { color: inherit; }
 .bpe .w { font-size: calc(clamp(0, var(--k) - var(--j) + 1, 1) * 1em); }
 .bpe .x { --split: clamp(0, var(--j) - var(--k), 1); font-size: calc(var(--split) * .8em);
   padding-inline: calc(var(--split) * 2px); color: #a40e26; unicode-bidi: isolate; }
@@ -93,17 +93,18 @@ _CSS: Final = """
 .bpe svg .axis { stroke: #57606a; fill: none; }
 .bpe svg .line { stroke: #0969da; stroke-width: 2; fill: none; }
 .bpe svg text { fill: #1f2328; }
-.bpe svg .cursor { transform: translate(calc(var(--x) * 1px), 0); }
+.bpe svg .cursor { transform: translate(calc((var(--v) - 256) * var(--f) * 1px), 0); }
 .bpe svg .cursor line { stroke: #bf3989; stroke-width: 1.5; }
-.bpe svg .dot { transform: translate(calc(var(--x) * 1px), calc(var(--y) * 1px)); fill: #bf3989; }
+.bpe svg .dot { transform: translate(calc((var(--v) - 256) * var(--f) * 1px), calc(var(--y) * 1px));
+  fill: #bf3989; }
 .bpe .table { max-height: 32rem; overflow: auto; border: 1px solid #d0d7de; border-radius: 6px; }
 .bpe table { border-collapse: collapse; width: 100%; font-size: .85rem; }
 .bpe th { position: sticky; top: 0; background: #f6f8fa; text-align: left; }
 .bpe th, .bpe td { padding: .15rem .4rem; border-bottom: 1px solid #eaeef2; vertical-align: top; }
-.bpe td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.bpe td code { font: .85rem ui-monospace, "DejaVu Sans Mono", monospace; }
-.bpe tr.m { --now: calc(clamp(0, var(--k) - var(--r) + 1, 1) - clamp(0, var(--k) - var(--r), 1));
-  background: hsl(48 100% 80% / var(--now)); }
+.bpe td:nth-child(4), .bpe td:nth-child(5) { text-align: right;
+  font-variant-numeric: tabular-nums; }
+.bpe td bdi { font: .85rem ui-monospace, "DejaVu Sans Mono", monospace; }
+.bpe tbody tr:has(input:checked) { background: hsl(48 100% 80%); }
 .bpe label { display: block; cursor: pointer; white-space: nowrap; }
 .bpe input:focus-visible { outline: 3px solid #0969da; outline-offset: 1px; }
 """
@@ -151,22 +152,23 @@ def render_fragment(
     """
     steps = len(rows)
     never = steps + 1  # a step that never comes: a root is never merged into a parent
-    digest = hashlib.blake2b(digest_size=5)
+    digest = hashlib.blake2b(digest_size=4)
     digest.update(f"{kind}{title}{total_bytes}".encode())
     for row in rows:
         digest.update(row.token + row.rank.to_bytes(4, "big"))
     for chunk in chunks:
         for node in chunk:
             digest.update(node.data)
-    page = "bpe" + digest.hexdigest()
+    page = "b" + digest.hexdigest()
     points = _chart_points(rows, start_tokens, total_bytes)
     x_of, y_of = _scales(points)
-    rules = [f"#{page} {{ --k: 0; --v: 256; --x: 0; --y: {y_of(points[0][1]):.1f}; }}"]
-    rules.append(f"#{page} .r {{ --b: {never}; }}")
+    rules = [
+        f"#{page} {{ --k: 0; --v: 256; --f: {x_of.factor:.6f}; --y: {y_of(points[0][1]):.1f}; }}",
+        f"#{page} t-c {{ --b: {never}; }}",  # the roots are never merged into a parent
+    ]
     for step, v, ratio in _step_values(rows, start_tokens, total_bytes):
         rules.append(
-            f"#{page}:has(#{page}-s{step}:checked) {{ --k: {step}; --v: {v}; "
-            f"--x: {x_of(v) - _LEFT:.1f}; --y: {y_of(ratio):.1f}; }}"
+            f"#{page}:has(#{page}-{step}:checked){{--k:{step};--v:{v};--y:{y_of(ratio):.1f}}}"
         )
     what = "the text" if kind == "encode" else "a sample of the corpus"
     verb = "encoding" if kind == "encode" else "training"
@@ -211,8 +213,8 @@ def _chunk_html(chunk: Sequence[PageNode], never: int) -> str:
         node = chunk[0]
         label = "".join(_visible_char(char) for char in node.data.decode("utf-8"))
         return (
-            f'<span class="c" dir="auto"><span class="n r s" data-id="{node.token_id}" '
-            f'title="special token, id {node.token_id}">{label}</span></span>'
+            f'<t-c dir="auto"><t-s data-id="{node.token_id}" '
+            f'title="special token, id {node.token_id}">{label}</t-s></t-c>'
         )
     # where each byte's character starts and how long it is, and the step that joins it
     joined = _boundary_steps(chunk, never)
@@ -223,12 +225,12 @@ def _chunk_html(chunk: Sequence[PageNode], never: int) -> str:
         whole = max((joined[p] for p in range(start + 1, start + size)), default=0)
         chars.extend([(start, char, size, whole)] * size)
         start += size
-    out: list[str] = ['<span class="c" dir="auto">']
+    out: list[str] = ['<t-c dir="auto">']
     offset = 0
     for node in chunk:
         _node_html(node, None, offset, chars, out)
         offset += len(node.data)
-    out.append("</span>")
+    out.append("</t-c>")
     return "".join(out)
 
 
@@ -258,8 +260,7 @@ def _node_html(
     chars: Sequence[tuple[int, str, int, int]],
     out: list[str],
 ) -> None:
-    end = "" if parent is None else f"--b:{parent};"
-    root = " r" if parent is None else ""
+    end = "" if parent is None else f"--b:{parent};"  # a root inherits the chunk's "never"
     if node.children is None:
         start, char, size, whole = chars[offset]
         if size == 1:
@@ -273,17 +274,17 @@ def _node_html(
                 else hex_byte
             )
             style = f' style="{end}--j:{whole}"'
-        out.append(f'<span class="n l{root}"{style} data-id="{node.token_id}">{body}</span>')
+        out.append(f'<t-l{style} data-id="{node.token_id}">{body}</t-l>')
         return
     label = html.escape(_token_label(node.data))
     out.append(
-        f'<span class="n{root}" style="--a:{node.formed};{end}--h:{_hue(node.token_id)}" '
+        f'<t-n style="--a:{node.formed};{end}--h:{_hue(node.token_id)}" '
         f'data-id="{node.token_id}" title="id {node.token_id}: {label}">'
     )
     left, right = node.children
     _node_html(left, node.formed, offset, chars, out)
     _node_html(right, node.formed, offset + len(left.data), chars, out)
-    out.append("</span>")
+    out.append("</t-n>")
 
 
 def _visible_char(char: str) -> str:
@@ -304,26 +305,23 @@ def _token_label(data: bytes) -> str:
 
 
 def _table(page: str, kind: Kind, rows: Sequence[MergeRow], start_tokens: int) -> str:
+    """One row per step, its radio first; end tags a row does not need are left out."""
     count = "count" if kind == "train" else "times"
-    why = "<th>why it won</th>" if kind == "train" else ""
+    why = "<th>why it won" if kind == "train" else ""
     lines = [
-        f'<div class="table" role="group" aria-label="steps">\n<table>\n<thead><tr><th>step</th>'
-        f"<th>merge</th><th>new token</th><th>{count}</th><th>tokens after</th>{why}</tr>"
-        "</thead>\n<tbody>",
-        f'<tr class="m" style="--r:0"><td><label><input type="radio" name="{page}" '
-        f'id="{page}-s0" checked> 0</label></td><td colspan="2">the bytes, before any merge</td>'
-        f'<td></td><td class="num">{start_tokens:,}</td>{"<td></td>" if why else ""}</tr>',
+        '<div class="table" role="group" aria-label="steps">\n<table>\n<thead><tr><th>step'
+        f"<th>merge<th>new token<th>{count}<th>tokens after{why}</thead>\n<tbody>",
+        f'<tr><td><label><input type="radio" name="{page}" id="{page}-0" checked> 0</label>'
+        f"<td>the bytes, before any merge<td><td><td>{start_tokens:,}{'<td>' if why else ''}",
     ]
     for row in rows:
         left, right = (html.escape(_token_label(part)) for part in row.parts)
-        note = f"<td>{html.escape(row.note)}</td>" if why else ""
+        note = f"<td>{html.escape(row.note)}" if why else ""
         lines.append(
-            f'<tr class="m" style="--r:{row.step}"><td><label><input type="radio" '
-            f'name="{page}" id="{page}-s{row.step}"> {row.step}</label></td>'
-            f"<td><code><bdi>{left}</bdi></code> + <code><bdi>{right}</bdi></code></td>"
-            f"<td><code><bdi>{html.escape(_token_label(row.token))}</bdi></code> "
-            f'<small>id {row.new_id}</small></td><td class="num">{row.count:,}</td>'
-            f'<td class="num">{row.tokens_after:,}</td>{note}</tr>'
+            f'<tr><td><label><input type="radio" name="{page}" id="{page}-{row.step}"> '
+            f"{row.step}</label><td><bdi>{left}</bdi> + <bdi>{right}</bdi>"
+            f"<td><bdi>{html.escape(_token_label(row.token))}</bdi> <small>id {row.new_id}</small>"
+            f"<td>{row.count:,}<td>{row.tokens_after:,}{note}"
         )
     lines.append("</tbody>\n</table>\n</div>")
     return "\n".join(lines)
