@@ -167,6 +167,20 @@ def test_public_api_is_the_spec_methods_plus_the_documented_surface() -> None:
         "dumps",
         # encode_ordinary into a machine array, for datasets and numpy.
         "encode_ordinary_array",
+        # tiktoken's Encoding surface, offsets, counting and streaming decode.
+        "decode_batch",
+        "decode_tokens_bytes",
+        "decode_single_token_bytes",
+        "decode_with_offsets",
+        "encode_with_offsets",
+        "encode_to_numpy",
+        "encode_bytes",
+        "count_tokens",
+        "token_byte_values",
+        "eot_token",
+        "special_tokens_set",
+        "max_token_value",
+        "stream_decoder",
     }
     assert public == spec | surface
     assert "Tokenizer" in bpetite.__all__

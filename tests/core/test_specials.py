@@ -107,10 +107,12 @@ def test_prefix_special_loses_to_the_longer_one_at_the_same_place(chat: Tokenize
 
 def test_policy_allowed_subset_leaves_the_others_as_text(chat: Tokenizer) -> None:
     text = "a<|user_start|>b<|endoftext|>"
-    ids = chat.encode(text, allowed_special={"<|endoftext|>"})
+    ids = chat.encode(text, allowed_special={"<|endoftext|>"}, disallowed_special=())
     expected = naive_ordinary("a<|user_start|>b", chat.pattern, chat.merges)
     assert ids == [*expected, chat.special_tokens["<|endoftext|>"]]
-    assert chat.encode(text, allowed_special=set()) == chat.encode_ordinary(text)
+    assert chat.encode(text, allowed_special=set(), disallowed_special=()) == (
+        chat.encode_ordinary(text)
+    )
 
 
 def test_safe_mode_raises_naming_the_token_and_the_keyword(chat: Tokenizer) -> None:
@@ -124,9 +126,15 @@ def test_safe_mode_raises_naming_the_token_and_the_keyword(chat: Tokenizer) -> N
     )
 
 
-def test_policy_names_must_be_specials_of_the_tokenizer(chat: Tokenizer) -> None:
-    with pytest.raises(ParameterError, match="not a special token"):
-        chat.encode("x", allowed_special={"<|nope|>"})
+def test_policy_names_that_are_not_specials_follow_tiktoken(chat: Tokenizer) -> None:
+    """tiktoken ignores an allowed name that is no special token, and refuses any text a
+    disallowed_special collection names (tests/interop/test_tiktoken_parity.py checks
+    both against tiktoken itself)."""
+    assert chat.encode("x<|nope|>", allowed_special={"<|nope|>"}) == chat.encode_ordinary(
+        "x<|nope|>"
+    )
+    with pytest.raises(DisallowedSpecialError, match=r"'<\|nope\|>' at position 1"):
+        chat.encode("x<|nope|>", disallowed_special={"<|nope|>"})
     with pytest.raises(TypeError):
         chat.encode("x", allowed_special="none")
 

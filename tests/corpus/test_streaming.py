@@ -470,13 +470,13 @@ def test_check_specials_yields_the_pieces_unchanged(tokenizer: Tokenizer) -> Non
         list(check_specials(tokenizer, pieces, allowed_special=set(), disallowed_special="all"))
 
 
-def test_a_policy_naming_an_unknown_special_fails_before_reading(tokenizer: Tokenizer) -> None:
+def test_a_bad_policy_fails_before_reading(tokenizer: Tokenizer) -> None:
     def never() -> Iterable[str]:
         raise AssertionError("read")
         yield ""
 
-    with pytest.raises(ValueError, match="not a special token"):
-        encode_pieces(tokenizer, never(), allowed_special={"<|nope|>"})
+    with pytest.raises(TypeError, match="allowed_special must be 'all' or a collection"):
+        encode_pieces(tokenizer, never(), allowed_special="none")
 
 
 def test_streamed_encode_of_a_file_in_blocks(

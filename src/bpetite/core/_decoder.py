@@ -1,22 +1,54 @@
-"""Token ids back to bytes and text: concatenate every token's bytes, decode once, strictly.
+"""Token ids back to bytes and text: concatenate every token's bytes, decode once.
 
-Must equal ``bpetite.reference.decode``: the same text for the same ids.
+Must equal ``bpetite.reference.decode``: the same text for the same ids, under the
+default ``errors="strict"``. ``errors="replace"`` (and ``"ignore"``) is what tiktoken
+and Python do with bytes that are not UTF-8: ``bytes.decode("utf-8", errors=...)`` of
+the same bytes, so a loop decoding whatever a model samples never breaks.
+
+:class:`StreamDecoder` is the same decoding fed one id at a time: each character comes
+out once, as soon as its last byte arrives, and everything it returns, joined, is
+``decode(ids, errors=...)``. :func:`decode_with_offsets` is tiktoken's method of that
+name: the text and, for each token, the index of the character its first byte is in.
 """
 
+from __future__ import annotations
+
+import codecs
 from collections.abc import Mapping, Sequence
+from typing import Final
 
-from bpetite.core._errors import UnknownTokenError
+from bpetite.core._errors import ParameterError, UnknownTokenError
+
+#: The ``errors`` policies decoding takes: Python's error handlers for bytes that are
+#: not UTF-8. ``strict`` (the specification's) raises UnicodeDecodeError; ``replace``
+#: puts U+FFFD where they were, exactly as ``bytes.decode`` does; ``ignore`` drops them.
+DECODE_ERRORS: Final = ("strict", "replace", "ignore")
+
+#: The UTF-8 continuation bytes 0x80..0xBF: the bytes that do not start a character.
+CONTINUATION_BYTES: Final = bytes(range(0x80, 0xC0))
 
 
-def decode_text(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> str:
+def checked_errors(errors: object) -> str:
+    """Return `errors` if it is one of :data:`DECODE_ERRORS`, else raise naming them."""
+    if errors not in DECODE_ERRORS:
+        raise ParameterError(
+            f"errors must be one of {', '.join(map(repr, DECODE_ERRORS))}, got {errors!r}"
+        )
+    return errors
+
+
+def decode_text(
+    token_ids: Sequence[int], vocab: Mapping[int, bytes], errors: str = "strict"
+) -> str:
     """Return the text of `token_ids`.
 
     Raises UnknownTokenError (a KeyError) naming the first id that is not a token
     (negative, too large, or not an int: ``True`` and ``1.0`` would otherwise find
-    token 1 by hash equality), and UnicodeDecodeError when the bytes are not UTF-8 (a
-    multi-byte character cut between two ids is fine as long as both halves are there).
+    token 1 by hash equality), and, with ``errors="strict"``, UnicodeDecodeError when
+    the bytes are not UTF-8 (a multi-byte character cut between two ids is fine as long
+    as both halves are there).
     """
-    return decode_bytes(token_ids, vocab).decode("utf-8", errors="strict")
+    return decode_bytes(token_ids, vocab).decode("utf-8", errors=errors)
 
 
 def decode_bytes(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> bytes:
@@ -33,6 +65,149 @@ def decode_bytes(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> bytes:
     except KeyError:
         pass
     raise UnknownTokenError(_describe_bad_id(token_ids, vocab)) from None
+
+
+def tokens_bytes(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> list[bytes]:
+    """Return each token's bytes, in order; unknown ids raise UnknownTokenError."""
+    if isinstance(token_ids, (str, bytes, bytearray, Mapping)) or not hasattr(
+        token_ids, "__iter__"
+    ):
+        raise TypeError(f"expected a sequence of ints, got {type(token_ids).__name__}")
+    if not isinstance(token_ids, (list, tuple)):
+        token_ids = list(token_ids)
+    try:
+        if set(map(type, token_ids)) <= {int}:
+            return list(map(vocab.__getitem__, token_ids))
+    except KeyError:
+        pass
+    raise UnknownTokenError(_describe_bad_id(token_ids, vocab)) from None
+
+
+def decode_with_offsets(
+    token_ids: Sequence[int], vocab: Mapping[int, bytes]
+) -> tuple[str, list[int]]:
+    """Return the text of `token_ids`, strictly decoded, and where each token starts in it.
+
+    A token's offset is the index of the character holding its first byte; a token
+    that starts inside a character (its first byte continues one) gets that
+    character's index, so it shares the offset of the token before it. This is
+    tiktoken's ``decode_with_offsets``, result for result.
+
+    >>> vocab = {0: b"h", 1: b"\\xc3", 2: b"\\xa9", 3: b"\\xc3\\xa9!"}
+    >>> decode_with_offsets([0, 1, 2, 3], vocab)
+    ('héé!', [0, 1, 1, 2])
+    """
+    data = decode_bytes(token_ids, vocab)
+    offsets = token_starts(token_ids, vocab)
+    return data.decode("utf-8", errors="strict"), offsets
+
+
+def token_starts(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> list[int]:
+    """For each token, the index of the character its first byte belongs to.
+
+    Characters are counted by the bytes that start one (every byte but 0x80..0xBF), so
+    for valid UTF-8 this is exact; the caller has checked the ids.
+    """
+    starts: list[int] = []
+    characters = 0  # characters started by the bytes before this token
+    for token_id in token_ids:
+        data = vocab[token_id]
+        inside = 0x80 <= data[0] < 0xC0  # its first byte continues a character
+        starts.append(characters - 1 if inside and characters else characters)
+        characters += len(data.translate(None, CONTINUATION_BYTES))
+    return starts
+
+
+def token_spans(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> list[tuple[int, int]]:
+    """For each token, the ``(start, end)`` of the smallest slice of the text holding its bytes.
+
+    ``start`` is the character its first byte is in (as :func:`token_starts`), ``end``
+    one past the character its last byte is in. A character split between tokens lies
+    in the span of each of them, so such spans overlap by that character; every other
+    span is exactly the token's text. The ids must decode to valid UTF-8.
+    """
+    spans: list[tuple[int, int]] = []
+    characters = 0
+    for token_id in token_ids:
+        data = vocab[token_id]
+        inside = 0x80 <= data[0] < 0xC0
+        start = characters - 1 if inside and characters else characters
+        characters += len(data.translate(None, CONTINUATION_BYTES))
+        spans.append((start, characters))
+    return spans
+
+
+class StreamDecoder:
+    """Decodes ids one at a time, returning each character once, as soon as it is whole.
+
+    Made by :meth:`Tokenizer.stream_decoder`. :meth:`step` takes the next id and
+    returns the text it completes (``""`` while a character is still missing bytes);
+    :meth:`flush` ends the stream. Whatever the ids and however they are fed, the
+    strings returned, joined, are ``tokenizer.decode(ids, errors=errors)``, and none
+    holds part of a character. With ``errors="strict"`` a step whose bytes cannot
+    continue valid UTF-8 raises UnicodeDecodeError, and an unknown id
+    UnknownTokenError; either way the step changes nothing, so the stream can go on
+    with the next id. :meth:`flush` raises if the ids end inside a character; with
+    ``errors="replace"`` it returns U+FFFD for those bytes instead.
+
+    >>> from bpetite import Tokenizer
+    >>> tokenizer = Tokenizer.train("héé", vocab_size=256)
+    >>> stream = tokenizer.stream_decoder()
+    >>> [stream.step(token) for token in tokenizer.encode("hé")]
+    ['h', '', 'é']
+    >>> stream.step(0xC3), stream.flush()
+    Traceback (most recent call last):
+      ...
+    UnicodeDecodeError: 'utf-8' codec can't decode byte 0xc3 in position 0: unexpected end of data
+    """
+
+    __slots__ = ("_decoder", "_errors", "_vocab")
+
+    def __init__(self, vocab: Mapping[int, bytes], errors: str = "strict") -> None:
+        self._vocab = vocab
+        self._errors = checked_errors(errors)
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors)
+
+    @property
+    def errors(self) -> str:
+        """The policy for bytes that are not UTF-8: ``strict``, ``replace`` or ``ignore``."""
+        return self._errors
+
+    @property
+    def pending(self) -> bytes:
+        """The bytes received that do not yet make a whole character (at most three)."""
+        return self._decoder.getstate()[0]
+
+    def step(self, token_id: int) -> str:
+        """Feed one id; return the characters it completes, possibly ``""``."""
+        if type(token_id) is not int:
+            raise UnknownTokenError(f"a token id must be an int, got {token_id!r}")
+        data = self._vocab.get(token_id)
+        if data is None:
+            raise UnknownTokenError(
+                f"unknown token id {token_id}: valid ids are 0..{max(self._vocab)}"
+            )
+        # The incremental decoder keeps its pending bytes unless the decode succeeds,
+        # so a step that raises leaves the stream as it was.
+        return self._decoder.decode(data)
+
+    def flush(self) -> str:
+        """End the stream: return what the pending bytes decode to, and start afresh.
+
+        Empty when the ids ended on a character boundary. Otherwise, under ``strict``
+        UnicodeDecodeError (the pending bytes stay, so a caller may still feed the
+        rest), under ``replace`` one U+FFFD, under ``ignore`` nothing.
+        """
+        text = self._decoder.decode(b"", final=True)
+        self._decoder.reset()
+        return text
+
+    def reset(self) -> None:
+        """Drop any pending bytes and start a new stream."""
+        self._decoder.reset()
+
+    def __repr__(self) -> str:
+        return f"<StreamDecoder errors={self._errors!r} pending={self.pending!r}>"
 
 
 def _describe_bad_id(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> str:

@@ -1,9 +1,9 @@
 """Special tokens: literal texts that encode to one reserved id each.
 
 Which specials a call honours is its policy (tiktoken's ``allowed_special`` and
-``disallowed_special``): allowed ones become their ids, disallowed ones raise, and the
-rest are ordinary text. Where specials overlap in a text, the leftmost match wins,
-then the longest.
+``disallowed_special``, with tiktoken's rules): disallowed texts raise, allowed
+specials become their ids, and the rest are ordinary text. Where specials overlap in a
+text, the leftmost match wins, then the longest.
 
 The extraction must equal what ``bpetite.reference.encode`` does with specials:
 :meth:`SpecialTokens.segments` yields the same runs and ids, leftmost then longest.
@@ -37,31 +37,35 @@ class SpecialTokens:
     def resolve(
         self, allowed: SpecialPolicy, disallowed: SpecialPolicy
     ) -> tuple[frozenset[str], frozenset[str]]:
-        """Return (allowed, disallowed) as sets of known specials; unknown names raise."""
-        if allowed == "all" and disallowed == ():
+        """Return (allowed, disallowed) as sets of texts, by tiktoken's rules.
+
+        ``allowed_special="all"`` is every special token; a collection names some, and
+        a name that is not a special token of this tokenizer is ignored (no text can
+        become its id). ``disallowed_special="all"`` is every special token not
+        allowed; a collection is taken as given, so a text it names raises wherever it
+        occurs, even if it is also allowed or is no special token at all.
+        """
+        if allowed == "all" and (disallowed == "all" or disallowed == ()):
             # The default policy, on every encode call: no sets to build or check.
             return self._all, _NONE
-        allowed_set = self._named(allowed, "allowed_special")
+        allowed_set = self._all if allowed == "all" else self._texts(allowed, "allowed_special")
+        allowed_set &= self._all
         if disallowed == "all":
-            disallowed_set = self._all - allowed_set
-        else:
-            disallowed_set = self._named(disallowed, "disallowed_special") - allowed_set
-        return allowed_set, disallowed_set
+            return allowed_set, self._all - allowed_set
+        return allowed_set, self._texts(disallowed, "disallowed_special")
 
-    def _named(self, policy: SpecialPolicy, keyword: str) -> frozenset[str]:
-        if policy == "all":
-            return self._all
+    @staticmethod
+    def _texts(policy: SpecialPolicy, keyword: str) -> frozenset[str]:
         if isinstance(policy, str):
             raise TypeError(
                 f"{keyword} must be 'all' or a collection of special tokens, got {policy!r}"
             )
         names = frozenset(policy)
-        unknown = sorted(names - self.ids.keys())
-        if unknown:
-            raise ParameterError(
-                f"{keyword} names {unknown[0]!r}, which is not a special token of this tokenizer "
-                f"(its special tokens: {', '.join(map(repr, self.ids)) or 'none'})"
-            )
+        for name in names:
+            if not isinstance(name, str):
+                raise TypeError(f"{keyword} must hold texts (str), got {name!r}")
+            if not name:
+                raise ParameterError(f"{keyword} holds an empty text, which matches everywhere")
         return names
 
     def check_disallowed(self, text: str, disallowed: frozenset[str]) -> None:
@@ -72,6 +76,12 @@ class SpecialTokens:
         if match is None:  # pragma: no cover - the `in` test above found one
             return
         token = match.group()
+        if token not in self._all:
+            raise DisallowedSpecialError(
+                f"the text contains {token!r} at position {match.start()}, which "
+                "disallowed_special names; to encode it as ordinary text, leave it out of "
+                "disallowed_special"
+            )
         raise DisallowedSpecialError(
             f"the text contains the special token {token!r} at position {match.start()}, "
             "which this call does not allow. To encode it as its special id pass "

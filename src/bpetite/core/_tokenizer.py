@@ -11,13 +11,21 @@ import os
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Final, Literal, Self
+from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeVar
 
 from bpetite.core import _artifact
 from bpetite.core._atomic import write_atomically
 from bpetite.core._budget import Budget
 from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, MAX_VOCAB_SIZE
-from bpetite.core._decoder import decode_bytes, decode_text
+from bpetite.core._decoder import (
+    StreamDecoder,
+    checked_errors,
+    decode_bytes,
+    decode_text,
+    decode_with_offsets,
+    token_spans,
+    tokens_bytes,
+)
 from bpetite.core._encoder import Encoder
 from bpetite.core._errors import NotATokenError, ParameterError, UnknownTokenError
 from bpetite.core._explain import Explanation, explain_encode
@@ -43,6 +51,11 @@ from bpetite.core._surgery import (
     truncated_specials,
 )
 from bpetite.core._trainer import check_limit, check_vocab_size, train_merges
+from bpetite.core._unicode import checked_text, encode_invalid_utf8
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 #: What a tokenizer shows of itself in a notebook, then its first special token: words,
 #: digits, whitespace, an accented word and an emoji (often split across tokens).
@@ -71,6 +84,7 @@ class Tokenizer:
     __slots__ = (
         "_byte_order",
         "_encoder",
+        "_hash",
         "_merges",
         "_name",
         "_pattern",
@@ -109,6 +123,7 @@ class Tokenizer:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str or None, got {type(name).__name__}")
         self._name = name
+        self._hash: int | None = None
         with gc_paused():  # see _gc: the tables below are large and acyclic
             self._build(check_merges(merges), pattern, special_tokens, byte_order, training)
 
@@ -269,7 +284,8 @@ class Tokenizer:
         write_atomically(path, self.dumps(), overwrite=overwrite)
 
     def dumps(self) -> bytes:
-        """The artifact :meth:`save` writes, as bytes: equal tokenizers give equal bytes.
+        """The artifact :meth:`save` writes, as bytes: equal tokenizers trained with the
+        same options (:attr:`training`) give equal bytes.
 
         >>> Tokenizer.train("ab ab ab", 258).dumps()[:48]
         b'{"mergeable_vocab_size":258,"merges":[[97,98],[3'
@@ -347,7 +363,8 @@ class Tokenizer:
         text: str,
         *,
         allowed_special: SpecialPolicy = "all",
-        disallowed_special: SpecialPolicy = (),
+        disallowed_special: SpecialPolicy = "all",
+        errors: str = "strict",
     ) -> list[int]:
         """Return the ids of `text`; by default every special token's text becomes its id.
 
@@ -357,9 +374,21 @@ class Tokenizer:
         :class:`~bpetite.DisallowedSpecialError` when the text holds one, and
         :meth:`encode_ordinary` reads every character as text. Where specials overlap,
         the leftmost wins, then the longest.
+
+        The policy follows tiktoken's rules: ``disallowed_special="all"`` means every
+        special token not allowed, so ``allowed_special=set()`` alone raises on a
+        special token's text, as tiktoken does; a text named in a
+        ``disallowed_special`` collection raises even if it is also allowed; a name that
+        is no special token is ignored in ``allowed_special``.
+
+        A ``str`` holding a lone surrogate is not valid text and raises
+        UnicodeEncodeError (``errors="strict"``); ``errors="replace"`` repairs it as
+        tiktoken does: a surrogate pair becomes its character, a lone surrogate U+FFFD.
         """
         if not isinstance(text, str):
             raise TypeError(f"encode() takes a str, got {type(text).__name__}")
+        if errors != "strict":
+            text = checked_text(text, errors)
         require_utf8(text, "text")
         specials = self._specials
         allowed, disallowed = specials.resolve(allowed_special, disallowed_special)
@@ -376,10 +405,15 @@ class Tokenizer:
                 ids += encode_text(segment)  # type: ignore[arg-type]
         return ids
 
-    def encode_ordinary(self, text: str) -> list[int]:
-        """Return the ids of `text` with every character ordinary, special texts included."""
+    def encode_ordinary(self, text: str, *, errors: str = "strict") -> list[int]:
+        """Return the ids of `text` with every character ordinary, special texts included.
+
+        `errors` is :meth:`encode`'s: ``"replace"`` repairs lone surrogates as tiktoken.
+        """
         if not isinstance(text, str):
             raise TypeError(f"encode_ordinary() takes a str, got {type(text).__name__}")
+        if errors != "strict":
+            text = checked_text(text, errors)
         require_utf8(text, "text")
         return self._encoder.encode_text(text)
 
@@ -420,13 +454,12 @@ class Tokenizer:
     def encode_single_token(self, token: str | bytes) -> int:
         """Return the id of the one token whose bytes (or text) are exactly `token`.
 
-        A special token's text gives its id. Raises NotATokenError (a KeyError) when
-        `token` is not exactly one token.
+        A special token's text, or its bytes, gives its id, so this inverts
+        :meth:`token_bytes`. As in tiktoken, a mergeable token with the same bytes as a
+        special one comes first. Raises NotATokenError (a KeyError) when `token` is not
+        exactly one token.
         """
         if isinstance(token, str):
-            special_id = self._special_ids.get(token)
-            if special_id is not None:
-                return special_id
             require_utf8(token, "token")
             data = token.encode("utf-8")
         elif isinstance(token, (bytes, bytearray)):
@@ -435,25 +468,28 @@ class Tokenizer:
             raise TypeError(
                 f"encode_single_token() takes a str or bytes, got {type(token).__name__}"
             )
-        if not self._token_ids:
-            specials = set(self._special_ids.values())
-            for token_id, token_bytes in self._vocab.items():
-                if token_id not in specials:
-                    self._token_ids.setdefault(token_bytes, token_id)
-        found = self._token_ids.get(data)
+        found = self._mergeable_ids().get(data)
+        if found is None and _is_utf8(data):
+            found = self._special_ids.get(data.decode("utf-8"))
         if found is None:
             raise NotATokenError(f"{token!r} is not a single token of this vocabulary")
         return found
 
     # ------------------------------------------------------------------ decoding
 
-    def decode(self, token_ids: Sequence[int]) -> str:
-        """Return the text of `token_ids`, decoded strictly as UTF-8.
+    def decode(self, token_ids: Sequence[int], errors: str = "strict") -> str:
+        """Return the text of `token_ids`, decoded as UTF-8.
 
-        An unknown id raises UnknownTokenError (a KeyError) naming it and its position;
-        bytes that are not UTF-8 raise UnicodeDecodeError.
+        An unknown id raises UnknownTokenError (a KeyError) naming it and its position.
+        Bytes that are not UTF-8 raise UnicodeDecodeError under ``errors="strict"``
+        (the specification's default); ``errors="replace"`` puts U+FFFD in their place
+        exactly as ``bytes.decode`` and tiktoken do (tiktoken's default), and
+        ``"ignore"`` drops them, so a loop decoding sampled ids never breaks.
+
+        >>> Tokenizer.train("hé", 256).decode([104, 195], errors="replace")
+        'h�'
         """
-        return decode_text(token_ids, self._vocab)
+        return decode_text(token_ids, self._vocab, checked_errors(errors))
 
     def decode_bytes(self, token_ids: Sequence[int]) -> bytes:
         """Return the bytes of `token_ids`, whether or not they are UTF-8 on their own."""
@@ -470,6 +506,246 @@ class Tokenizer:
             )
         return found
 
+    # ------------------------------------------------------------------ tiktoken's surface
+    # tiktoken's Encoding methods, with its names and results; where its defaults differ
+    # from the specification's (encode's policy, decode's errors), the spec's stay.
+
+    def decode_batch(
+        self, batch: Sequence[Sequence[int]], *, errors: str = "strict", num_threads: int = 8
+    ) -> list[str]:
+        """Return ``[self.decode(ids, errors=errors) for ids in batch]`` (tiktoken's name).
+
+        >>> Tokenizer.train("ab ab", 257).decode_batch([[256], [32, 256]])
+        ['ab', ' ab']
+        """
+        if isinstance(batch, (str, bytes)) or not isinstance(batch, Iterable):
+            raise TypeError(f"decode_batch() takes a list of id lists, got {type(batch).__name__}")
+        checked_errors(errors)
+        lists = list(batch)
+        return _map_in_threads(
+            lambda ids: self.decode(ids, errors=errors), lists, _checked_threads(num_threads)
+        )
+
+    def decode_tokens_bytes(self, token_ids: Sequence[int]) -> list[bytes]:
+        """Return each token's bytes, in order: how the text is cut (tiktoken's name).
+
+        >>> Tokenizer.train("ab ab", 257).decode_tokens_bytes([256, 32, 256])
+        [b'ab', b' ', b'ab']
+        """
+        return tokens_bytes(token_ids, self._vocab)
+
+    def decode_single_token_bytes(self, token_id: int) -> bytes:
+        """Return one token's bytes, specials included: :meth:`token_bytes` (tiktoken's name)."""
+        return self.token_bytes(token_id)
+
+    def decode_with_offsets(self, token_ids: Sequence[int]) -> tuple[str, list[int]]:
+        """Return the text and the character index where each token starts (tiktoken's method).
+
+        A token that starts inside a character (its first byte continues one) starts at
+        that character. The ids must decode to valid UTF-8, else UnicodeDecodeError.
+
+        >>> tokenizer = Tokenizer.train("héllo", 256)
+        >>> tokenizer.decode_with_offsets(tokenizer.encode("hé!"))
+        ('hé!', [0, 1, 1, 2])
+        """
+        return decode_with_offsets(token_ids, self._vocab)
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialPolicy = "all",
+        disallowed_special: SpecialPolicy = "all",
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        """Return ``encode(text, ...)`` and each token's ``(start, end)`` span in `text`.
+
+        Spans count characters (``str`` indices). A token's span is the smallest slice
+        of `text` holding all its bytes: ``text[start:end]`` is exactly the token's text
+        unless the token starts or ends inside a character; then the span includes that
+        whole character, so the tokens sharing a character each include it and their
+        spans overlap by one. Every start is what :meth:`decode_with_offsets` gives.
+
+        >>> tokenizer = Tokenizer.train("héllo", 256)
+        >>> tokenizer.encode_with_offsets("hé!")
+        ([104, 195, 169, 33], [(0, 1), (1, 2), (1, 2), (2, 3)])
+        """
+        ids = self.encode(
+            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
+        return ids, token_spans(ids, self._vocab)
+
+    def count_tokens(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialPolicy = "all",
+        disallowed_special: SpecialPolicy = "all",
+        errors: str = "strict",
+    ) -> int:
+        """Return ``len(self.encode(text, ...))`` without making the list of ids.
+
+        The same keywords as :meth:`encode`; each chunk's count comes from the same
+        cache :meth:`encode` reads, so the two never disagree.
+
+        >>> Tokenizer.train("ab ab", 257).count_tokens("ab ab<|endoftext|>")
+        4
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"count_tokens() takes a str, got {type(text).__name__}")
+        text = checked_text(text, errors) if errors != "strict" else text
+        require_utf8(text, "text")
+        specials = self._specials
+        allowed, disallowed = specials.resolve(allowed_special, disallowed_special)
+        if disallowed:
+            specials.check_disallowed(text, disallowed)
+        count_text = self._encoder.count_text
+        if not specials.occur_in(text, allowed):
+            return count_text(text)
+        count = 0
+        for segment in specials.segments(text, allowed):
+            count += count_text(segment) if isinstance(segment, str) else 1
+        return count
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialPolicy = "all",
+        disallowed_special: SpecialPolicy = "all",
+        errors: str = "strict",
+    ) -> npt.NDArray[np.uint32]:
+        """Return ``encode(text, ...)`` as a read-only ``numpy`` array of ``uint32`` (tiktoken's).
+
+        Made from each chunk's ids cached already packed, with no Python int per id.
+        numpy is imported here, only when this method is called.
+
+        >>> Tokenizer.train("ab ab", 257).encode_to_numpy("ab ab").tolist()
+        [256, 32, 256]
+        """
+        import numpy as np  # only here: numpy is not a dependency of bpetite
+
+        if not isinstance(text, str):
+            raise TypeError(f"encode_to_numpy() takes a str, got {type(text).__name__}")
+        text = checked_text(text, errors) if errors != "strict" else text
+        require_utf8(text, "text")
+        specials = self._specials
+        allowed, disallowed = specials.resolve(allowed_special, disallowed_special)
+        if disallowed:
+            specials.check_disallowed(text, disallowed)
+        packed = self._encoder.encode_text_packed
+        if not specials.occur_in(text, allowed):
+            data = packed(text, _UINT32)
+        else:
+            data = b"".join(
+                array(_UINT32, [segment]).tobytes()
+                if type(segment) is int
+                else packed(segment, _UINT32)  # type: ignore[arg-type]
+                for segment in specials.segments(text, allowed)
+            )
+        return np.frombuffer(data, dtype=np.uint32)
+
+    def encode_bytes(self, data: bytes) -> list[int]:
+        """Return ids whose bytes are exactly `data`, UTF-8 or not (tiktoken's ``_encode_bytes``).
+
+        Valid UTF-8 encodes as its text, every character ordinary. Otherwise the valid
+        prefix is encoded as text and the rest (with the prefix's last chunk) is merged
+        as one chunk: for a text cut inside a character, the ids the whole text would
+        most likely start with. tiktoken's results, id for id.
+
+        >>> tokenizer = Tokenizer.train("é é", 257)
+        >>> tokenizer.encode_bytes("a é".encode()[:-1])
+        [97, 32, 195]
+        """
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"encode_bytes() takes bytes, got {type(data).__name__}")
+        return encode_invalid_utf8(
+            bytes(data),
+            split=self._pattern.split,
+            encode_ordinary=self._encoder.encode_text,
+            encode_chunk=self._encoder.encode_chunk,
+            mergeable_id=self._mergeable_ids().get,
+            token_bytes=self._vocab.__getitem__,
+        )
+
+    def token_byte_values(self) -> list[bytes]:
+        """Return the distinct bytes of every mergeable token, sorted (tiktoken's method).
+
+        >>> values = Tokenizer.train("ab", 257).token_byte_values()
+        >>> len(values), values[97:99]
+        (257, [b'a', b'ab'])
+        """
+        return sorted(self._mergeable_ids())
+
+    @property
+    def eot_token(self) -> int:
+        """The id of ``<|endoftext|>``; NotATokenError (a KeyError) if it is not special here."""
+        found = self._special_ids.get(END_OF_TEXT_TOKEN)
+        if found is None:
+            raise NotATokenError(
+                f"this tokenizer has no {END_OF_TEXT_TOKEN!r} special token; its special "
+                f"tokens: {', '.join(map(repr, self._special_ids)) or 'none'}"
+            )
+        return found
+
+    @property
+    def special_tokens_set(self) -> frozenset[str]:
+        """The special tokens' texts (tiktoken's name)."""
+        return frozenset(self._special_ids)
+
+    @property
+    def max_token_value(self) -> int:
+        """The largest id, special tokens included: ``n_vocab - 1`` (tiktoken's name)."""
+        return self.n_vocab - 1
+
+    def stream_decoder(self, *, errors: str = "strict") -> StreamDecoder:
+        """A decoder to feed one id at a time, returning text as soon as it is whole.
+
+        See :class:`~bpetite.StreamDecoder`: joined, what its steps and its flush return
+        is ``decode(ids, errors=errors)``, and no step returns part of a character.
+
+        >>> tokenizer = Tokenizer.train("hé", 256)
+        >>> stream = tokenizer.stream_decoder(errors="replace")
+        >>> [stream.step(token) for token in [104, 195, 169, 195]], stream.flush()
+        (['h', '', 'é', ''], '�')
+        """
+        return StreamDecoder(self._vocab_view, errors)
+
+    def _mergeable_ids(self) -> dict[bytes, int]:
+        """Bytes to the first mergeable id that has them, made on first use."""
+        if not self._token_ids:
+            specials = set(self._special_ids.values())
+            for token_id, token_bytes in self._vocab.items():
+                if token_id not in specials:
+                    self._token_ids.setdefault(token_bytes, token_id)
+        return self._token_ids
+
+    # ------------------------------------------------------------------ identity
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when they are the same definition: merges, pattern, specials, byte order.
+
+        Two such tokenizers give the same ids and text for every input. The name and
+        the training record are provenance, not definition, and are not compared (the
+        artifact keeps the training record, so equal tokenizers may dump different
+        bytes when it differs).
+        """
+        if not isinstance(other, Tokenizer):
+            return NotImplemented
+        return self is other or self._definition() == other._definition()
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            merges, pattern, specials, byte_order = self._definition()
+            self._hash = hash((merges, pattern, frozenset(specials.items()), byte_order))
+        return self._hash
+
+    def _definition(self) -> tuple[tuple[Merge, ...], str, dict[str, int], tuple[int, ...]]:
+        return (self._merges, self._pattern.source, dict(self._special_ids), self._byte_order)
+
+    def __len__(self) -> int:
+        """``n_vocab``: one past the largest id, as tiktoken and Hugging Face count."""
+        return self.n_vocab
+
     # ------------------------------------------------------------------ batches and streams
     # tiktoken's and Hugging Face's names for many texts at once; each is the one-text
     # method applied to every item, so the single-text tests cover their semantics.
@@ -480,7 +756,8 @@ class Tokenizer:
         *,
         num_threads: int = 8,
         allowed_special: SpecialPolicy = "all",
-        disallowed_special: SpecialPolicy = (),
+        disallowed_special: SpecialPolicy = "all",
+        errors: str = "strict",
     ) -> list[list[int]]:
         """Return ``[self.encode(text, ...) for text in texts]``, on up to `num_threads` threads.
 
@@ -499,7 +776,10 @@ class Tokenizer:
 
         def encode_one(text: str) -> list[int]:
             return self.encode(
-                text, allowed_special=allowed_special, disallowed_special=disallowed_special
+                text,
+                allowed_special=allowed_special,
+                disallowed_special=disallowed_special,
+                errors=errors,
             )
 
         return _map_in_threads(encode_one, checked, threads)
@@ -746,6 +1026,14 @@ class Tokenizer:
         )
 
 
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _checked_texts(texts: Sequence[str], method: str) -> Sequence[str]:
     """Refuse one str (a batch of characters) or a non-str item, naming its index."""
     if isinstance(texts, (str, bytes)):
@@ -768,9 +1056,13 @@ def _checked_threads(num_threads: object) -> int:
     return num_threads
 
 
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
+
+
 def _map_in_threads(
-    function: Callable[[str], list[int]], texts: Sequence[str], threads: int
-) -> list[list[int]]:
+    function: Callable[[_Item], _Result], texts: Sequence[_Item], threads: int
+) -> list[_Result]:
     """``[function(text) for text in texts]``; the first failing item's error is raised."""
     if threads == 1 or len(texts) < 2:
         return [function(text) for text in texts]
@@ -782,6 +1074,8 @@ def _map_in_threads(
 
 #: The array typecodes encode_ordinary_array accepts: the unsigned integers.
 _UNSIGNED_TYPECODES: Final = ("B", "H", "I", "L", "Q")
+#: The array typecode of a 32-bit unsigned id (``I`` on every usual platform).
+_UINT32: Final = "I" if array("I").itemsize == 4 else "L"
 
 
 def _checked_training(training: Mapping[str, int] | None) -> dict[str, int]:
