@@ -10,6 +10,7 @@ and short; everything here computes exactly what it does, faster.
 """
 
 from bpetite.core._builtin import get_encoding, list_encoding_names
+from bpetite.core._decoder import StreamDecoder
 from bpetite.core._errors import (
     ArtifactError,
     BpetiteError,
@@ -65,6 +66,7 @@ __all__ = [
     "Progress",
     "ProgressCallback",
     "SplitPattern",
+    "StreamDecoder",
     "TextResult",
     "Tokenizer",
     "UnknownTokenError",

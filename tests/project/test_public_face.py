@@ -17,6 +17,7 @@ PUBLIC = {
     "get_encoding",
     "list_encoding_names",
     "SplitPattern",
+    "StreamDecoder",
     "PRESETS",
     "count_chunks",
     "train_files",
