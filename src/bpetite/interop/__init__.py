@@ -16,11 +16,18 @@ explains how the formats map and why the checks are enough.
 from bpetite import InteropError
 from bpetite.interop._alphabet import BytePermutation, gpt2_byte_permutation
 from bpetite.interop._detect import import_vocabulary
-from bpetite.interop._hf import export_hf, write_hf
+from bpetite.interop._hf import (
+    HF_FILES,
+    export_hf,
+    export_hf_pretrained,
+    write_hf,
+    write_hf_pretrained,
+)
 from bpetite.interop._model import IdLayout, ImportFormat, ImportResult
 from bpetite.interop._tiktoken import TiktokenExport, export_tiktoken, write_tiktoken
 
 __all__ = [
+    "HF_FILES",
     "BytePermutation",
     "IdLayout",
     "ImportFormat",
@@ -28,9 +35,11 @@ __all__ = [
     "InteropError",
     "TiktokenExport",
     "export_hf",
+    "export_hf_pretrained",
     "export_tiktoken",
     "gpt2_byte_permutation",
     "import_vocabulary",
     "write_hf",
+    "write_hf_pretrained",
     "write_tiktoken",
 ]

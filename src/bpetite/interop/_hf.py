@@ -8,17 +8,25 @@ Hugging Face's BPE merges the lowest-ranked pair first, leftmost occurrence firs
 bpetite does, so the file encodes exactly like bpetite (up to the regex engine's Unicode
 tables, see docs/interop.md). Merges are written as ``"left right"`` strings, which every
 ``tokenizers`` version reads (byte-level tokens never contain a space: 0x20 is ``Ġ``).
+
+A directory for ``transformers.AutoTokenizer.from_pretrained`` adds what a
+``tokenizer.json`` has no place for: which special token is the beginning, end or
+padding of a sequence, and a chat template (``tokenizer_config.json`` and
+``special_tokens_map.json``, in the form transformers 4 writes and 5 reads).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final
 
-from bpetite import PRESETS, InteropError, Tokenizer
-from bpetite._internal import END_OF_TEXT_TOKEN, write_atomically
+from bpetite import PRESETS, InteropError, ParameterError, Tokenizer
+from bpetite._internal import END_OF_TEXT_TOKEN, atomic_writer, write_atomically
 from bpetite.interop._alphabet import to_alphabet
 from bpetite.interop._model import (
     ImportResult,
@@ -168,6 +176,138 @@ def write_hf(
 ) -> None:
     """Write :func:`export_hf`'s file to `path` atomically (FileExistsError unless `overwrite`)."""
     write_atomically(path, export_hf(tokenizer).encode("utf-8"), overwrite=overwrite)
+
+
+#: The files of a directory export, in the order they are written.
+HF_FILES: Final = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+#: Files transformers reads before or beside ours, which would change the tokenizer a
+#: directory export loads as; an export refuses to write beside them.
+_SHADOWING_FILES: Final = ("added_tokens.json", "chat_template.jinja", "chat_template.json")
+
+
+def export_hf_pretrained(
+    tokenizer: Tokenizer,
+    *,
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+    pad_token: str | None = None,
+    chat_template: str | None = None,
+) -> dict[str, str]:
+    """The files of a directory ``AutoTokenizer.from_pretrained`` loads: name -> text.
+
+    ``tokenizer.json`` is :func:`export_hf`'s. ``tokenizer_config.json`` and
+    ``special_tokens_map.json`` give each role (`bos_token`, `eos_token`, `pad_token`)
+    to one of the tokenizer's special tokens, list the other special tokens as
+    ``additional_special_tokens`` (so ``all_special_tokens`` holds every one), keep
+    decoding exact (``clean_up_tokenization_spaces`` off) and store `chat_template`, a
+    Jinja template, as transformers reads it. A role that names no special token
+    raises ParameterError. A byte-level vocabulary encodes every text, so there is no
+    unknown token. The roles add nothing to the ids: transformers' ``encode`` gives
+    bpetite's ids exactly, as ``tokenizer.json`` alone does.
+    """
+    roles = _checked_roles(
+        tokenizer, {"bos_token": bos_token, "eos_token": eos_token, "pad_token": pad_token}
+    )
+    if chat_template is not None and not isinstance(chat_template, str):
+        raise TypeError(f"chat_template must be a str, got {type(chat_template).__name__}")
+    others = [text for text in _specials_by_id(tokenizer) if text not in roles.values()]
+    special_map: dict[str, Any] = {**roles, "additional_special_tokens": others}
+    config: dict[str, Any] = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        **special_map,
+        # On, transformers 4 would drop the space before punctuation when decoding.
+        "clean_up_tokenization_spaces": False,
+    }
+    if chat_template is not None:
+        config["chat_template"] = chat_template
+    return {
+        "tokenizer.json": export_hf(tokenizer),
+        "tokenizer_config.json": _json_text(config),
+        "special_tokens_map.json": _json_text(special_map),
+    }
+
+
+def write_hf_pretrained(
+    tokenizer: Tokenizer,
+    directory: str | os.PathLike[str],
+    *,
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+    pad_token: str | None = None,
+    chat_template: str | None = None,
+    overwrite: bool = False,
+) -> list[Path]:
+    """Write :func:`export_hf_pretrained`'s files into `directory` and return their paths.
+
+    The directory is created if missing (its parent must exist), or may already hold a
+    model's other files (``config.json``, weights). Each file is written atomically, and
+    none is published before all are written, so a failure leaves none of them new. An
+    existing file of the same name is kept (OutputExistsError) unless `overwrite`. A
+    directory holding a file transformers would read instead of ours
+    (``added_tokens.json``, ``chat_template.jinja``...) is refused with InteropError.
+    """
+    files = export_hf_pretrained(
+        tokenizer,
+        bos_token=bos_token,
+        eos_token=eos_token,
+        pad_token=pad_token,
+        chat_template=chat_template,
+    )
+    folder = Path(directory)
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(f"cannot write into '{folder}': it is a file, not a directory")
+    for name in _SHADOWING_FILES:
+        if (folder / name).exists():
+            raise InteropError(
+                f"'{folder / name}' exists, and transformers would read it beside or instead "
+                "of the exported files; remove it or export to another directory"
+            )
+    created = not folder.exists()
+    if created:
+        folder.mkdir()  # FileNotFoundError names the missing parent
+    paths = [folder / name for name in files]
+    try:
+        with contextlib.ExitStack() as stack:
+            # Every file is written before the first is published: the writers publish
+            # as the stack unwinds, and an error while writing removes every temp file.
+            for path, text in zip(paths, files.values(), strict=True):
+                stack.enter_context(atomic_writer(path, overwrite=overwrite)).write(
+                    text.encode("utf-8")
+                )
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only if the failure left it empty
+        raise
+    return paths
+
+
+def _checked_roles(tokenizer: Tokenizer, roles: Mapping[str, str | None]) -> dict[str, str]:
+    """The roles given, each checked to be one of the tokenizer's special tokens."""
+    checked = {}
+    for role, token in roles.items():
+        if token is None:
+            continue
+        if not isinstance(token, str):
+            raise TypeError(f"{role} must be a str, got {type(token).__name__}")
+        if token not in tokenizer.special_tokens:
+            known = ", ".join(
+                json.dumps(text, ensure_ascii=False) for text in tokenizer.special_tokens
+            )
+            raise ParameterError(
+                f"{role} {json.dumps(token, ensure_ascii=False)} is not a special token of "
+                f"this tokenizer; its special tokens are {known or 'none'}"
+            )
+        checked[role] = token
+    return checked
+
+
+def _specials_by_id(tokenizer: Tokenizer) -> list[str]:
+    return [text for text, _ in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])]
+
+
+def _json_text(document: dict[str, Any]) -> str:
+    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
 
 
 def import_tokenizer_json(document: dict[str, Any], source: str) -> ImportResult:
