@@ -481,3 +481,16 @@ def test_an_extended_openai_vocabulary_encodes_as_tiktoken_does(shakespeare_text
     )
     for text in (shakespeare_text[50_000:120_000], "<|im_start|>user\nROMEO: <|endoftext|>"):
         assert extended.encode(text) == encoding.encode(text, allowed_special="all")
+
+
+@pytest.mark.parametrize("max_token_bytes", [None, 6])
+def test_extended_on_chunks_longer_than_the_trainers_short_words(
+    max_token_bytes: int | None,
+) -> None:
+    """Chunks of hundreds of tokens, once the model has encoded them: the trainer's other lane."""
+    model = Tokenizer.train("ab ab", 258)  # (97, 98) -> 256, (32, 256) -> 257
+    corpus = "ab" * 700 + " " + "abc" * 300 + "     " * 120 + "\n" + "abd" * 200
+    extended = model.extended(corpus, 280, renumber_specials=True, max_token_bytes=max_token_bytes)
+    expected = ref.extend(model, corpus, 280, max_token_bytes=max_token_bytes)
+    assert list(extended.merges) == expected
+    assert len(expected) > len(model.merges) + 5

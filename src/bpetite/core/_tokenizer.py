@@ -941,8 +941,9 @@ class Tokenizer:
         as this tokenizer splits it: each chunk encoded with the existing merges. The
         new merges are then learned exactly as :meth:`train` learns them (most frequent
         pair, ties to the smallest), with ids after the existing ones, so
-        ``train(c, m).extended(c, n)`` is ``train(c, n)`` and ``.truncated(m)`` undoes
-        it. Works on imported vocabularies too (GPT-2, ``cl100k_base``).
+        ``train(c, m).extended(c, n, renumber_specials=True)`` is ``train(c, n)``, and
+        ``.truncated(m, renumber_specials=True)`` undoes it. Works on imported
+        vocabularies too (GPT-2, ``cl100k_base``).
 
         A special token whose id a new merge could take raises ParameterError before any
         work, unless `renumber_specials` moves the specials after the new merges (in
