@@ -38,6 +38,7 @@ from operator import itemgetter
 from typing import TypeVar
 
 from bpetite.core._constants import BASE_VOCAB_SIZE
+from bpetite.core._rescan import merge_word, pair_counts
 
 Pair = tuple[int, int]
 
@@ -65,6 +66,13 @@ ARRAY_POSITIONS = 1 << 16
 #: text needs (see Encoder).
 #: Measurements: docs/design-notes.md#encoder-whole-token-proof
 EAGER_PROOF_MERGES = 1 << 15
+#: Chunks longer than this many bytes are merged rank by rank with whole-word rescans in
+#: C (``merge_huge``): a few bytes of memory a byte, where linked positions take dozens.
+#: Measurements: docs/design-notes.md#rescanned-words
+HUGE_CHUNK_BYTES = 1 << 16
+#: ``merge_huge`` rescans a chunk until that has cost this many times its length, then
+#: finishes with linked positions (a vocabulary that applies many merges to the chunk).
+RESCANS = 100
 #: Chunks longer than this many characters are never cached (rare, and large).
 CACHE_MAX_KEY_CHARS = 256
 
@@ -194,18 +202,25 @@ class Encoder:
             whole[current] = 2 if joined else 1
         return whole[token] == 1
 
-    def _encode_new(self, chunk: str) -> tuple[tuple[int, ...], bool]:
-        """The ids of a chunk the cache lacks, and whether it is a whole token."""
+    def _encode_new(self, chunk: str) -> tuple[Sequence[int], bool]:
+        """The ids of a chunk the cache lacks, and whether it is a whole token.
+
+        A tuple for a chunk the cache may keep; the fresh list itself for one too long
+        to keep, so that the ids of a huge chunk are never copied.
+        """
         data = chunk.encode("utf-8")
         token = self.whole_token(data)
         if token is not None:
             return (token,), True
-        return tuple(self._merge(data)), False
+        ids = self._merge(data)
+        return (ids if len(chunk) > CACHE_MAX_KEY_CHARS else tuple(ids)), False
 
     def _merge(self, chunk: bytes) -> list[int]:
         """Apply the merges to `chunk`'s bytes, by the loop that suits its length."""
         if self._byte_ids is not None:
             chunk = chunk.translate(self._byte_ids)  # bytes to their ids, still one byte each
+        if len(chunk) > HUGE_CHUNK_BYTES:
+            return self.merge_huge(chunk.decode("latin-1"))  # id b -> chr(b)
         if len(chunk) > LONG_CHUNK_BYTES:
             return self.merge_long(list(chunk))
         return self.merge_short(list(chunk))
@@ -236,6 +251,9 @@ class Encoder:
             missing = ids.count(-1)
             if missing * _PATCH_AT_MOST <= len(ids):
                 return self._patched(ids, pieces, missing)
+        if len(pieces) == 1:  # one chunk, maybe of megabytes: its ids, copied only if cached
+            only = self.chunk_cache[pieces[0]]
+            return only if type(only) is list else list(only)
         # Many: flatten every chunk's tuple from the cache, which merges what it lacks.
         # ``list.extend`` of a tuple copies it without an iterator object, and the
         # zero-length deque drives the map at C speed; ``chain.from_iterable`` would
@@ -304,6 +322,61 @@ class Encoder:
                 ranks[i] = rank_of((best, tokens[i + 1]), _NO_RANK)
             else:
                 ranks[i] = _NO_RANK
+
+    def merge_huge(self, word: str) -> list[int]:
+        """Rank by rank, each merge a whole-word rescan in C; for chunks of megabytes.
+
+        `word` holds one character per token (``chr(id)``). Each merge present, lowest
+        rank first, is one ``str.replace`` (the rank pass of the reference itself), and
+        the word's pair counts follow it through the neighbours of the new token
+        (:func:`merge_word`), so the next rank present is known without a scan. Memory
+        is a few times the word, against dozens of bytes a position for linked
+        positions. Once the rescans have cost ``RESCANS`` times the word's length (a
+        vocabulary that applies many merges to it), the rest is :meth:`merge_long`'s,
+        from where the merges got to: every pair still present ranks after the last
+        merge done, so lowest-first from here gives the same ids.
+        """
+        merge_ids, lefts, rights = self._merge_ids, self._lefts, self._rights
+        counts = pair_counts(word)
+        ranks = [
+            rank
+            for rank in map(merge_ids.get, ((ord(pair[0]), ord(pair[1])) for pair in counts))
+            if rank is not None
+        ]
+        heapify(ranks)
+        budget = RESCANS * len(word)
+        while ranks:
+            new_id = heappop(ranks)
+            left, right = chr(lefts[new_id]), chr(rights[new_id])
+            if counts.get(left + right, 0) <= 0:
+                continue  # merged away since it was pushed
+            if budget < 0:
+                heappush(ranks, new_id)
+                return self.merge_long(list(map(ord, word)))
+            budget -= len(word)
+            new = chr(new_id)
+            word, _, before, after, doubled = merge_word(word, left + right, new)
+            del counts[left + right]
+            created: list[tuple[str, int, Pair]] = []
+            for neighbour, count in before.items():
+                counts[neighbour + left] -= count
+                created.append((neighbour + new, count, (ord(neighbour), new_id)))
+            for neighbour, count in after.items():
+                counts[right + neighbour] -= count
+                created.append((new + neighbour, count, (new_id, ord(neighbour))))
+            if doubled:
+                counts[right + left] -= doubled
+                created.append((new + new, doubled, (new_id, new_id)))
+            for pair, count, ids in created:
+                counts[pair] += count
+                rank = merge_ids.get(ids)
+                if rank is not None:
+                    heappush(ranks, rank)
+        # One int object per distinct id, shared: ``map(ord, word)`` would make one per
+        # token past 256.
+        present = {char for pair, count in counts.items() if count > 0 for char in pair}
+        present.update(word[:1])  # a word of one token holds no pair
+        return list(map({char: ord(char) for char in present}.__getitem__, word))
 
     def merge_long(self, tokens: list[int]) -> list[int]:
         """O(n log n): a doubly linked list over positions and buckets of positions per merge.
@@ -449,7 +522,7 @@ class _BoundedCache(dict[str, _Value]):
         """What an emptied cache starts from again: nothing, unless a subclass says."""
 
 
-class ChunkCache(_BoundedCache[tuple[int, ...]]):
+class ChunkCache(_BoundedCache[Sequence[int]]):
     """Chunk text to ids, encoding a chunk it lacks: ``cache[chunk]`` always answers.
 
     `encode_new` gives a missing chunk's ids and whether it is a whole token. Whole
@@ -460,7 +533,8 @@ class ChunkCache(_BoundedCache[tuple[int, ...]]):
     the C-speed lookup of a plain dict for every chunk it holds and calls into Python
     only for a chunk it lacks, so text with new chunks costs one pass, not a pass that
     fails, a pass to find what is missing, and a pass to flatten. Values are tuples:
-    immutable, and smaller than lists.
+    immutable, and smaller than lists (a chunk too long to keep is answered with its
+    fresh list of ids, which nothing else holds).
     """
 
     __slots__ = ("encode_new", "permanent")
@@ -469,7 +543,7 @@ class ChunkCache(_BoundedCache[tuple[int, ...]]):
         self,
         capacity: int,
         permanent: dict[str, int],
-        encode_new: Callable[[str], tuple[tuple[int, ...], bool]],
+        encode_new: Callable[[str], tuple[Sequence[int], bool]],
     ) -> None:
         super().__init__(capacity)
         self.permanent = permanent
@@ -480,7 +554,7 @@ class ChunkCache(_BoundedCache[tuple[int, ...]]):
         # zip(values) makes the 1-tuples in C, with no Python step per entry.
         self.update(zip(self.permanent, zip(self.permanent.values()), strict=True))
 
-    def __missing__(self, chunk: str) -> tuple[int, ...]:
+    def __missing__(self, chunk: str) -> Sequence[int]:
         ids, whole = self.encode_new(chunk)
         if whole:
             self.permanent[chunk] = ids[0]
@@ -503,7 +577,7 @@ class PackedCache(_BoundedCache[bytes]):
         self,
         capacity: int,
         typecode: str,
-        encode_new: Callable[[str], tuple[tuple[int, ...], bool]],
+        encode_new: Callable[[str], tuple[Sequence[int], bool]],
     ) -> None:
         super().__init__(capacity)
         self.typecode = typecode

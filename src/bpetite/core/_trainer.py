@@ -41,13 +41,19 @@ from typing import AnyStr
 from bpetite.core._constants import BASE_VOCAB_SIZE, MAX_VOCAB_SIZE
 from bpetite.core._errors import ParameterError
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
+from bpetite.core._rescan import merge_word, pair_counts
 
 #: How often (in merges) the trainer reports progress between start and done.
 PROGRESS_EVERY = 100
 
-#: Chunks longer than this (in bytes) are merged position by position, not rescanned:
-#: it bounds what a rescan of one short chunk can cost (see the module docstring).
+#: Chunks longer than this (in bytes) are merged by whole-word rescans in C, not by a
+#: Python step per occurrence: it bounds what a rescan of one short chunk can cost
+#: (see the module docstring).
 LONG_CHUNK = 256
+#: A long word is rescanned until its rescans have cost this many times its length;
+#: then it is laid out as linked positions, which cost a Python step per occurrence.
+#: Measurements: docs/design-notes.md#rescanned-words
+RESCANS = 100
 
 Pair = tuple[int, int]
 
@@ -190,19 +196,24 @@ class _Corpus:
                     long_chunks.append((word, count))
         self.pair_counts = self._count_pairs()
         self.where = self._index_pairs()
+        # Long words: each a str, rescanned in C (see _merge_long_words).
+        self.long_words: list[str] = []
+        self.long_weights: list[int] = []
+        self.long_where: defaultdict[str, list[int]] = defaultdict(list)
+        self.rescanned: list[int] = []
+        for index, (word, count) in enumerate(long_chunks):
+            for pair, occurrences in pair_counts(word).items():
+                self.pair_counts[pair] += occurrences * count
+                self.long_where[pair].append(index)
+            self.long_words.append(word)
+            self.long_weights.append(count)
+            self.rescanned.append(0)
+        # Linked positions: the long words whose rescans grew too costly, moved here.
         self.tokens: list[str] = [""]
         self.position_weights = [0]
-        for word, count in long_chunks:
-            self.tokens += word
-            self.tokens.append("")
-            self.position_weights += [count] * (len(word) + 1)
-        self.after = array("q", range(1, len(self.tokens) + 1))
-        self.before = array("q", range(-1, len(self.tokens) - 1))
+        self.after = array("q", [1])
+        self.before = array("q", [-1])
         self.where_at: defaultdict[str, array[int]] = defaultdict(_positions)
-        for position, pair in enumerate(_pairs(self.tokens)):
-            if len(pair) == 2:  # neither side is a separator
-                self.pair_counts[pair] += self.position_weights[position]
-                self.where_at[pair].append(position)
 
     def _count_pairs(self) -> defaultdict[str, int]:
         """Weighted pair counts of the short words.
@@ -239,11 +250,73 @@ class _Corpus:
         """
         fresh_counts: defaultdict[str, int] = defaultdict(int)
         self._merge_words(pair, new_token, fresh_counts)
+        costly: list[int] = []
+        if self.long_where:
+            costly = self._merge_long_words(pair, new_token, fresh_counts)
         if self.where_at:
             self._merge_positions(pair, new_token, fresh_counts)
         del self.pair_counts[pair]
         self.pair_counts.update(fresh_counts)
+        # Last, so that the new positions come after every position listed so far.
+        for index in costly:
+            self._lay_out(self.long_words[index], self.long_weights[index])
+            self.long_words[index] = ""  # holds no pair: later visits skip it
         return fresh_counts
+
+    def _merge_long_words(
+        self, pair: str, new_token: str, fresh_counts: defaultdict[str, int]
+    ) -> list[int]:
+        """Merge `pair` in the long words, each rescanned whole in C (``merge_word``).
+
+        A word is listed once per pair created in it, so a visit costs a few passes
+        over it plus a little per occurrence, never a Python step per character.
+        Returns the words whose rescans have cost more than ``RESCANS`` times their
+        length: laying those out as positions is cheaper from now on.
+        """
+        words, weights, pair_counts = self.long_words, self.long_weights, self.pair_counts
+        rescanned = self.rescanned
+        left, right = pair[0], pair[1]
+        fresh_where: defaultdict[str, list[int]] = defaultdict(list)
+        costly: list[int] = []
+        for index in self.long_where.pop(pair, ()):
+            word = words[index]
+            rescanned[index] += len(word)
+            if pair not in word:  # merged away since it was listed, or laid out
+                continue
+            word, _, before, after, doubled = merge_word(word, pair, new_token)
+            words[index] = word
+            weight = weights[index]
+            for neighbour, count in before.items():
+                pair_counts[neighbour + left] -= count * weight
+                created = neighbour + new_token
+                fresh_counts[created] += count * weight
+                fresh_where[created].append(index)
+            for neighbour, count in after.items():
+                pair_counts[right + neighbour] -= count * weight
+                created = new_token + neighbour
+                fresh_counts[created] += count * weight
+                fresh_where[created].append(index)
+            if doubled:
+                pair_counts[right + left] -= doubled * weight
+                created = new_token + new_token
+                fresh_counts[created] += doubled * weight
+                fresh_where[created].append(index)
+            if rescanned[index] > RESCANS * len(word):
+                costly.append(index)
+        self.long_where.update(fresh_where)
+        return costly
+
+    def _lay_out(self, word: str, weight: int) -> None:
+        """Append `word` to the linked positions and list its pairs (already counted)."""
+        start = len(self.tokens)
+        self.tokens += word
+        self.tokens.append("")
+        self.position_weights += [weight] * (len(word) + 1)
+        self.after.extend(range(start + 1, len(self.tokens) + 1))
+        self.before.extend(range(start - 1, len(self.tokens) - 1))
+        where_at = self.where_at
+        for position, pair in enumerate(_pairs(word), start):
+            where_at[pair].append(position)
 
     def _merge_words(self, pair: str, new_token: str, fresh_counts: defaultdict[str, int]) -> None:
         """Merge `pair` in the short words: ``str.replace``, then fix counts around each ``z``.

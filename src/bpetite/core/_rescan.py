@@ -1,0 +1,136 @@
+"""One merge in a long word held as a ``str``, with no Python step per character.
+
+The trainer and the encoder both hold tokens as characters (``chr(id)``), so a word is
+a ``str`` and a pair a two-character ``str``. ``word.replace(pair, new)`` is then the
+definition's merge of one pair, non-overlapping and left to right (``reference.merge``),
+done in C. What the merge does to the word's pair counts follows from the characters
+beside each new token: writing the merged word as ``s0 z s1 z ... z sk`` (``z`` the new
+token, each ``si`` free of it), the word was ``s0 L R s1 L R ... L R sk``, so
+
+* ``(L, R)`` loses ``k``, one per occurrence;
+* a character ``x`` just before a ``z`` moves a count from ``(x, L)`` to ``(x, z)``;
+* a character ``y`` just after a ``z`` moves one from ``(R, y)`` to ``(z, y)``;
+* two adjacent ``z`` (an empty ``si``) move one from ``(R, L)`` to ``(z, z)``.
+
+:func:`merge_word` counts those neighbours: with one ``str.find`` per occurrence when
+they are few, with ``str.count`` when they are dense among few distinct characters,
+else with a regex scan of the merged word and of its reverse (the scans find every
+occurrence in C; the pattern is compiled once per new token and cached by ``re``). A
+merge costs a few passes over the word in C plus little per occurrence, against a
+Python step per occurrence for linked positions, so long words can be rescanned about
+a hundred times for the cost of laying them out position by position (see ``RESCANS``
+in the trainer and the encoder).
+
+Measurements: docs/design-notes.md#rescanned-words
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from itertools import islice
+from operator import add
+
+#: With at most this many distinct characters, a word's pairs (or a merge's neighbours)
+#: are counted by one ``str.count`` per ordered pair of them, each a pass in C; with
+#: more, by one pass that makes every pair (or by the regex scans).
+SMALL_ALPHABET = 4
+#: Occurrences at least one in this many characters of the merged word are dense: with
+#: a small alphabet, their neighbours are counted by ``str.count``, not found one by one.
+DENSE = 16
+#: Occurrences up to this many are found by ``str.find``; more by the regex scans.
+FIND_AT_MOST = 64
+#: The regex scans list at most this many neighbours at a time, so their lists stay small.
+WINDOW = 1 << 18
+
+
+def small_alphabet(word: str, most: int) -> set[str] | None:
+    """The distinct characters of `word` if there are at most `most`, else None.
+
+    One ``str.replace`` per character found, each a pass in C: ``set(word)`` would
+    make a ``str`` object per character of a word of tokens past 255.
+    """
+    alphabet: set[str] = set()
+    rest = word
+    while rest:
+        if len(alphabet) == most:
+            return None
+        alphabet.add(rest[0])
+        rest = rest.replace(rest[0], "")
+    return alphabet
+
+
+def pair_counts(word: str) -> Counter[str]:
+    """The adjacent pairs of `word` with their counts: ``"abab" -> {"ab": 2, "ba": 1}``.
+
+    A run ``x x x`` holds ``(x, x)`` twice. With few distinct characters each pair is
+    counted by ``str.count``: for ``x != y`` occurrences of ``xy`` cannot overlap, and
+    ``(x, x)`` is every ``x`` but those that start a run (the first character, or one
+    after another character).
+    """
+    alphabet = small_alphabet(word, SMALL_ALPHABET)
+    if not word or alphabet is None:
+        return Counter(map(add, word, islice(word, 1, None)))
+    counts: Counter[str] = Counter()
+    for left in alphabet:
+        for right in alphabet:
+            if left != right:
+                counts[left + right] = word.count(left + right)
+    for char in alphabet:
+        starts = sum(counts[other + char] for other in alphabet if other != char)
+        counts[char + char] = word.count(char) - starts - (word[0] == char)
+    return +counts  # without the pairs that do not occur
+
+
+def merge_word(word: str, pair: str, new: str) -> tuple[str, int, Counter[str], Counter[str], int]:
+    """Merge `pair` into `new` in `word`: ``(merged, k, before, after, doubled)``.
+
+    `k` is the number of occurrences merged; `before` counts the characters other than
+    `new` just before a `new` in `merged`, `after` those just after one, and `doubled`
+    is the number of adjacent ``new new`` (see the module docstring for what each moves).
+    """
+    merged = word.replace(pair, new)
+    occurrences = len(word) - len(merged)  # each one takes two characters to one
+    before: Counter[str] = Counter()
+    after: Counter[str] = Counter()
+    alphabet = None
+    if occurrences * DENSE >= len(merged):
+        alphabet = small_alphabet(merged, SMALL_ALPHABET)
+    if alphabet is not None:
+        # Few characters, dense occurrences: one str.count per neighbour. For x != new,
+        # occurrences of `x new` cannot overlap; every `new` not after another is after
+        # some x or first.
+        for char in alphabet - {new}:
+            before[char] = merged.count(char + new)
+            after[char] = merged.count(new + char)
+        doubled = occurrences - before.total() - (merged[0] == new)
+        return merged, occurrences, +before, +after, doubled
+    if occurrences <= FIND_AT_MOST:
+        doubled = 0
+        last = len(merged) - 1
+        i = merged.find(new)
+        while i >= 0:
+            if i and merged[i - 1] != new:
+                before[merged[i - 1]] += 1
+            if i < last:
+                if merged[i + 1] == new:
+                    doubled += 1
+                else:
+                    after[merged[i + 1]] += 1
+            i = merged.find(new, i + 1)
+        return merged, occurrences, before, after, doubled
+    # `new` then a lookahead: consecutive `new`s are each found, and each sees its next
+    # character; the characters before each `new` are those after it in the reversed
+    # word. A pattern that starts with its literal is searched fast; one that starts
+    # with "(.)" would be tried at every position.
+    following = re.compile(re.escape(new) + "(?=(.))", re.DOTALL)
+    for start in range(0, len(merged), WINDOW):
+        end = start + WINDOW + 1  # one past the window: the last `new`'s neighbour is seen
+        after.update(following.findall(merged, start, end))
+    backwards = merged[::-1]
+    for start in range(0, len(backwards), WINDOW):
+        before.update(following.findall(backwards, start, start + WINDOW + 1))
+    del backwards
+    doubled = after.pop(new, 0)
+    before.pop(new, None)
+    return merged, occurrences, before, after, doubled
