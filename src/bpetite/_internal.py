@@ -10,12 +10,13 @@ touching them. Not public API: a name here can change in any release.
 
 from bpetite.core._artifact import MAX_ARTIFACT_BYTES
 from bpetite.core._atomic import atomic_writer, write_atomically
-from bpetite.core._builtin import BUILTIN_VOCABULARIES, BuiltinVocabulary
+from bpetite.core._builtin import BUILTIN_VOCABULARIES, BuiltinVocabulary, packaged_rank_file
 from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite.core._errors import SHOWN_CHARS, shown
 from bpetite.core._json import loads_json, parse_json_ids
 from bpetite.core._ranks import parse_ranks, recover_merges, show_token
 from bpetite.corpus._dask import dask_client, dask_count_files
+from bpetite.corpus._dataset import SHARD_HINT
 from bpetite.corpus._encoding import WIDER_DTYPE
 from bpetite.corpus._manifest import MANIFEST_FORMAT
 
@@ -25,6 +26,7 @@ __all__ = [
     "END_OF_TEXT_TOKEN",
     "MANIFEST_FORMAT",
     "MAX_ARTIFACT_BYTES",
+    "SHARD_HINT",
     "SHOWN_CHARS",
     "WIDER_DTYPE",
     "BuiltinVocabulary",
@@ -32,6 +34,7 @@ __all__ = [
     "dask_client",
     "dask_count_files",
     "loads_json",
+    "packaged_rank_file",
     "parse_json_ids",
     "parse_ranks",
     "recover_merges",

@@ -8,6 +8,7 @@ stdout empty and print one ``bpetite: error:`` line without a traceback.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -27,6 +28,7 @@ from bpetite.cli import main
 from bpetite.cli.commands import _demo as demo
 from bpetite.cli.commands import _train as train
 from bpetite.visualize._render import render_plain, token_pieces
+from tests import datafiles
 from tests.datafiles import build_tiktoken_cache
 
 # Repeated words for merges, CRLF line ends to catch newline translation, multi-byte
@@ -839,17 +841,57 @@ def test_compare_tiktoken_never_downloads(
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
     read_file = tiktoken.load.read_file
-    result = run(capsys, "compare-tiktoken", "--model", str(model), "--text", "hi")
+    result = run(
+        capsys, "compare-tiktoken", "--model", str(model), "--text", "hi", "--encoding", "p50k_base"
+    )
     assert_one_line_failure(
         result,
         "no valid cached copy",
-        "vocab.bpe",
+        "p50k_base.tiktoken",
         "bpetite never downloads",
         "TIKTOKEN_CACHE_DIR",
-        "tiktoken.get_encoding('gpt2')",
+        "tiktoken.get_encoding('p50k_base')",
     )
     assert connections == []
     assert tiktoken.load.read_file is read_file  # the guard is undone
+    assert list(empty.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["gpt2", "r50k_base", "cl100k_base", "o200k_base"])
+def test_compare_tiktoken_builds_the_shipped_encodings_offline(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    model: Path,
+    name: str,
+) -> None:
+    """tiktoken builds the encodings bpetite ships from bpetite's copy of the rank file:
+    no cache, no socket, and tiktoken's ids (tiktoken built from the test data)."""
+    import socket
+
+    import tiktoken_ext.openai_public as openai_public
+
+    empty = tmp_path / "empty-cache"
+    empty.mkdir()
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(empty))
+
+    def no_network(self: socket.socket, address: object) -> None:
+        raise AssertionError(f"compare-tiktoken opened a connection to {address}")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    loader = openai_public.load_tiktoken_bpe
+    text = "Hello world <|endoftext|> naïve 🤔 12345"
+    result = run(
+        capsys, "compare-tiktoken", "--model", str(model), "--text", text, "--encoding", name
+    )
+    assert result.code == 0, result.err
+    expected = datafiles.tiktoken_encoding(name).encode(text, allowed_special={"<|endoftext|>"})
+    assert json.loads(result.out)["tiktoken"] == {
+        "encoding": name,
+        "count": len(expected),
+        "ids": expected,
+    }
+    assert openai_public.load_tiktoken_bpe is loader  # the swap is undone
     assert list(empty.iterdir()) == []
 
 
@@ -866,9 +908,11 @@ def test_compare_tiktoken_corrupt_cache_file(
     capsys: pytest.CaptureFixture[str], tiktoken_cache: Path, model: Path
 ) -> None:
     """A cached file that fails tiktoken's hash check must not be re-fetched either."""
-    for cached in tiktoken_cache.iterdir():
-        cached.write_bytes(b"garbage")
-    result = run(capsys, "compare-tiktoken", "--model", str(model), "--text", "hi")
+    url = "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken"
+    (tiktoken_cache / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"garbage")
+    result = run(
+        capsys, "compare-tiktoken", "--model", str(model), "--text", "hi", "--encoding", "p50k_base"
+    )
     assert_one_line_failure(result, "no valid cached copy")
 
 

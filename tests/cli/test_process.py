@@ -463,10 +463,24 @@ def test_compare_tiktoken_offline_without_a_cache_fails_fast(tmp_path: Path, mod
         http_proxy="http://127.0.0.1:9",
     )
     started = time.monotonic()
-    result = bpetite("compare-tiktoken", "--model", str(model), "--text", "hi", env=env)
+    result = bpetite(
+        "compare-tiktoken",
+        "--model",
+        str(model),
+        "--text",
+        "hi",
+        "--encoding",
+        "p50k_base",
+        env=env,
+    )
     elapsed = time.monotonic() - started
     assert_clean_failure(result, "no valid cached copy", "TIKTOKEN_CACHE_DIR")
     assert elapsed < 20
+    # the encodings bpetite ships need no cache: tiktoken reads bpetite's copy
+    shipped = bpetite("compare-tiktoken", "--model", str(model), "--text", "hi", env=env)
+    assert shipped.returncode == 0, shipped.stderr
+    assert json.loads(shipped.stdout)["tiktoken"]["ids"] == [5303]  # GPT-2's "hi"
+    assert list(empty.iterdir()) == []
 
 
 # --------------------------------------------------------------------------- demo

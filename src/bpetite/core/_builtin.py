@@ -182,3 +182,14 @@ def _verified(compressed: bytes, file: str, sha256: str) -> bytes:
             f"is {actual}, not tiktoken's {sha256}; reinstall bpetite"
         )
     return data
+
+
+def packaged_rank_file(encoding_name: str) -> tuple[str, bytes]:
+    """The sha256 and the checked content of the rank file built-in `encoding_name` is made from.
+
+    For running tiktoken itself offline on the same file (``bpetite compare-tiktoken``).
+    """
+    vocabulary = BUILTIN_VOCABULARIES[encoding_name]
+    return vocabulary.sha256, _verified(
+        read_packaged(vocabulary.file), vocabulary.file, vocabulary.sha256
+    )

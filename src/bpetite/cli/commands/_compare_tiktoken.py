@@ -3,20 +3,25 @@
 The ids are not expected to match (a tokenizer trained on another corpus learns other
 merges); the comparison shows how the two split the same text. tiktoken is an
 optional extra and is only imported here. tiktoken downloads an encoding's files on
-first use, but the bpetite CLI never touches the network: the files must already be
-in tiktoken's cache, and a missing file is an error that says how to get it.
+first use, but the bpetite CLI never touches the network: for the encodings bpetite
+ships (``bpetite.list_encoding_names()``) tiktoken is given the same rank file from
+bpetite's package, checked against tiktoken's own sha256, and builds the encoding
+itself; any other encoding must already be in tiktoken's cache, and a missing file is
+an error that says how to get it.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+import bpetite
 from bpetite import Tokenizer
-from bpetite._internal import shown
+from bpetite._internal import packaged_rank_file, shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, model_from_args
 from bpetite.cli._inputs import check_argument_text
@@ -38,9 +43,10 @@ def register(subparsers: Subparsers) -> None:
         description=(
             "Encode the same text with a bpetite tokenizer and with a tiktoken encoding, "
             "and print both id lists and counts as JSON (plus a side-by-side table on a "
-            "terminal). Id parity is not a goal. Needs the optional tiktoken package "
-            "with the encoding already in its cache (TIKTOKEN_CACHE_DIR): bpetite never "
-            "downloads anything."
+            "terminal). Id parity is not a goal. Needs the optional tiktoken package; "
+            "gpt2, r50k_base, cl100k_base and o200k_base are built by tiktoken from the "
+            "rank files bpetite ships, any other encoding must already be in tiktoken's "
+            "cache (TIKTOKEN_CACHE_DIR): bpetite never downloads anything."
         ),
         examples=[
             'bpetite compare-tiktoken --model tokenizer.json --text "Hello world"',
@@ -96,6 +102,8 @@ def load_encoding(name: str) -> Any:
         raise CliError(
             f"tiktoken has no encoding '{shown(name)}'; choose one of: {', '.join(names)}"
         )
+    if name in bpetite.list_encoding_names():
+        return _from_packaged_file(tiktoken, name)
     try:
         with _cache_only(tiktoken.load):
             return tiktoken.get_encoding(name)
@@ -108,6 +116,51 @@ def load_encoding(name: str) -> Any:
         ) from None
     except Exception as error:  # an optional library's own failures (bad cache file, ...)
         raise CliError(f"tiktoken could not load encoding '{name}': {error}") from None
+
+
+def _from_packaged_file(tiktoken: Any, name: str) -> Any:
+    """tiktoken's own encoding `name`, its rank file read from bpetite's package.
+
+    tiktoken's constructor for the name (``tiktoken_ext.openai_public``) supplies the
+    pattern and the special tokens; only its file loader is swapped, for one that
+    returns the ranks of bpetite's copy when tiktoken asks for a file of that sha256.
+    tiktoken reads ``gpt2`` from GPT-2's ``encoder.json`` and ``vocab.bpe``, which rank
+    the same tokens as ``r50k_base.tiktoken``, the file bpetite ships for both names.
+    """
+    import tiktoken_ext.openai_public as openai_public
+
+    sha256, data = packaged_rank_file(name)
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in data.splitlines() if line)
+    }
+
+    def load_tiktoken_bpe(path: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        if expected_hash != sha256:
+            raise _DownloadRefused(path)
+        return ranks
+
+    def data_gym_to_mergeable_bpe_ranks(*args: Any, **kwargs: Any) -> dict[bytes, int]:
+        return ranks
+
+    swapped = {
+        "load_tiktoken_bpe": load_tiktoken_bpe,
+        "data_gym_to_mergeable_bpe_ranks": data_gym_to_mergeable_bpe_ranks,
+    }
+    originals = {key: getattr(openai_public, key) for key in swapped}
+    try:
+        for key, function in swapped.items():
+            setattr(openai_public, key, function)
+        constructor = openai_public.ENCODING_CONSTRUCTORS[name]
+        return tiktoken.Encoding(**constructor())
+    except _DownloadRefused as refused:  # pragma: no cover - tiktoken changed its files
+        raise CliError(
+            f"tiktoken's encoding '{name}' asks for {refused.args[0]}, not the file bpetite "
+            "ships for it"
+        ) from None
+    finally:
+        for key, function in originals.items():
+            setattr(openai_public, key, function)
 
 
 @contextmanager
