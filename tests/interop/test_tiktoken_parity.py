@@ -1,0 +1,262 @@
+"""tiktoken's surface on Tokenizer, checked against tiktoken itself on its own vocabularies.
+
+The same behaviours tiktoken's test suite covers (and the methods it has that the suite
+does not), with tiktoken as the oracle: GPT-2 (``r50k_base``), ``cl100k_base`` and
+``o200k_base``, each imported from the committed rank file on one side and built
+offline by tiktoken's own constructor from the same file on the other. tiktoken's
+defaults differ from the specification's in two places (``encode``'s
+``allowed_special`` and ``decode``'s ``errors``); every call here passes both sides the
+same keywords, so that difference is never what is compared.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy
+import pytest
+import tiktoken
+import tiktoken_ext.openai_public as openai_public
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tiktoken.load import load_tiktoken_bpe
+
+from bpetite import DisallowedSpecialError, NotATokenError, Tokenizer
+from bpetite.interop import import_vocabulary
+from tests import datafiles
+from tests.strategies import MULTILINGUAL, texts, tricky_text
+
+RANK_FILES = {
+    "r50k_base": "gpt2.tiktoken",
+    "cl100k_base": "cl100k_base.tiktoken",
+    "o200k_base": "o200k_base.tiktoken",
+}
+EXAMPLES = int(os.environ.get("BPETITE_TIKTOKEN_EXAMPLES", "200"))
+
+_PAIRS: dict[str, tuple[Tokenizer, Any]] = {}
+
+
+def pair(name: str) -> tuple[Tokenizer, Any]:
+    """bpetite's import of a rank file and tiktoken's encoding of the same file, built once."""
+    if name not in _PAIRS:
+        with tempfile.TemporaryDirectory() as folder:
+            path = datafiles.unpack([RANK_FILES[name]], Path(folder)) / RANK_FILES[name]
+            tokenizer = import_vocabulary([path]).tokenizer
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(
+                    openai_public,
+                    "load_tiktoken_bpe",
+                    lambda *_, **__: load_tiktoken_bpe(str(path)),
+                )
+                constructor = getattr(openai_public, name)()
+        _PAIRS[name] = (tokenizer, tiktoken.Encoding(**constructor))
+    return _PAIRS[name]
+
+
+NAMES = pytest.mark.parametrize("name", list(RANK_FILES))
+
+
+def _ids(encoding: Any) -> st.SearchStrategy[list[int]]:
+    """Any ids, gaps and specials included, and the ids of real text cut anywhere."""
+    every = st.lists(st.integers(0, encoding.n_vocab - 1), max_size=12)
+    text = st.one_of(texts, tricky_text).map(lambda t: encoding.encode(t, disallowed_special=()))
+    return st.one_of(every, text, st.tuples(text, every).map(lambda p: p[0] + p[1]))
+
+
+def _outcome(call: Any) -> Any:
+    """What a call gives, or the builtin family of what it raises (KeyError, ValueError)."""
+    try:
+        return ("ok", call())
+    except UnicodeDecodeError:
+        return ("raises", UnicodeDecodeError)
+    except KeyError:
+        return ("raises", KeyError)
+    except ValueError:
+        return ("raises", ValueError)
+
+
+# ---------------------------------------------------------------------- decoding
+
+
+@NAMES
+@given(data=st.data())
+@settings(max_examples=EXAMPLES, deadline=None)
+def test_decode_with_each_errors_policy(name: str, data: st.DataObject) -> None:
+    tokenizer, encoding = pair(name)
+    ids = data.draw(_ids(encoding))
+    for errors in ("strict", "replace", "ignore"):
+        ours = _outcome(lambda: tokenizer.decode(ids, errors=errors))  # noqa: B023
+        assert ours == _outcome(lambda: encoding.decode(ids, errors=errors))  # noqa: B023
+    assert _outcome(lambda: tokenizer.decode_batch([ids, ids[:3]], errors="replace")) == (
+        _outcome(lambda: encoding.decode_batch([ids, ids[:3]], errors="replace"))
+    )
+    assert _outcome(lambda: tokenizer.decode_tokens_bytes(ids)) == _outcome(
+        lambda: encoding.decode_tokens_bytes(ids)
+    )
+
+
+@NAMES
+@given(data=st.data())
+@settings(max_examples=EXAMPLES, deadline=None)
+def test_a_stream_joins_to_tiktokens_decode(name: str, data: st.DataObject) -> None:
+    tokenizer, encoding = pair(name)
+    ids = [token for token in data.draw(_ids(encoding)) if token in tokenizer.vocab]
+    stream = tokenizer.stream_decoder(errors="replace")
+    streamed = "".join(map(stream.step, ids)) + stream.flush()
+    assert streamed == encoding.decode(ids, errors="replace")
+
+
+@NAMES
+@given(data=st.data())
+@settings(max_examples=EXAMPLES, deadline=None)
+def test_decode_with_offsets_for_every_id_list(name: str, data: st.DataObject) -> None:
+    """Equal for every list tiktoken accepts, and a refusal of the same family otherwise."""
+    tokenizer, encoding = pair(name)
+    ids = data.draw(_ids(encoding))
+    expected = _outcome(lambda: encoding.decode_with_offsets(ids))
+    assert _outcome(lambda: tokenizer.decode_with_offsets(ids)) == expected
+    # tiktoken's own property: valid text's ids, made by re-encoding what they decode to.
+    valid = encoding.encode(
+        encoding.decode([t for t in ids if t in tokenizer.vocab], errors="ignore"),
+        allowed_special="all",
+    )
+    assert tokenizer.decode_with_offsets(valid) == encoding.decode_with_offsets(valid)
+
+
+def test_tiktokens_offset_examples() -> None:
+    """tiktoken's hand-picked cases: tokens that start inside a Tamil and a CJK character."""
+    tokenizer, encoding = pair("cl100k_base")
+    for prompt in (
+        "hello world<|endoftext|> green cow",
+        "我非常渴望与人工智能一起工作",
+        "நடிகர் சூர்யா",
+        " Ġ除",
+    ):
+        ids = tokenizer.encode(prompt)
+        assert ids == encoding.encode(prompt, allowed_special="all")
+        assert tokenizer.decode_with_offsets(ids) == encoding.decode_with_offsets(ids)
+        assert tokenizer.decode_with_offsets(ids)[0] == prompt
+
+
+# ---------------------------------------------------------------------- single tokens
+
+
+@NAMES
+def test_single_tokens_and_the_vocabulary_listing(name: str) -> None:
+    tokenizer, encoding = pair(name)
+    assert tokenizer.token_byte_values() == encoding.token_byte_values()
+    assert tokenizer.eot_token == encoding.eot_token
+    assert tokenizer.special_tokens_set == encoding.special_tokens_set
+    assert tokenizer.max_token_value == encoding.max_token_value
+    assert len(tokenizer) == tokenizer.n_vocab == encoding.n_vocab
+    for token in range(0, encoding.n_vocab, 7):
+        expected = _outcome(lambda: encoding.decode_single_token_bytes(token))  # noqa: B023
+        assert _outcome(lambda: tokenizer.decode_single_token_bytes(token)) == expected  # noqa: B023
+        if expected[0] == "ok":
+            assert tokenizer.encode_single_token(expected[1]) == token
+    for special, token in tokenizer.special_tokens.items():
+        # tiktoken finds a special by its bytes too: the inverse of decode_single_token_bytes.
+        assert encoding.encode_single_token(special.encode()) == token
+        assert tokenizer.encode_single_token(special.encode()) == token
+        assert tokenizer.encode_single_token(special) == token
+    with pytest.raises(KeyError):
+        encoding.encode_single_token(b"<|endoftext|> no")
+    with pytest.raises(NotATokenError):
+        tokenizer.encode_single_token(b"<|endoftext|> no")
+
+
+# ---------------------------------------------------------------------- encoding
+
+
+def _policies(encoding: Any) -> st.SearchStrategy[Any]:
+    names = [*sorted(encoding.special_tokens_set), "<|nope|>", "hello"]
+    subsets = st.sets(st.sampled_from(names), max_size=3)
+    return st.tuples(
+        st.one_of(st.just("all"), subsets), st.one_of(st.just("all"), st.just(()), subsets)
+    )
+
+
+@NAMES
+@given(data=st.data())
+@settings(max_examples=EXAMPLES, deadline=None)
+def test_the_special_policy_is_tiktokens(name: str, data: st.DataObject) -> None:
+    """Overlapping sets raise, unknown allowed names are ignored, unknown disallowed texts
+    raise where they occur, and allowed_special=set() alone raises on a special."""
+    tokenizer, encoding = pair(name)
+    pieces = [*sorted(encoding.special_tokens_set), "<|nope|>", "hello", " world", "é"]
+    text = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=6)))
+    allowed, disallowed = data.draw(_policies(encoding))
+    expected = _outcome(
+        lambda: encoding.encode(text, allowed_special=allowed, disallowed_special=disallowed)
+    )
+    ours = _outcome(
+        lambda: tokenizer.encode(text, allowed_special=allowed, disallowed_special=disallowed)
+    )
+    assert ours == expected
+    if expected[0] == "ok":
+        assert tokenizer.count_tokens(
+            text, allowed_special=allowed, disallowed_special=disallowed
+        ) == len(expected[1])
+        assert numpy.array_equal(
+            tokenizer.encode_to_numpy(text, allowed_special=allowed, disallowed_special=disallowed),
+            encoding.encode_to_numpy(text, allowed_special=allowed, disallowed_special=disallowed),
+        )
+    # With only allowed_special given, both take disallowed_special="all".
+    assert _outcome(lambda: tokenizer.encode(text, allowed_special=set())) == _outcome(
+        lambda: encoding.encode(text)
+    )
+    with pytest.raises(DisallowedSpecialError):
+        tokenizer.encode(
+            "<|endoftext|>", allowed_special="all", disallowed_special={"<|endoftext|>"}
+        )
+
+
+_with_surrogates = st.text(
+    st.one_of(st.characters(), st.characters(categories=["Cs"])), max_size=20
+)
+
+
+@NAMES
+@given(
+    text=st.one_of(
+        _with_surrogates,
+        st.lists(st.sampled_from(["\ud83d", "\udc4d", "a", " ", "😀"])).map("".join),
+    )
+)
+@settings(max_examples=EXAMPLES, deadline=None)
+def test_lone_surrogates_are_repaired_as_tiktoken_repairs_them(name: str, text: str) -> None:
+    tokenizer, encoding = pair(name)
+    assert tokenizer.encode(text, errors="replace") == encoding.encode(text, disallowed_special=())
+    assert tokenizer.encode_ordinary(text, errors="replace") == encoding.encode_ordinary(text)
+    assert tokenizer.encode_batch([text], errors="replace") == encoding.encode_batch(
+        [text], disallowed_special=()
+    )
+
+
+@NAMES
+@given(
+    data=st.one_of(
+        st.binary(max_size=40),
+        st.tuples(st.sampled_from(MULTILINGUAL.splitlines()), st.integers(0, 200)).map(
+            lambda p: p[0].encode()[: p[1]]
+        ),
+        st.tuples(texts, st.binary(max_size=4)).map(lambda p: p[0].encode() + p[1]),
+    )
+)
+@settings(max_examples=EXAMPLES, deadline=None)
+def test_bytes_encode_as_tiktokens_encode_bytes(name: str, data: bytes) -> None:
+    tokenizer, encoding = pair(name)
+    ids = tokenizer.encode_bytes(data)
+    assert ids == encoding._encode_bytes(data)
+    assert tokenizer.decode_bytes(ids) == data
+
+
+def test_tiktokens_encode_bytes_examples() -> None:
+    tokenizer, encoding = pair("cl100k_base")
+    assert tokenizer.encode_bytes(b" \xec\x8b\xa4\xed") == [62085]
+    for size in range(10):
+        assert tokenizer.encode_bytes(b"\x80" * size) == encoding._encode_bytes(b"\x80" * size)
+    for text in ("today\n \n", "today\n  \n", "x \n\t"):
+        data = text.encode() + b"\xe2"
+        assert tokenizer.encode_bytes(data) == encoding._encode_bytes(data)
