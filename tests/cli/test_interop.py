@@ -110,7 +110,7 @@ def test_export_writes_what_the_library_exports(
 def test_export_refuses_an_existing_output_unless_forced(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, model: Path, format_: str
 ) -> None:
-    output = tmp_path / "exists"
+    output = tmp_path / ("exists.json" if format_ == "hf" else "exists")  # hf: one file
     output.write_text("keep me", encoding="utf-8")
     argv: list[str | Path] = ["export", "--model", model, "--format", format_, "--output", output]
     assert_refused(run(capsys, *argv), "already exists; pass --force to replace it")
