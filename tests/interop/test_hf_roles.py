@@ -64,7 +64,14 @@ def loaded(trained: Tokenizer, tmp_path_factory: pytest.TempPathFactory) -> Any:
     directory = tmp_path_factory.mktemp("hf") / "chat-model"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HF_HUB_OFFLINE", "1")
-        write_hf_pretrained(trained, directory, **ROLES, chat_template=TEMPLATE)
+        write_hf_pretrained(
+            trained,
+            directory,
+            bos_token=ROLES["bos_token"],
+            eos_token=ROLES["eos_token"],
+            pad_token=ROLES["pad_token"],
+            chat_template=TEMPLATE,
+        )
         return auto_tokenizer(directory)
 
 
@@ -314,7 +321,8 @@ def test_export_refuses_bad_roles_and_templates(
     message: str,
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    argv = ["export", "--model", model_file, "--format", "hf", "--output", "out", *extra]
+    argv: list[str | Path] = ["export", "--model", model_file, "--format", "hf", "--output", "out"]
+    argv += extra
     assert run(capsys, *argv) == (1, "", message)
     assert not (tmp_path / "out").exists()
 
@@ -348,7 +356,8 @@ def test_roles_need_a_directory_export(
     output: str,
     where: str,
 ) -> None:
-    argv = ["export", "--model", model_file, "--format", format_, "--output", tmp_path / output]
+    argv: list[str | Path] = ["export", "--model", model_file, "--format", format_]
+    argv += ["--output", tmp_path / output]
     code, out, err = run(capsys, *argv, "--pad", "<|pad|>")
     assert (code, out) == (1, "")
     assert err == (
@@ -362,7 +371,7 @@ def test_export_to_a_directory_checks_its_files_first(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, model_file: Path
 ) -> None:
     output = tmp_path / "dir"
-    argv = ["export", "--model", model_file, "--format", "hf", "--output", output]
+    argv: list[str | Path] = ["export", "--model", model_file, "--format", "hf", "--output", output]
     assert run(capsys, *argv)[0] == 0
     code, out, err = run(capsys, *argv)
     assert (code, out) == (1, "")
