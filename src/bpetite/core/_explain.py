@@ -136,22 +136,20 @@ class Explanation:
         return render_fragment(**self._page_parts())
 
     def _page_parts(self) -> dict[str, Any]:
+        chunks = self._page_chunks()
         return {
             "kind": self.kind,
             "title": self.title,
             "rows": self.rows,
-            "chunks": self._page_chunks(),
+            "chunks": chunks,
             "total_bytes": self.total_bytes,
             "start_tokens": self.start_tokens,
-            "shown_bytes": len(self._page_text().encode("utf-8")),
+            "shown_bytes": sum(len(node.data) for chunk in chunks for node in chunk),
         }
 
     def save_html(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
         """Write :meth:`to_html` to `path` atomically (no partial file, ever)."""
         write_atomically(path, self.to_html().encode("utf-8"), overwrite=overwrite)
-
-    def _page_text(self) -> str:
-        return self.text if self.kind == "train" else _prefix(self.text, PAGE_TEXT_BYTES)
 
     def _page_chunks(self) -> list[list[PageNode]]:
         """The text as trees: per chunk, its tokens after the last step, each a tree of merges."""
@@ -394,4 +392,3 @@ def _merge_nodes(nodes: Sequence[PageNode], pair: Pair, new_id: int, step: int) 
 
 def _plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
-

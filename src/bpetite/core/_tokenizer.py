@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Self, TypeVar
 
 from bpetite.core import _artifact
 from bpetite.core._atomic import write_atomically
@@ -990,13 +990,18 @@ class Tokenizer:
     # ------------------------------------------------------------------ seeing it work
 
     def explain(
-        self, text: str, *, allowed_special: Literal["all"] | Collection[str] = "all"
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialPolicy = "all",
+        disallowed_special: SpecialPolicy = "all",
     ) -> Explanation:
         """Every step of encoding `text`: per chunk, its bytes, then each merge in rank order.
 
         The steps are :func:`bpetite.reference.trace_encode`'s and the ids are
-        :meth:`encode`'s (the tests prove it). ``print()`` the result to read it; in a
-        notebook it renders as a page to step through, merge by merge.
+        :meth:`encode`'s (the tests prove it), with the same special-token policy and
+        errors. ``print()`` the result to read it; in a notebook it renders as a page to
+        step through, merge by merge.
 
         >>> tokenizer = Tokenizer.train("ab ab ab", vocab_size=258)
         >>> print(tokenizer.explain(" ab"))
@@ -1006,7 +1011,12 @@ class Tokenizer:
           merge 1: (32, 256) -> 257 ' ab' gives ' ab'
         ids: [257]
         """
-        return explain_encode(self, text, allowed_special=allowed_special)
+        if not isinstance(text, str):
+            raise TypeError(f"explain() takes a str, got {type(text).__name__}")
+        allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
+        if disallowed:
+            self._specials.check_disallowed(text, disallowed)
+        return explain_encode(self, text, allowed_special=allowed)
 
     def _repr_html_(self) -> str:
         """Jupyter's hook: the tokens of a short sample, as ``bpetite show --html`` draws them."""
