@@ -57,7 +57,11 @@ def text_commands(model: Path, tmp_path: Path, source: str) -> dict[str, list[st
 COMMANDS = ["train", "count", "encode", "show", "dataset"]
 
 
-@pytest.mark.parametrize("command", COMMANDS)
+#: What a text-only command says of Parquet: who reads it, and with which flags.
+READS_PARQUET = "(train, count and dataset read Parquet: --input FILE.parquet --text-column NAME)"
+
+
+@pytest.mark.parametrize("command", ["encode", "show"])
 def test_a_parquet_file_is_named_as_one(
     capsys: pytest.CaptureFixture[str], model: Path, tmp_path: Path, command: str
 ) -> None:
@@ -66,8 +70,19 @@ def test_a_parquet_file_is_named_as_one(
     argv = text_commands(model, tmp_path, str(source))[command]
     assert error_line(capsys, argv) == (
         f"'{source}' is a Parquet file, not UTF-8 text; bpetite reads UTF-8 text files "
-        f"(parquet input is not supported yet)"
+        f"{READS_PARQUET}"
     )
+
+
+@pytest.mark.parametrize("command", ["train", "count", "dataset"])
+def test_commands_that_read_parquet_say_when_it_cannot_be_read(
+    capsys: pytest.CaptureFixture[str], model: Path, tmp_path: Path, command: str
+) -> None:
+    """PAR1 at both ends, garbage between: read as Parquet, and pyarrow's reason given."""
+    source = tmp_path / "x.parquet"
+    source.write_bytes(PARQUET)
+    argv = text_commands(model, tmp_path, str(source))[command]
+    assert error_line(capsys, argv).startswith(f"'{source}' is not a readable Parquet file: ")
 
 
 def test_parquet_on_standard_input_is_named_from_its_start(
@@ -76,7 +91,7 @@ def test_parquet_on_standard_input_is_named_from_its_start(
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(PARQUET)))
     assert error_line(capsys, ["encode", "--model", str(model), "--input", "-"]) == (
         "standard input is Parquet data (it starts with Parquet's magic bytes), not UTF-8 "
-        "text; bpetite reads UTF-8 text files (parquet input is not supported yet)"
+        f"text; bpetite reads UTF-8 text files {READS_PARQUET}"
     )
 
 
@@ -172,5 +187,5 @@ def test_decode_names_parquet(
     source.write_bytes(PARQUET)
     assert error_line(capsys, ["decode", "--model", str(model), "--input", str(source)]) == (
         f"'{source}' is a Parquet file, not a JSON array of token ids; decode reads a JSON "
-        f"array of ids, as bpetite encode prints them (parquet input is not supported yet)"
+        f"array of ids, as bpetite encode prints them {READS_PARQUET}"
     )

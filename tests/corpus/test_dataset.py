@@ -207,7 +207,14 @@ def test_bytes_never_depend_on_workers_blocks_or_pieces(
         "dtype": None,
         "inputs": [str(tmp_path / "corpus")],
         "separator": SPECIAL,
+        "bos": None,
         "val_fraction": 0.25,
+        "format": "bin",
+        "shard_tokens": None,
+        "val_shards": 0,
+        "text_column": "text",
+        "max_chars": None,
+        "doc_cap": None,
     }
     assert manifest(tmp_path / "val.bin")["document_sources"] == [str(path) for path in val]
 

@@ -55,6 +55,7 @@ PLUMBING = {
     "SHOWN_CHARS",
     "MANIFEST_FORMAT",
     "WIDER_DTYPE",
+    "SHARD_HINT",
     "loads_json",
     "parse_json_ids",
     "dask_client",

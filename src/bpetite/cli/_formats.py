@@ -79,8 +79,8 @@ def what_it_is(sample: Sample, wanted: Wanted) -> str | None:
         whole = sample.tail == _PARQUET
         kind = "a Parquet file" if whole else "Parquet data (it starts with Parquet's magic bytes)"
         return (
-            f"{shown} is {kind}, not {_wanted(wanted)}; {reads} "
-            f"(parquet input is not supported yet)"
+            f"{shown} is {kind}, not {_wanted(wanted)}; {reads} (train, count and dataset "
+            f"read Parquet: --input FILE.parquet --text-column NAME)"
         )
     for magic, kind, command in _COMPRESSED:
         if sample.head.startswith(magic):

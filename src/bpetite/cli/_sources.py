@@ -1,29 +1,42 @@
 """Training data on the command line: ``--input`` paths and ``--counts`` files, counted.
 
-``bpetite count`` and ``bpetite train`` both read ``--input`` (files, directories,
-``-``, pipes) and count its chunks with a progress phase; ``train`` also sums
-``--counts`` files. Regular files are counted in parallel by the library; standard
-input and anything else that can only be read once from its start (a pipe, a process
-substitution ``<(cmd)``) is streamed here, in this process.
+``bpetite count`` and ``bpetite train`` both read ``--input`` (files, Parquet shards,
+directories, ``-``, pipes) and count its chunks with a progress phase; ``train`` also
+sums ``--counts`` files. Regular files are counted in parallel by the library;
+standard input and anything else that can only be read once from its start (a pipe,
+a process substitution ``<(cmd)``) is streamed here, in this process, unless a
+character budget (``--max-chars``, ``--doc-cap``) needs every document in input
+order: it is then copied to a temp file first and counted in its place.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import stat
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TextIO
 
-from bpetite import PRESETS, InvalidUtf8Error, ProgressCallback, SplitPattern, Tokenizer
+from bpetite import (
+    PRESETS,
+    InvalidUtf8Error,
+    ParameterError,
+    ProgressCallback,
+    SplitPattern,
+    Tokenizer,
+)
 from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._inputs import (
     STDIN,
     check_argument_text,
+    describe_input,
     invalid_utf8,
     open_failure,
 )
@@ -34,6 +47,7 @@ from bpetite.corpus import (
     count_pieces,
     decode_blocks,
     expand_inputs,
+    is_parquet,
     load_counts,
     read_blocks,
 )
@@ -46,8 +60,48 @@ def add_input_argument(container: argparse._ActionsContainer, *, required: bool)
         nargs="+",
         required=required,
         metavar="PATH",
-        help="UTF-8 files or directories (every regular file under them, sorted); '-' for "
-        "stdin. Each file is one document: no chunk spans two files",
+        help="UTF-8 files, Parquet files or directories (every regular file under them, "
+        "sorted); '-' for stdin. Each text file is one document, each row of a Parquet "
+        "file's --text-column another: no chunk spans two documents. Parquet is known by "
+        "its content (PAR1), not its name, and needs the bpetite[parquet] extra (pyarrow)",
+    )
+
+
+#: A character count as nanochat's speedrun writes it: 2000000000, 2_000_000_000 or 2e9.
+_CHAR_COUNT = re.compile(r"[0-9][0-9_]*(?:[eE][0-9]+)?")
+
+
+def char_count(text: str) -> int:
+    """An argparse type: a positive whole number of characters, ``2e9`` allowed."""
+    if not _CHAR_COUNT.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"expected a whole number of characters, got '{text}'")
+    value = int(float(text)) if text.strip().lower().count("e") else int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
+def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--text-column``, ``--max-chars``, ``--doc-cap``: what is read of the documents."""
+    parser.add_argument(
+        "--text-column",
+        default="text",
+        metavar="NAME",
+        help="the column of a Parquet input that holds the documents (default: text)",
+    )
+    parser.add_argument(
+        "--max-chars",
+        type=char_count,
+        metavar="N",
+        help="read documents, in input order, up to the one that takes the total past N "
+        "characters, that one included (nanochat's --max-chars; 2e9 is accepted); the "
+        "same cut for any --workers",
+    )
+    parser.add_argument(
+        "--doc-cap",
+        type=char_count,
+        metavar="N",
+        help="read only the first N characters of each document (nanochat's --doc-cap)",
     )
 
 
@@ -98,10 +152,14 @@ def add_dask_argument(parser: argparse.ArgumentParser) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Sources:
-    """What ``--input`` names: regular files (counted in parallel) and streams (``-``, pipes)."""
+    """What ``--input`` names: regular files (counted in parallel) and streams (``-``, pipes).
+
+    `ordered` holds both in input order: a file as its Path, a stream by its name.
+    """
 
     files: tuple[Path, ...]
     streams: tuple[str, ...]
+    ordered: tuple[Path | str, ...] = ()
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -114,7 +172,7 @@ class Counted:
     """The chunk counts of some inputs, with what a summary reports about them."""
 
     counts: Counter[bytes]
-    documents: int
+    documents: int | None
     corpus_bytes: int
 
 
@@ -124,12 +182,36 @@ def gather_inputs(inputs: Sequence[str]) -> Sources:
         raise CliError("--input '-' (standard input) can be given only once")
     files: list[Path] = []
     streams: list[str] = []
+    ordered: list[Path | str] = []
     for path in inputs:
         if path == STDIN or _is_stream(path):
             streams.append(path)
+            ordered.append(path)
         else:
-            files += _expand(path)
-    return Sources(tuple(files), tuple(streams))
+            expanded = _expand(path)
+            files += expanded
+            ordered += expanded
+    return Sources(tuple(files), tuple(streams), tuple(ordered))
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What is read of each document: a Parquet file's text column, and the budget."""
+
+    text_column: str = "text"
+    max_chars: int | None = None
+    doc_cap: int | None = None
+
+    @property
+    def budgeted(self) -> bool:
+        return self.max_chars is not None or self.doc_cap is not None
+
+
+def reading_of(args: argparse.Namespace) -> Reading:
+    """The Reading that ``--text-column``, ``--max-chars`` and ``--doc-cap`` ask for."""
+    return Reading(
+        check_argument_text(args.text_column, "--text-column"), args.max_chars, args.doc_cap
+    )
 
 
 def count_sources(
@@ -139,9 +221,16 @@ def count_sources(
     pattern: SplitPattern | None = None,
     stream: TextIO | None = None,
     dask: str | None = None,
+    reading: Reading | None = None,
 ) -> Counted:
     """Count the chunks of `sources` cut with `pattern` (the spec's when None)."""
     split: SplitPattern | str = "gpt2" if pattern is None else pattern
+    reading = Reading() if reading is None else reading
+    if reading.budgeted and sources.streams:
+        if dask is not None:
+            raise CliError("--max-chars and --doc-cap need files, not streams, with --dask")
+        with tempfile.TemporaryDirectory(prefix="bpetite-") as folder:
+            return _count_spooled(sources, workers, split, stream, reading, Path(folder))
     counts: Counter[bytes] = Counter()
     corpus_bytes = 0
     for name in sources.streams:
@@ -151,28 +240,110 @@ def count_sources(
         counts = _add(counts, more)
         corpus_bytes += size
     if sources.files:
-        with PhaseProgress("count", "bytes", stream=stream) as phase:
-            try:
-                if dask is None:
-                    file_counts = count_expanded(
-                        list(sources.files),
-                        pattern=split,
-                        workers=workers,
-                        progress=counting_progress(phase),
-                    )
-                else:
-                    file_counts = _count_on_dask(
-                        list(sources.files), dask, workers, split, counting_progress(phase)
-                    )
-            except InvalidUtf8Error as error:
-                raise invalid_utf8(error) from None
-            except OSError as error:
-                if error.filename is None:
-                    raise
-                raise open_failure(error, str(error.filename), "--input") from None
+        if dask is not None and reading.budgeted:
+            raise CliError("--max-chars and --doc-cap cannot be used with --dask")
+        with PhaseProgress("count", "bytes", stream=stream) as phase, _library_errors():
+            if dask is None:
+                file_counts = count_expanded(
+                    list(sources.files),
+                    pattern=split,
+                    workers=workers,
+                    progress=counting_progress(phase),
+                    text_column=reading.text_column,
+                    max_chars=reading.max_chars,
+                    doc_cap=reading.doc_cap,
+                )
+            else:
+                file_counts = _count_on_dask(
+                    list(sources.files),
+                    dask,
+                    workers,
+                    split,
+                    counting_progress(phase),
+                    reading.text_column,
+                )
         counts = _add(counts, file_counts)
         corpus_bytes += phase.total
-    return Counted(counts, len(sources.files) + len(sources.streams), corpus_bytes)
+    return Counted(counts, _documents(sources.files, len(sources.streams)), corpus_bytes)
+
+
+def _documents(files: Sequence[Path], streams: int) -> int | None:
+    """How many documents the inputs are; None if a Parquet file is among them (its rows
+    are documents, counted only by reading them)."""
+    if any(is_parquet(path) for path in files):
+        return None
+    return len(files) + streams
+
+
+@contextmanager
+def _library_errors(names: dict[str, str] | None = None) -> Iterator[None]:
+    """The library's errors about inputs as one CLI line each; `names` maps a spool's
+    path to the input it holds (``-``)."""
+    names = names or {}
+    try:
+        yield
+    except InvalidUtf8Error as error:
+        if error.source in names:
+            error = InvalidUtf8Error(names[error.source], error.offset, error.byte, error.reason)
+        raise invalid_utf8(error) from None
+    except ImportError as error:  # pyarrow, for a Parquet input
+        raise CliError(str(error)) from None
+    except ParameterError as error:  # a Parquet file without the column, or unreadable
+        message = str(error).replace("text_column (--text-column)", "--text-column")
+        for spool, name in names.items():
+            message = message.replace(f"'{spool}'", describe_input(name))
+        raise CliError(message) from None
+    except OSError as error:
+        if error.filename is None:
+            raise
+        raise open_failure(error, str(error.filename), "--input") from None
+
+
+def _count_spooled(
+    sources: Sources,
+    workers: int | None,
+    pattern: SplitPattern | str,
+    stream: TextIO | None,
+    reading: Reading,
+    folder: Path,
+) -> Counted:
+    """Count every input in input order, streams copied to files in `folder` first."""
+    files: list[Path] = []
+    names: dict[str, str] = {}
+    for number, entry in enumerate(sources.ordered):
+        if isinstance(entry, Path):
+            files.append(entry)
+            continue
+        spool = folder / f"stream-{number}"
+        with spool.open("wb") as target:
+            if entry == STDIN:
+                if sys.stdin is None:
+                    raise CliError("standard input is closed; give --input a file instead of '-'")
+                _copy(sys.stdin.buffer, target)
+            else:
+                try:
+                    with Path(entry).open("rb") as source:
+                        _copy(source, target)
+                except OSError as error:
+                    raise open_failure(error, entry, "--input") from None
+        names[str(spool)] = entry
+        files.append(spool)
+    with PhaseProgress("count", "bytes", stream=stream) as phase, _library_errors(names):
+        counts = count_expanded(
+            files,
+            pattern=pattern,
+            workers=workers,
+            progress=counting_progress(phase),
+            text_column=reading.text_column,
+            max_chars=reading.max_chars,
+            doc_cap=reading.doc_cap,
+        )
+    return Counted(counts, _documents(files, 0), phase.total)
+
+
+def _copy(source: IO[bytes], target: IO[bytes]) -> None:
+    for block in read_blocks(source):
+        target.write(block)
 
 
 def _count_on_dask(
@@ -181,12 +352,15 @@ def _count_on_dask(
     workers: int | None,
     pattern: SplitPattern | str,
     progress: ProgressCallback,
+    text_column: str,
 ) -> Counter[bytes]:
     from bpetite._internal import dask_client, dask_count_files
 
     try:
         with dask_client(address, workers=workers) as client:
-            return dask_count_files(files, client, pattern=pattern, progress=progress)
+            return dask_count_files(
+                files, client, pattern=pattern, progress=progress, text_column=text_column
+            )
     except ImportError as error:
         raise CliError(str(error)) from None
     except OSError as error:  # the scheduler cannot be reached

@@ -18,10 +18,11 @@ from functools import partial
 from pathlib import Path
 from typing import IO, Any, Final
 
+from bpetite.core._budget import Budget
 from bpetite.core._errors import WorkerError
 from bpetite.core._progress import Progress, ProgressCallback
 from bpetite.core._tokenizer import Tokenizer
-from bpetite.corpus._counting import Piece, default_piece_bytes, plan_pieces
+from bpetite.corpus._counting import Piece, default_piece_bytes, plan_inputs
 from bpetite.corpus._dask import dask_map_in_order
 from bpetite.corpus._documents import Document
 from bpetite.corpus._encoding import (
@@ -33,6 +34,7 @@ from bpetite.corpus._encoding import (
     encode_piece_file,
     to_bytes,
 )
+from bpetite.corpus._parquet import DEFAULT_TEXT_COLUMN
 from bpetite.corpus._workers import Role, run_here, run_in_workers
 
 #: How dataset workers are named in errors and progress; a death loses the whole run.
@@ -44,7 +46,8 @@ _COPY_BLOCK: Final = 1 << 20
 
 @dataclass(frozen=True, slots=True)
 class EncodeOptions:
-    """How to encode: the dtype, the separator's id, the val fraction, where to run."""
+    """How to encode: the dtype, the BOS and separator ids, the val fraction, the budget,
+    where to run."""
 
     dtype: Dtype
     separator_id: int | None
@@ -53,6 +56,9 @@ class EncodeOptions:
     block_size: int
     piece_bytes: int | None
     dask: Any  # a distributed.Client, or None to run here or in local workers
+    bos_id: int | None = None
+    text_column: str = DEFAULT_TEXT_COLUMN
+    budget: Budget = field(default_factory=Budget)
 
 
 @dataclass(slots=True)
@@ -75,35 +81,56 @@ def in_val(index: int, fraction: Fraction) -> bool:
     return bool(fraction) and (index + 1) * fraction // 1 > index * fraction // 1
 
 
+def plan_documents(
+    tokenizer: Tokenizer, documents: Sequence[Document], options: EncodeOptions
+) -> list[Piece]:
+    """The pieces of `documents` in document order, as far as the budget takes them."""
+    files = [document.path for document in documents]
+    # No proven cut points for a custom pattern; Dask runs one task per file.
+    split_files = tokenizer.split_pattern.is_preset and options.dask is None
+    piece_bytes = options.piece_bytes
+    if piece_bytes is None:
+        total = sum(path.stat().st_size for path in files)
+        piece_bytes = default_piece_bytes(total, options.workers)
+    return plan_inputs(
+        files,
+        piece_bytes,
+        split_files=split_files,
+        text_column=options.text_column,
+        budget=options.budget,
+        block_size=options.block_size,
+    )
+
+
 def encode_all(
     tokenizer: Tokenizer,
     documents: Sequence[Document],
+    pieces: Sequence[Piece],
     temp_dir: Path,
     options: EncodeOptions,
     report: ProgressCallback,
 ) -> tuple[SplitFile, SplitFile]:
-    """Encode every document into the train or val temp file, in input order."""
-    files = [document.path for document in documents]
-    total = sum(path.stat().st_size for path in files)
-    streaming = tokenizer.split_pattern.is_preset  # no proven cut points for a custom one
-    if streaming and options.dask is None:
-        piece_bytes = options.piece_bytes
-        if piece_bytes is None:
-            piece_bytes = default_piece_bytes(total, options.workers)
-        pieces = plan_pieces(files, piece_bytes)
-    else:  # one task per file on Dask, and per file for a custom pattern
-        pieces = [Piece(str(path), 0, None, path.stat().st_size) for path in files]
-    # Which document each piece belongs to: a new document starts at every offset 0.
-    owners: list[int] = []
-    document = -1
-    for piece in pieces:
-        document += piece.start == 0
-        owners.append(document)
-    last_piece = {owner: index for index, owner in enumerate(owners)}
+    """Encode every document into the train or val temp file, in input order.
 
+    Documents are numbered as they are appended, in order (a row group's only once it
+    is read, since nulls are no documents), so the split of each never depends on
+    the workers.
+    """
+    total = sum(piece.size for piece in pieces)
+    names = {str(document.path): document.name for document in documents}
+    # A piece of a text document ends it when the next piece starts another document.
+    ends_document = [
+        index + 1 == len(pieces)
+        or pieces[index + 1].start == 0
+        or pieces[index + 1].row_group is not None
+        for index in range(len(pieces))
+    ]
+    typecode = TYPECODES[options.dtype]
     separator = b""
     if options.separator_id is not None:
-        separator = to_bytes(array(TYPECODES[options.dtype], [options.separator_id]))
+        separator = to_bytes(array(typecode, [options.separator_id]))
+    bos = b"" if options.bos_id is None else to_bytes(array(typecode, [options.bos_id]))
+    itemsize = array(typecode).itemsize
     with (
         (temp_dir / "train.bin").open("wb") as train_handle,
         (temp_dir / "val.bin").open("wb") as val_handle,
@@ -111,35 +138,60 @@ def encode_all(
         train = SplitFile(temp_dir / "train.bin", train_handle)
         val = SplitFile(temp_dir / "val.bin", val_handle)
         sources: dict[str, int] = {}  # spool path -> an open descriptor, for reading
+        next_document = 0
+        current = train  # the split of the text document being appended
+
+        def start_document(name: str) -> SplitFile:
+            nonlocal next_document
+            split = val if in_val(next_document, options.fraction) else train
+            next_document += 1
+            split.offsets.append(split.tokens)
+            split.sources.append(name)
+            return split
 
         def append(index: int, written: Written) -> None:
-            """Copy piece `index`'s ids into its split, in input order, then its separator."""
-            owner = owners[index]
-            split = val if in_val(owner, options.fraction) else train
+            """Copy piece `index`'s ids into its split(s), in input order."""
+            nonlocal current
             piece = pieces[index]
-            if piece.start == 0:
-                split.offsets.append(split.tokens)
-                split.sources.append(documents[owner].name)
             source = sources.get(written.path)
             if source is None:
                 source = sources[written.path] = os.open(written.path, os.O_RDONLY)
-            _copy_range(source, written.start, written.size, split.handle)
+            name = names[piece.path]
+            if written.documents is None:  # a stretch of one text document
+                if piece.start == 0:
+                    current = start_document(name)
+                    if bos:
+                        current.handle.write(bos)
+                        current.tokens += 1
+                _copy_range(source, written.start, written.size, current.handle)
+                current.tokens += written.tokens
+                current.input_bytes += piece.size
+                if separator and ends_document[index]:
+                    current.handle.write(separator)
+                    current.tokens += 1
+            else:  # a row group: each document whole, BOS and separator written
+                position = written.start
+                for tokens in written.documents:
+                    split = start_document(name)
+                    _copy_range(source, position, tokens * itemsize, split.handle)
+                    split.tokens += tokens
+                    position += tokens * itemsize
+                train.input_bytes += piece.size
             if written.alone:  # a file of its own (a Dask task's): done with it
                 os.close(sources.pop(written.path))
                 Path(written.path).unlink()
-            split.tokens += written.tokens
-            split.input_bytes += piece.size
-            if separator and last_piece[owner] == index:
-                split.handle.write(separator)
-                split.tokens += 1
 
         job = EncodeJob(
             pieces,
-            [documents[owner].name for owner in owners],
+            [names[piece.path] for piece in pieces],
             options.dtype,
             options.block_size,
             str(temp_dir),
-            streaming,
+            tokenizer.split_pattern.is_preset,
+            options.text_column,
+            options.budget.doc_cap,
+            options.bos_id,
+            options.separator_id,
         )
         processes = min(options.workers, len(pieces))
         task_of = partial(EncodeTask, tokenizer, job)
@@ -173,10 +225,12 @@ def _encode_on_dask(
     report(Progress("encode", "start", 0, total))
     done = 0
 
-    def on_piece(index: int, tokens: int) -> None:
+    def on_piece(index: int, result: tuple[int, tuple[int, ...] | None]) -> None:
         nonlocal done
         path = job.piece_path(index)
-        append(index, Written(str(path), 0, path.stat().st_size, tokens, alone=True))
+        tokens, documents = result
+        written = Written(str(path), 0, path.stat().st_size, tokens, True, documents)
+        append(index, written)
         done += job.pieces[index].size
         report(Progress("encode", "update", done, total))
 

@@ -27,7 +27,8 @@ from typing import Any, Final, TypeVar
 
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
-from bpetite.corpus._counting import Piece, count_piece, expand_inputs
+from bpetite.corpus._counting import Piece, count_piece, count_row_group, expand_inputs
+from bpetite.corpus._parquet import DEFAULT_TEXT_COLUMN, is_parquet, row_groups
 from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE, check_block_size
 from bpetite.corpus._workers import default_workers
 
@@ -79,11 +80,13 @@ def dask_count_files(
     block_size: int = DEFAULT_BLOCK_SIZE,
     progress: ProgressCallback | None = None,
     pattern: str | SplitPattern = "gpt2",
+    text_column: str = DEFAULT_TEXT_COLUMN,
 ) -> Counter[bytes]:
     """:func:`~bpetite.corpus._counting.count_files` on a Dask cluster: one task per file.
 
     Equal to the local count, whatever the cluster does: counts are sums. Directories
-    are expanded here, so this process must see the files too.
+    are expanded here, so this process must see the files too. A Parquet file is one
+    task too, its `text_column` read a row group at a time on the worker.
     """
     check_block_size(block_size)
     report = progress or ignore_progress
@@ -93,7 +96,14 @@ def dask_count_files(
     report(Progress("count", "start", 0, total))
     # pure=False: a file named twice is two documents, so two tasks, not one cached.
     source = resolve_pattern(pattern).source  # a str crosses the network; workers compile it
-    futures = client.map(_count_file, files, block_size=block_size, pattern=source, pure=False)
+    futures = client.map(
+        _count_file,
+        files,
+        block_size=block_size,
+        pattern=source,
+        text_column=text_column,
+        pure=False,
+    )
     str_counts: Counter[str] = Counter()
     done = 0
     from distributed import as_completed
@@ -108,9 +118,16 @@ def dask_count_files(
     return Counter({chunk.encode("utf-8"): n for chunk, n in str_counts.items()})
 
 
-def _count_file(path: str, block_size: int, pattern: str) -> Counter[str]:
+def _count_file(
+    path: str, block_size: int, pattern: str, text_column: str = DEFAULT_TEXT_COLUMN
+) -> Counter[str]:
     """On a worker: the chunk counts of one whole file, cut with `pattern`."""
     counts: Counter[str] = Counter()
+    if is_parquet(path):
+        for group in row_groups(path, text_column):
+            piece = Piece(path, 0, None, group.size, group.index)
+            count_row_group(piece, counts, None, pattern, text_column, None)
+        return counts
     piece = Piece(path, 0, None, Path(path).stat().st_size)
     count_piece(piece, block_size, counts, pattern=pattern)
     return counts

@@ -18,42 +18,66 @@ output's directory and renamed at the end, the manifests last (a manifest means 
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 import time
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from bpetite.core._atomic import check_destination, publish_atomically, write_atomically
+from bpetite.core._budget import Budget
 from bpetite.core._constants import END_OF_TEXT_TOKEN
 from bpetite.core._errors import NotATokenError, ParameterError
 from bpetite.core._progress import ProgressCallback, ignore_progress
 from bpetite.core._tokenizer import Tokenizer
-from bpetite.corpus._assemble import EncodeOptions, encode_all, in_val
+from bpetite.corpus._assemble import EncodeOptions, SplitFile, encode_all, in_val, plan_documents
 from bpetite.corpus._documents import check_paths, expand_documents, spool_stdin
-from bpetite.corpus._encoding import MAX_ID, WIDER_DTYPE, Dtype
+from bpetite.corpus._encoding import MAX_ID, TYPECODES, WIDER_DTYPE, Dtype
 from bpetite.corpus._manifest import dumps_manifest, manifest_path, resolve_model
+from bpetite.corpus._parquet import DEFAULT_TEXT_COLUMN, check_text_column
 from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE, check_block_size
 from bpetite.corpus._workers import POLL_SECONDS, check_workers, default_workers
 
 #: How many times the temp folder is removed before a stray file is given up on.
 _REMOVE_TRIES: Final = 5
 
+#: The array layouts: a flat array of ids, or llm.c's header then uint16 ids.
+FileFormat = Literal["bin", "llmc"]
+#: llm.c's and modded-nanogpt's shard header: 256 int32, the magic, the version, the count.
+LLMC_MAGIC: Final = 20240520
+LLMC_VERSION: Final = 1
+LLMC_HEADER_INTS: Final = 256
+LLMC_MAX_TOKENS: Final = (1 << 31) - 1
+#: What a shard's output name holds, replaced by its number.
+SHARD_FIELD: Final = "{shard}"
+#: How a refusal of an array too large for one llm.c file ends (the CLI puts its flag in).
+SHARD_HINT: Final = "pass shard_tokens to cut it into shards"
+#: How much of a temp array is copied at a time.
+_COPY_BLOCK: Final = 1 << 20
+
 
 @dataclass(frozen=True, slots=True)
 class DatasetSplit:
-    """One written array: its paths, dtype, how many tokens and documents it holds."""
+    """One written split: its (first) array and manifest, dtype, tokens and documents.
+
+    `paths` lists every array of the split: its shards in order, or its one array.
+    A document that spans two shards is counted once, in the shard it starts in.
+    """
 
     path: str
     manifest_path: str
     dtype: Dtype
     tokens: int
     documents: int
+    paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +96,15 @@ def write_dataset(
     *,
     dtype: Dtype | None = None,
     separator: str | None = END_OF_TEXT_TOKEN,
+    bos: str | None = None,
     val_fraction: float = 0.0,
     val_output: str | os.PathLike[str] | None = None,
+    file_format: FileFormat = "bin",
+    shard_tokens: int | None = None,
+    val_shards: int = 0,
+    text_column: str = DEFAULT_TEXT_COLUMN,
+    max_chars: int | None = None,
+    doc_cap: int | None = None,
     workers: int | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
     piece_bytes: int | None = None,
@@ -81,16 +112,31 @@ def write_dataset(
     progress: ProgressCallback | None = None,
     dask: Any = None,
 ) -> Dataset:
-    """Encode the files `paths` name into `output`, a flat array of token ids, and its manifest.
+    """Encode the documents `paths` name into `output`, a flat array of token ids, and its manifest.
 
-    Each file is one document (a directory means every regular file under it, sorted;
-    ``-`` is standard input); its ids are those of ``model.encode_ordinary(text)``,
-    followed by `separator`'s id unless `separator` is None. `model` is a tokenizer or
-    the path of an artifact. `dtype` defaults to ``uint16`` when every id of the model
-    fits, else ``uint32``; an id that does not fit a forced dtype raises
-    ParameterError. With `val_fraction` F, document ``i`` goes to `val_output`
-    (default: ``val.bin`` beside `output`) when ``floor((i+1)·F) > floor(i·F)``, which
-    spreads ``floor(n·F)`` documents evenly over the corpus.
+    A UTF-8 file is one document (a directory means every regular file under it,
+    sorted; ``-`` is standard input); a Parquet file (known by its content) gives one
+    document per row of its `text_column`. Each document's ids are those of
+    ``model.encode_ordinary(text)``, preceded by `bos`'s id (nanochat's layout) unless
+    `bos` is None, and followed by `separator`'s id unless `separator` is None.
+    `doc_cap` and `max_chars` are :meth:`Tokenizer.train_from_iterator`'s budget over
+    the documents in input order. `model` is a tokenizer or the path of an artifact.
+    `dtype` defaults to ``uint16`` when every id of the model fits, else ``uint32``;
+    an id that does not fit a forced dtype raises ParameterError.
+
+    Validation, by document: with `val_fraction` F, document ``i`` goes to
+    `val_output` (default: ``val.bin`` beside `output`) when
+    ``floor((i+1)·F) > floor(i·F)``, which spreads ``floor(n·F)`` documents evenly
+    over the corpus, rows of one Parquet file included.
+
+    `file_format` ``"llmc"`` writes llm.c's and modded-nanogpt's shard layout: a
+    header of 256 little-endian int32 (20240520, version 1, the token count, zeros)
+    then the ids as uint16. `shard_tokens` N cuts each split into files of exactly N
+    tokens (the last one shorter; a document may span two), named by `output` (and
+    `val_output`, default ``val_{shard}.bin`` beside it) with ``{shard}`` replaced by
+    the shard's number, zero-padded to six digits. `val_shards` K (with
+    `shard_tokens`, instead of `val_fraction`) makes the first K shards validation,
+    as llm.c's first shard is. Every array gets its manifest, ``<array>.json``.
 
     The bytes written never depend on `workers` (processes, default one per CPU),
     `block_size` or `piece_bytes`. Invalid UTF-8 raises InvalidUtf8Error naming the
@@ -100,15 +146,20 @@ def write_dataset(
     input bytes. On spawn or forkserver start methods, a script needs the usual
     ``if __name__ == "__main__":`` guard to use several workers.
 
-    `dask`, a ``distributed.Client``, runs one task per file on its cluster instead
-    of local processes (the files and the output's directory must be shared paths);
-    the bytes are the same.
+    `dask`, a ``distributed.Client``, runs one task per file (per row group of a
+    Parquet file) on its cluster instead of local processes (the files and the
+    output's directory must be shared paths); the bytes are the same.
     """
     tokenizer, model_info = resolve_model(model)
     requested_dtype = dtype
     dtype = _check_dtype(dtype, tokenizer)
-    separator_id = _separator_id(tokenizer, separator, dtype)
+    _check_format(file_format, dtype, requested_dtype)
+    separator_id = _token_id(tokenizer, separator, dtype, "separator")
+    bos_id = _token_id(tokenizer, bos, dtype, "bos")
     fraction = _check_fraction(val_fraction)
+    sharding = _check_sharding(shard_tokens, val_shards, fraction, file_format)
+    budget = Budget(max_chars=max_chars, doc_cap=doc_cap)
+    check_text_column(text_column)
     workers = check_workers(default_workers() if workers is None else workers)
     check_block_size(block_size)
     if piece_bytes is not None and (
@@ -120,12 +171,34 @@ def write_dataset(
     inputs = check_paths(paths)
     train_path = Path(output)
     val_path = None
-    if fraction:
-        val_path = train_path.with_name("val.bin") if val_output is None else Path(val_output)
-    destinations = [train_path, manifest_path(train_path)]
-    if val_path is not None:
-        destinations += [val_path, manifest_path(val_path)]
-    _check_destinations(destinations, overwrite=overwrite)
+    if fraction or sharding.val_shards:
+        default_val = "val.bin" if shard_tokens is None else f"val_{SHARD_FIELD}.bin"
+        val_path = train_path.with_name(default_val) if val_output is None else Path(val_output)
+    elif val_output is not None:
+        raise ParameterError("val_output needs val_fraction (or val_shards with shard_tokens)")
+    if shard_tokens is not None:
+        for path in (train_path, val_path):
+            if path is not None and SHARD_FIELD not in path.name:
+                raise ParameterError(
+                    f"with shard_tokens, each output name must hold {SHARD_FIELD} (its shard's "
+                    f"number goes there), e.g. 'train_{SHARD_FIELD}.bin'; got '{path}'"
+                )
+        if (
+            val_path is not None
+            and val_path.name == train_path.name
+            and (val_path.parent.resolve() == train_path.parent.resolve())
+        ):
+            raise ParameterError(
+                f"the train and val shards must have different names: '{val_path}'"
+            )
+        for path in (train_path, val_path):  # each shard's directory must exist
+            if path is not None:
+                check_destination(path.with_name(_shard_name(path, 0).name), overwrite=True)
+    else:
+        destinations = [train_path, manifest_path(train_path)]
+        if val_path is not None:
+            destinations += [val_path, manifest_path(val_path)]
+        _check_destinations(destinations, overwrite=overwrite)
     expanded = expand_documents(inputs)
 
     report = progress or ignore_progress
@@ -133,51 +206,69 @@ def write_dataset(
         tempfile.mkdtemp(dir=train_path.parent, prefix=f".{train_path.name}.", suffix=".tmp")
     )
     published: list[Path] = []
+    options = {
+        "inputs": inputs,
+        "dtype": requested_dtype,
+        "separator": separator,
+        "bos": bos,
+        "val_fraction": val_fraction,
+        "format": file_format,
+        "shard_tokens": shard_tokens,
+        "val_shards": val_shards,
+        "text_column": text_column,
+        "max_chars": max_chars,
+        "doc_cap": doc_cap,
+    }
     try:
         documents = spool_stdin(expanded, temp_dir)
-        if fraction and not any(in_val(index, fraction) for index in range(len(documents))):
-            raise ParameterError(
-                f"val_fraction {val_fraction} of {len(documents)} document(s) selects none "
-                "for validation; each file is one document, so give more files or a larger "
-                "fraction"
-            )
-        train, val = encode_all(
-            tokenizer,
-            documents,
-            temp_dir,
-            EncodeOptions(dtype, separator_id, fraction, workers, block_size, piece_bytes, dask),
-            report,
+        encode_options = EncodeOptions(
+            dtype,
+            separator_id,
+            fraction,
+            workers,
+            block_size,
+            piece_bytes,
+            dask,
+            bos_id,
+            text_column,
+            budget,
         )
-        options = {
-            "inputs": inputs,
-            "dtype": requested_dtype,
-            "separator": separator,
-            "val_fraction": val_fraction,
-        }
-        outputs = [("train", train, train_path)]
-        if val_path is not None:
-            outputs.append(("val", val, val_path))
+        try:
+            pieces = plan_documents(tokenizer, documents, encode_options)
+        except ParameterError as error:  # about a file: standard input's spool is "-"
+            message = str(error)
+            for document in documents:
+                message = message.replace(f"'{document.path}'", f"'{document.name}'")
+            raise ParameterError(message) from None
+        text_only = all(piece.row_group is None for piece in pieces)
+        if text_only:  # the documents are known before encoding: refuse an empty val now
+            count = sum(piece.start == 0 for piece in pieces)
+            _check_val_documents(val_fraction, fraction, count)
+        train, val = encode_all(tokenizer, documents, pieces, temp_dir, encode_options, report)
+        _check_val_documents(val_fraction, fraction, len(train.offsets) + len(val.offsets))
+        arrays = _arrays(train, val, train_path, val_path, sharding, file_format, dtype, temp_dir)
         manifests = [
             dumps_manifest(
-                name,
+                written.split,
                 dtype=dtype,
-                tokens=split.tokens,
-                offsets=split.offsets,
-                sources=split.sources,
+                tokens=written.tokens,
+                offsets=written.offsets,
+                sources=written.sources,
                 model_info=model_info,
                 separator=separator,
                 separator_id=separator_id,
                 options=options,
+                extra=_manifest_extra(written, file_format, bos, bos_id),
             )
-            for name, split, _ in outputs
+            for written in arrays
         ]
         # The arrays first, then the manifests: a manifest means its array is complete.
-        for _, split, destination in outputs:
-            publish_atomically(split.temp, destination, overwrite=overwrite)
-            published.append(destination)
-        for (_, _, destination), manifest in zip(outputs, manifests, strict=True):
-            write_atomically(manifest_path(destination), manifest, overwrite=overwrite)
-            published.append(manifest_path(destination))
+        for written in arrays:
+            publish_atomically(written.temp, written.destination, overwrite=overwrite)
+            published.append(written.destination)
+        for written, manifest in zip(arrays, manifests, strict=True):
+            write_atomically(manifest_path(written.destination), manifest, overwrite=overwrite)
+            published.append(manifest_path(written.destination))
     except BaseException:
         # A failure part-way through publishing (the disk fills, Ctrl-C) must not leave
         # half a dataset: remove what this call already published.
@@ -187,19 +278,194 @@ def write_dataset(
         raise
     finally:
         _remove_tree(temp_dir)
-    results = [
-        DatasetSplit(
-            str(destination),
-            str(manifest_path(destination)),
+    splits = {
+        name: [written for written in arrays if written.split == name] for name in ("train", "val")
+    }
+    results = {
+        name: DatasetSplit(
+            str(chosen[0].destination),
+            str(manifest_path(chosen[0].destination)),
             dtype,
-            split.tokens,
-            len(split.offsets),
+            sum(written.tokens for written in chosen),
+            sum(len(written.offsets) for written in chosen),
+            tuple(str(written.destination) for written in chosen),
         )
-        for _, split, destination in outputs
-    ]
-    return Dataset(
-        results[0], results[1] if len(results) > 1 else None, train.input_bytes + val.input_bytes
+        for name, chosen in splits.items()
+        if chosen
+    }
+    return Dataset(results["train"], results.get("val"), train.input_bytes + val.input_bytes)
+
+
+# --------------------------------------------------------------------------- arrays and shards
+
+
+@dataclass(frozen=True, slots=True)
+class _Sharding:
+    tokens: int | None
+    val_shards: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Array:
+    """One file to publish: its temp file, destination, split, and what its manifest says."""
+
+    temp: Path
+    destination: Path
+    split: str
+    tokens: int
+    offsets: list[int]
+    sources: list[str]
+
+
+def _arrays(
+    train: SplitFile,
+    val: SplitFile,
+    train_path: Path,
+    val_path: Path | None,
+    sharding: _Sharding,
+    file_format: FileFormat,
+    dtype: Dtype,
+    temp_dir: Path,
+) -> list[_Array]:
+    """Every file to publish: one per split, or its shards; llm.c's header added."""
+    itemsize = array(TYPECODES[dtype]).itemsize
+    arrays: list[_Array] = []
+    if sharding.tokens is None:
+        splits = [("train", train, train_path)]
+        if val_path is not None:
+            splits.append(("val", val, val_path))
+        for name, split, destination in splits:
+            temp = split.temp
+            if file_format == "llmc":
+                _check_llmc_tokens(split.tokens, destination)
+                temp = _copy_shard(split, 0, split.tokens, itemsize, temp_dir / f"{name}.llmc")
+            arrays.append(
+                _Array(temp, destination, name, split.tokens, split.offsets, split.sources)
+            )
+        return arrays
+    size = sharding.tokens
+    for name, split, pattern in (("train", train, train_path), ("val", val, val_path)):
+        if pattern is None or (name == "val" and sharding.val_shards):
+            continue
+        if file_format == "llmc":
+            _check_llmc_tokens(size, pattern)
+        count = max(1, -(-split.tokens // size))
+        for shard in range(count):
+            first, last = shard * size, min((shard + 1) * size, split.tokens)
+            arrays.append(
+                _shard_array(
+                    split, name, first, last, itemsize, file_format, pattern, shard, temp_dir
+                )
+            )
+    if sharding.val_shards:  # the first shards of the one stream are validation
+        if val_path is None:  # pragma: no cover - val_path is set whenever val_shards is
+            raise ParameterError("val_shards needs a val output")
+        if len(arrays) <= sharding.val_shards:
+            raise ParameterError(
+                f"val_shards {sharding.val_shards} leaves no shard for training: the corpus "
+                f"made {len(arrays)} shard(s) of {size:,} tokens; lower shard_tokens or val_shards"
+            )
+        renamed = []
+        for index, written in enumerate(arrays):
+            if index < sharding.val_shards:
+                destination, split_name = _shard_name(val_path, index), "val"
+            else:
+                destination = _shard_name(train_path, index - sharding.val_shards)
+                split_name = "train"
+            renamed.append(
+                _Array(
+                    written.temp,
+                    destination,
+                    split_name,
+                    written.tokens,
+                    written.offsets,
+                    written.sources,
+                )
+            )
+        arrays = renamed
+    return arrays
+
+
+def _check_llmc_tokens(tokens: int, destination: Path) -> None:
+    """llm.c's header holds the token count as an int32."""
+    if tokens > LLMC_MAX_TOKENS:
+        raise ParameterError(
+            f"'{destination}' would hold {tokens:,} tokens, more than llm.c's header can "
+            f"count ({LLMC_MAX_TOKENS:,}); {SHARD_HINT}"
+        )
+
+
+def _shard_array(
+    split: SplitFile,
+    name: str,
+    first: int,
+    last: int,
+    itemsize: int,
+    file_format: FileFormat,
+    pattern: Path,
+    shard: int,
+    temp_dir: Path,
+) -> _Array:
+    """Tokens ``first:last`` of `split` as shard number `shard`."""
+    temp = temp_dir / f"{name}-{shard}.shard"
+    _copy_shard(split, first, last, itemsize, temp, header=file_format == "llmc")
+    position = bisect.bisect_left(split.offsets, first)
+    stop = bisect.bisect_left(split.offsets, last)
+    offsets = [offset - first for offset in split.offsets[position:stop]]
+    return _Array(
+        temp,
+        _shard_name(pattern, shard),
+        name,
+        last - first,
+        offsets,
+        split.sources[position:stop],
     )
+
+
+def _shard_name(pattern: Path, shard: int) -> Path:
+    return pattern.with_name(pattern.name.replace(SHARD_FIELD, f"{shard:06d}"))
+
+
+def _copy_shard(
+    split: SplitFile, first: int, last: int, itemsize: int, temp: Path, *, header: bool = True
+) -> Path:
+    """Write tokens ``first:last`` of `split`'s temp file to `temp`, after llm.c's header."""
+    source = os.open(split.temp, os.O_RDONLY)
+    try:
+        with temp.open("wb") as sink:
+            if header:
+                sink.write(llmc_header(last - first))
+            position, remaining = first * itemsize, (last - first) * itemsize
+            while remaining:
+                block = os.pread(source, min(remaining, _COPY_BLOCK), position)
+                if not block:  # pragma: no cover - the temp file is ours
+                    raise OSError(f"'{split.temp}' ended early")
+                sink.write(block)
+                position += len(block)
+                remaining -= len(block)
+    finally:
+        os.close(source)
+    return temp
+
+
+def llmc_header(tokens: int) -> bytes:
+    """llm.c's shard header: 256 little-endian int32, magic, version, token count, zeros."""
+    header = array("i", [0] * LLMC_HEADER_INTS)
+    header[0], header[1], header[2] = LLMC_MAGIC, LLMC_VERSION, tokens
+    if sys.byteorder == "big":  # pragma: no cover - no big-endian CI machine
+        header.byteswap()
+    return header.tobytes()
+
+
+def _manifest_extra(
+    written: _Array, file_format: FileFormat, bos: str | None, bos_id: int | None
+) -> dict[str, Any]:
+    extra: dict[str, Any] = {
+        "bos": None if bos is None else {"text": bos, "id": bos_id},
+        "layout": file_format,
+        "header_bytes": LLMC_HEADER_INTS * 4 if file_format == "llmc" else 0,
+    }
+    return extra
 
 
 def _remove_tree(folder: Path) -> None:
@@ -227,21 +493,58 @@ def _check_dtype(dtype: object, tokenizer: Tokenizer) -> Dtype:
     raise ParameterError(f"dtype must be 'uint16', 'uint32' or None (automatic), got {dtype!r}")
 
 
-def _separator_id(tokenizer: Tokenizer, separator: str | None, dtype: Dtype) -> int | None:
-    """The id written after each document: a special token's, or any single token's."""
-    if separator is None:
+def _token_id(tokenizer: Tokenizer, text: str | None, dtype: Dtype, what: str) -> int | None:
+    """The id of the separator or BOS token `text`: a special token's, or any single token's."""
+    if text is None:
         return None
-    if not isinstance(separator, str):
-        raise TypeError(f"separator must be a token's text or None, got {separator!r}")
+    if not isinstance(text, str):
+        raise TypeError(f"{what} must be a token's text or None, got {text!r}")
     try:
-        token_id = tokenizer.encode_single_token(separator)
+        token_id = tokenizer.encode_single_token(text)
     except NotATokenError:
         raise ParameterError(
-            f"separator {separator!r} is not a single token of this model (its special "
+            f"{what} {text!r} is not a single token of this model (its special "
             f"tokens: {', '.join(map(repr, tokenizer.special_tokens)) or 'none'})"
         ) from None
-    _check_fits(token_id, dtype, f"the separator {separator!r}")
+    _check_fits(token_id, dtype, f"the {what} {text!r}")
     return token_id
+
+
+def _check_format(file_format: object, dtype: Dtype, requested: object) -> None:
+    if file_format not in ("bin", "llmc"):
+        raise ParameterError(f"file_format must be 'bin' or 'llmc', got {file_format!r}")
+    if file_format == "llmc" and dtype != "uint16":
+        why = "dtype is uint32" if requested == "uint32" else "this model has ids past 65,535"
+        raise ParameterError(
+            f"the llmc format stores uint16 ids (llm.c's version 1 header), but {why}; "
+            "write the bin format instead"
+        )
+
+
+def _check_sharding(
+    shard_tokens: object, val_shards: object, fraction: Fraction, file_format: FileFormat
+) -> _Sharding:
+    if shard_tokens is not None and (
+        isinstance(shard_tokens, bool) or not isinstance(shard_tokens, int) or shard_tokens < 1
+    ):
+        raise ParameterError(f"shard_tokens must be a positive integer, got {shard_tokens!r}")
+    if isinstance(val_shards, bool) or not isinstance(val_shards, int) or val_shards < 0:
+        raise ParameterError(f"val_shards must be a whole number, got {val_shards!r}")
+    if val_shards and shard_tokens is None:
+        raise ParameterError("val_shards needs shard_tokens (it counts shards)")
+    if val_shards and fraction:
+        raise ParameterError(
+            "give val_fraction (validation by document) or val_shards (by shard), not both"
+        )
+    return _Sharding(shard_tokens, val_shards)
+
+
+def _check_val_documents(val_fraction: float, fraction: Fraction, count: int) -> None:
+    if fraction and not any(in_val(index, fraction) for index in range(count)):
+        raise ParameterError(
+            f"val_fraction {val_fraction} of {count} document(s) selects none for "
+            "validation; give more documents or a larger fraction"
+        )
 
 
 def _check_fits(token_id: int, dtype: Dtype, what: str) -> None:

@@ -5,7 +5,10 @@ of a document, joined, give the document's: pieces are cut only where the whole 
 has a chunk boundary (see :mod:`bpetite.corpus._counting`), BPE never merges across
 one, and the streaming encoder only ever encodes stretches of text that re-split into
 the same chunks. A custom ``SplitPattern`` has no proven cut points, so with such a
-model each document is one piece, read whole and encoded in one call.
+model each document is one piece, read whole and encoded in one call. A Parquet piece
+is a row group, many documents: its worker writes each one's ids between the BOS and
+separator ids and says how many tokens each took, so that the parent can send each
+document to its split.
 
 A worker appends the pieces it encodes to one spool file of its own and says where
 each landed (:class:`Written`); the parent copies them into the output in order. One
@@ -22,9 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final, Literal, NoReturn
 
+from bpetite.core._budget import Budget
 from bpetite.core._errors import InvalidUtf8Error, ParameterError
 from bpetite.core._tokenizer import Tokenizer
 from bpetite.corpus._counting import Piece
+from bpetite.corpus._parquet import RowGroup, read_texts
 from bpetite.corpus._streaming import encode_pieces, stream_file_text
 from bpetite.corpus._workers import OnBytes
 
@@ -50,6 +55,10 @@ class EncodeJob:
     block_size: int
     temp_dir: str
     streaming: bool
+    text_column: str = "text"
+    doc_cap: int | None = None
+    bos_id: int | None = None  # written before each document of a Parquet piece
+    separator_id: int | None = None  # and this after it
 
     def piece_path(self, index: int) -> Path:
         """The file of piece `index` alone (a Dask task writes one)."""
@@ -69,6 +78,9 @@ class Written:
     size: int
     tokens: int
     alone: bool = False  # the file holds this piece only, and is removed once copied
+    #: For a Parquet piece, the tokens of each document in turn (BOS and separator
+    #: included); None for a piece of one text document.
+    documents: tuple[int, ...] | None = None
 
 
 def encode_piece(
@@ -77,14 +89,20 @@ def encode_piece(
     index: int,
     sink: IO[bytes],
     on_bytes: OnBytes | None,
-) -> int:
-    """Append the ids of piece `index` to `sink` in the dtype's bytes; return how many.
+) -> tuple[int, tuple[int, ...] | None]:
+    """Append the ids of piece `index` to `sink` in the dtype's bytes; return how many,
+    and for a Parquet piece how many each document took.
 
     Decoding is where invalid UTF-8 is found: InvalidUtf8Error names the document
     (``-`` for standard input, not its spool) and the offset in the whole file. An id
     too large for the dtype raises ParameterError naming the document.
     """
     piece = job.pieces[index]
+    if piece.row_group is not None:
+        documents = _encode_rows(tokenizer, job, index, sink)
+        if on_bytes is not None:
+            on_bytes(piece.size)
+        return sum(documents), documents
     text = stream_file_text(
         piece.path, block_size=job.block_size, start=piece.start, end=piece.end, on_bytes=on_bytes
     )
@@ -113,7 +131,30 @@ def encode_piece(
             tokens += len(packed)
     except InvalidUtf8Error as error:
         raise InvalidUtf8Error(job.names[index], error.offset, error.byte, error.reason) from None
-    return tokens
+    return tokens, None
+
+
+def _encode_rows(
+    tokenizer: Tokenizer, job: EncodeJob, index: int, sink: IO[bytes]
+) -> tuple[int, ...]:
+    """Each document of a Parquet piece: BOS, its ids, the separator; the tokens of each."""
+    piece = job.pieces[index]
+    if piece.row_group is None:
+        raise ValueError(f"{piece!r} is not a row group")
+    typecode = TYPECODES[job.dtype]
+    before = b"" if job.bos_id is None else to_bytes(array(typecode, [job.bos_id]))
+    after = b"" if job.separator_id is None else to_bytes(array(typecode, [job.separator_id]))
+    extra = (job.bos_id is not None) + (job.separator_id is not None)
+    group = RowGroup(piece.path, piece.row_group, piece.size)
+    sizes = []
+    for text in read_texts(group, job.text_column, Budget(doc_cap=job.doc_cap), piece.rows):
+        try:
+            packed = tokenizer.encode_ordinary_array(text, typecode)
+        except OverflowError:
+            _too_large(job, index, max(tokenizer.encode_ordinary(text)))
+        sink.write(before + to_bytes(packed) + after)
+        sizes.append(len(packed) + extra)
+    return tuple(sizes)
 
 
 def _too_large(job: EncodeJob, index: int, largest: int) -> NoReturn:
@@ -141,8 +182,8 @@ class EncodeTask:
     def run(self, index: int, on_bytes: OnBytes) -> Written:
         spool = self._spool
         start = spool.tell()
-        tokens = encode_piece(self._tokenizer, self._job, index, spool, on_bytes)
-        return Written(spool.name, start, spool.tell() - start, tokens)
+        tokens, documents = encode_piece(self._tokenizer, self._job, index, spool, on_bytes)
+        return Written(spool.name, start, spool.tell() - start, tokens, documents=documents)
 
     def sync(self) -> None:
         """Flush the spool: the parent reads it through a descriptor of its own."""
@@ -152,7 +193,9 @@ class EncodeTask:
         self._spool.close()
 
 
-def encode_piece_file(tokenizer: Tokenizer, job: EncodeJob, index: int) -> int:
-    """A Dask task: encode piece `index` into a file of its own; return its token count."""
+def encode_piece_file(
+    tokenizer: Tokenizer, job: EncodeJob, index: int
+) -> tuple[int, tuple[int, ...] | None]:
+    """A Dask task: encode piece `index` into a file of its own; return its token counts."""
     with job.piece_path(index).open("wb") as sink:
         return encode_piece(tokenizer, job, index, sink, None)

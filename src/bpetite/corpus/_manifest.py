@@ -64,8 +64,13 @@ def dumps_manifest(
     separator: str | None,
     separator_id: int | None,
     options: dict[str, Any],
+    extra: dict[str, Any] | None = None,
 ) -> bytes:
-    """The manifest's bytes for the array of `split` ("train" or "val")."""
+    """The manifest's bytes for the array of `split` ("train" or "val").
+
+    `extra` adds keys: the BOS token, the layout (``bin``, or ``llmc`` with its
+    header's size in bytes).
+    """
     manifest = {
         "format": MANIFEST_FORMAT,
         "version": MANIFEST_VERSION,
@@ -79,5 +84,6 @@ def dumps_manifest(
         "separator": None if separator is None else {"text": separator, "id": separator_id},
         "model": model_info,
         "options": options,
+        **(extra or {}),
     }
     return (json.dumps(manifest, sort_keys=True, separators=(",", ":")) + "\n").encode("ascii")

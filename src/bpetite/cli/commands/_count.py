@@ -12,12 +12,14 @@ from bpetite.cli._files import check_output_path, refuse_overwriting_inputs
 from bpetite.cli._output import exists_message, write_json
 from bpetite.cli._parser import add_command
 from bpetite.cli._sources import (
+    add_budget_arguments,
     add_dask_argument,
     add_input_argument,
     add_pattern_arguments,
     add_workers_argument,
     count_sources,
     gather_inputs,
+    reading_of,
     split_pattern,
 )
 from bpetite.corpus import save_counts
@@ -30,7 +32,7 @@ def register(subparsers: Subparsers) -> None:
     parser = add_command(
         subparsers,
         "count",
-        summary="count the chunks of UTF-8 files into a counts file",
+        summary="count the chunks of UTF-8 files or Parquet shards into a counts file",
         description=(
             "Pre-tokenize UTF-8 files and write how often each distinct chunk occurs, as a "
             "versioned JSON counts file. Each file is one document; a directory means "
@@ -41,6 +43,8 @@ def register(subparsers: Subparsers) -> None:
         ),
         examples=[
             "bpetite count --input corpus/ --output counts.json",
+            "bpetite count --input shard_*.parquet --text-column text --max-chars 2e9 "
+            "--doc-cap 10000 --output counts.json",
             "bpetite count --input part1/ --output c1.json   # on one machine",
             "bpetite count --input part2/ --output c2.json   # on another",
             "bpetite train --counts c1.json c2.json --vocab-size 4096 --output tok.json",
@@ -48,6 +52,7 @@ def register(subparsers: Subparsers) -> None:
     )
     add_input_argument(parser, required=True)
     add_pattern_arguments(parser)
+    add_budget_arguments(parser)
     add_workers_argument(parser)
     add_dask_argument(parser)
     parser.add_argument("--output", required=True, metavar="PATH", help="counts file to write")
@@ -61,7 +66,9 @@ def run(args: argparse.Namespace) -> int:
     sources = gather_inputs(args.input)
     refuse_overwriting_inputs(args.output, sources.paths)
     started = time.perf_counter()
-    counted = count_sources(sources, args.workers, pattern=pattern, dask=args.dask)
+    counted = count_sources(
+        sources, args.workers, pattern=pattern, dask=args.dask, reading=reading_of(args)
+    )
     counted_at = time.perf_counter()
     try:
         save_counts(args.output, counted.counts, overwrite=args.force, pattern=pattern)

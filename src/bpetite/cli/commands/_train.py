@@ -22,6 +22,7 @@ from bpetite.cli._parser import (
 from bpetite.cli._progress import PhaseProgress, training_progress
 from bpetite.cli._sources import (
     Counted,
+    add_budget_arguments,
     add_dask_argument,
     add_input_argument,
     add_pattern_arguments,
@@ -29,6 +30,7 @@ from bpetite.cli._sources import (
     count_sources,
     gather_inputs,
     load_count_files,
+    reading_of,
     split_pattern,
 )
 
@@ -43,7 +45,7 @@ def register(subparsers: Subparsers) -> None:
     parser = add_command(
         subparsers,
         "train",
-        summary="learn a tokenizer from UTF-8 files, directories or counts files",
+        summary="learn a tokenizer from UTF-8 files, Parquet shards, directories or counts files",
         description=(
             "Learn byte-level BPE merges and save the tokenizer artifact. --input takes "
             "files and directories (every regular file under them), each file one "
@@ -62,6 +64,8 @@ def register(subparsers: Subparsers) -> None:
             "--output tok.json",
             "cat corpus.txt | bpetite train --input - --vocab-size 1024 --output tok.json --force",
             "bpetite train --counts c1.json c2.json --vocab-size 4096 --output tok.json",
+            "bpetite train --input shard_*.parquet --max-chars 2e9 --doc-cap 10000 "
+            "--pattern cl100k --vocab-size 65536 --output tok.json   # nanochat's",
             "bpetite train --input corpus.txt --pattern cl100k --special-token '<|user_start|>' "
             "--special-token '<|user_end|>' --vocab-size 4096 --vocab-size 32000 "
             "--output 'tok-{vocab_size}.json'",
@@ -112,6 +116,7 @@ def register(subparsers: Subparsers) -> None:
         help="stop when the most frequent pair occurs fewer than N times "
         "(Hugging Face's min_frequency)",
     )
+    add_budget_arguments(parser)
     add_workers_argument(parser)
     add_dask_argument(parser)
     parser.set_defaults(handler=run)
@@ -123,6 +128,9 @@ def run(args: argparse.Namespace) -> int:
     outputs = _outputs(args.output, sizes)
     specials = _special_tokens(args.special_token)
     pattern = split_pattern(args.pattern, args.pattern_regex, specials)
+    reading = reading_of(args)
+    if args.counts is not None and reading.budgeted:
+        raise CliError("--max-chars and --doc-cap apply to --input, not to --counts")
     if args.max_token_bytes is not None and args.max_token_bytes < 2:
         raise CliError(
             f"--max-token-bytes must be at least 2 (every merged token has two bytes), "
@@ -141,7 +149,12 @@ def run(args: argparse.Namespace) -> int:
         for path in outputs.values():
             refuse_overwriting_inputs(path, sources.paths)
         counted = count_sources(
-            sources, args.workers, pattern=pattern, stream=sys.stderr, dask=args.dask
+            sources,
+            args.workers,
+            pattern=pattern,
+            stream=sys.stderr,
+            dask=args.dask,
+            reading=reading,
         )
     counted_at = time.perf_counter()
     options = {"max_token_bytes": args.max_token_bytes, "min_frequency": args.min_frequency}
