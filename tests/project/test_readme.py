@@ -15,14 +15,14 @@ The convention, for whoever edits the README:
   ``uv run python`` this interpreter; ``scripts/`` is linked in. Any other command
   fails the test, unless it is a line of ``.ci/run`` (``uv sync --locked``, ``uv run
   pytest``, ...), which CI runs instead.
-* The data: ``gpt2/`` in the working directory holds GPT-2's files, ``openai/`` the
-  ``cl100k_base`` and ``o200k_base`` rank files, and
-  ``data/tinyshakespeare.txt`` is what the README's download command fetches; both come
-  from the committed test data (``tests/data/``).
-* The environment: ``BPETITE_CORPUS_URL`` points the download script at a local
-  server holding TinyShakespeare; ``TIKTOKEN_CACHE_DIR`` holds GPT-2's files the way
-  tiktoken caches them; the proxy variables point at a closed port, so nothing can
-  reach the internet; ``TMPDIR`` is private and must be empty at the end.
+* The data: what a fresh clone has. ``scripts/`` and ``tests/`` are linked into the
+  working directory (GPT-2's original files are in ``tests/data/``); the built-in
+  vocabularies ship in the package; ``data/tinyshakespeare.txt`` is what the README's
+  download command fetches, from a local server holding the committed copy.
+* The environment: ``BPETITE_CORPUS_URL`` points the download script at that server;
+  ``TIKTOKEN_CACHE_DIR`` is an empty directory, so tiktoken has nothing cached; the
+  proxy variables point at a closed port, so nothing can reach the internet; ``TMPDIR``
+  is private and must be empty at the end, and so must the tiktoken cache.
 * ```pycon blocks run as doctests in the same directory, in document order with the
   console blocks (so they can use files that earlier commands made).
 """
@@ -43,7 +43,6 @@ from typing import Any
 import pytest
 
 from tests.conftest import PLATFORM_LIMIT, REPO_ROOT
-from tests.datafiles import build_tiktoken_cache
 from tests.docs_runner import (
     Command,
     check_output,
@@ -109,8 +108,6 @@ def test_volatile_keys_are_the_only_ones_ignored() -> None:
 def test_every_readme_command_runs_as_shown(
     tmp_path: Path,
     corpus_server: str,
-    gpt2_dir: Path,
-    openai_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     if shutil.which("bash") is None:
@@ -118,10 +115,11 @@ def test_every_readme_command_runs_as_shown(
     work = tmp_path / "work"
     work.mkdir()
     (work / "scripts").symlink_to(REPO_ROOT / "scripts", target_is_directory=True)
-    (work / "gpt2").symlink_to(gpt2_dir, target_is_directory=True)
-    (work / "openai").symlink_to(openai_dir, target_is_directory=True)
+    (work / "tests").symlink_to(REPO_ROOT / "tests", target_is_directory=True)
     temp = tmp_path / "temp"
     temp.mkdir()
+    tiktoken_cache = tmp_path / "tiktoken-cache"
+    tiktoken_cache.mkdir()
     closed = "http://127.0.0.1:9"
     env = {
         key: value for key, value in os.environ.items() if key not in {"NO_COLOR", "FORCE_COLOR"}
@@ -129,7 +127,7 @@ def test_every_readme_command_runs_as_shown(
     env.update(
         README_TEST_PYTHON=sys.executable,
         BPETITE_CORPUS_URL=corpus_server,
-        TIKTOKEN_CACHE_DIR=str(build_tiktoken_cache(tmp_path / "tiktoken-cache")),
+        TIKTOKEN_CACHE_DIR=str(tiktoken_cache),
         TMPDIR=str(temp),
         HTTPS_PROXY=closed,
         HTTP_PROXY=closed,
@@ -166,3 +164,4 @@ def test_every_readme_command_runs_as_shown(
     assert any("download_corpus.py" in command for command in ran)
     assert doctests >= 1
     assert list(temp.iterdir()) == [], "a documented command left files in the temp dir"
+    assert list(tiktoken_cache.iterdir()) == [], "a documented command needed tiktoken's cache"
