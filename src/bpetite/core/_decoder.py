@@ -161,6 +161,9 @@ class StreamDecoder:
     UnicodeDecodeError: 'utf-8' codec can't decode byte 0xc3 in position 0: unexpected end of data
     """
 
+    #: The ``errors`` policies: ``strict``, ``replace``, ``ignore`` (as for ``decode``).
+    ERRORS: Final = DECODE_ERRORS
+
     __slots__ = ("_decoder", "_errors", "_vocab")
 
     def __init__(self, vocab: Mapping[int, bytes], errors: str = "strict") -> None:

@@ -5,16 +5,25 @@ Millions of ids are decoded in slices, each checked as UTF-8 as it goes into a s
 slice's text, never the whole text. Nothing is delivered before every id and the whole
 text are checked: a bad id, a broken character, a failure or a signal while decoding
 leaves stdout empty and no file.
+
+``--errors replace`` (or ``ignore``) decodes bytes that are not UTF-8 as tiktoken and
+``bytes.decode`` do, instead of failing. ``--stream`` is for ids that arrive over time
+(a model generating): it reads standard input a line at a time, each line one id or a
+JSON array of ids, and writes each character as soon as its bytes are complete,
+flushing after every line; what it wrote before a failure stays written, and the
+failure line says how much.
 """
 
 from __future__ import annotations
 
 import argparse
 import codecs
-from collections.abc import Sequence
+import json
+import sys
+from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Final
 
-from bpetite import Tokenizer
+from bpetite import StreamDecoder, Tokenizer, UnknownTokenError
 from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import (
@@ -25,7 +34,7 @@ from bpetite.cli._files import (
     result_output,
 )
 from bpetite.cli._inputs import first_unknown_id, parse_id_list, read_input_bytes
-from bpetite.cli._output import note
+from bpetite.cli._output import note, write_all
 from bpetite.cli._parser import add_command, integer
 
 if TYPE_CHECKING:
@@ -49,6 +58,8 @@ def register(subparsers: Subparsers) -> None:
             "bpetite encode --model tokenizer.json --text hi | "
             "bpetite decode --model tokenizer.json --input -",
             "bpetite decode --model tokenizer.json --input ids.json --output text.txt",
+            "bpetite decode --model tokenizer.json --errors replace --ids 72 195",
+            "my-model-server | bpetite decode --model tokenizer.json --stream",
         ],
     )
     add_model_argument(parser)
@@ -59,11 +70,30 @@ def register(subparsers: Subparsers) -> None:
         metavar="PATH",
         help="a file holding a JSON array of ids (what encode prints); '-' for stdin",
     )
+    source.add_argument(
+        "--stream",
+        action="store_true",
+        help="read ids from stdin as they arrive, one id or a JSON array per line, and "
+        "write each character as soon as it is whole, flushing after every line",
+    )
+    parser.add_argument(
+        "--errors",
+        choices=StreamDecoder.ERRORS,
+        default="strict",
+        help="bytes that are not UTF-8: 'strict' (default) fails, 'replace' writes U+FFFD "
+        "for them (tiktoken's default), 'ignore' drops them",
+    )
     add_result_output_arguments(parser, "the text")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.stream:
+        if args.output is not None:
+            raise CliError("--stream writes to standard output as the ids arrive: drop --output")
+        if sys.stdin is None:
+            raise CliError("standard input is closed; --stream reads the ids from it")
+        return decode_stream(model_from_args(args), sys.stdin, args.errors)
     check_result_output(args)
     tokenizer = model_from_args(args)
     ids: Sequence[int]
@@ -75,7 +105,10 @@ def run(args: argparse.Namespace) -> int:
     if unknown is not None:
         raise CliError(unknown)
     with result_output(args.output, force=args.force) as result:
-        size = decode_checked(tokenizer, ids, result)
+        if args.errors == "strict":
+            size = decode_checked(tokenizer, ids, result)
+        else:
+            size = decode_lenient(tokenizer, ids, result, args.errors)
     if args.output is not None:
         note(f"bpetite: wrote {size} bytes of text to '{shown(args.output)}'")
     return 0
@@ -103,6 +136,78 @@ def decode_checked(tokenizer: Tokenizer, ids: Sequence[int], target: IO[bytes]) 
         pending = len(error.object)
         _fail_at(tokenizer, ids, offset - pending + error.start, error.reason)
     return offset
+
+
+def decode_lenient(tokenizer: Tokenizer, ids: Sequence[int], target: IO[bytes], errors: str) -> int:
+    """Write ``tokenizer.decode(ids, errors=errors)`` as UTF-8 to `target`, a slice at a
+    time; return how many bytes."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors)
+    size = 0
+    for start in range(0, len(ids), SLICE_IDS):
+        data = decoder.decode(tokenizer.decode_bytes(ids[start : start + SLICE_IDS]))
+        size += target.write(data.encode("utf-8"))
+    return size + target.write(decoder.decode(b"", final=True).encode("utf-8"))
+
+
+def decode_stream(tokenizer: Tokenizer, lines: Iterator[str] | IO[str], errors: str) -> int:
+    """Decode ids from `lines` as they come, writing text to stdout as soon as it is whole."""
+    stream = tokenizer.stream_decoder(errors=errors)
+    number = 0
+    for number, line in enumerate(lines, start=1):
+        text = []
+        for token in _line_ids(line, number):
+            try:
+                text.append(stream.step(token))
+            except UnknownTokenError:
+                raise CliError(
+                    f"line {number}: unknown token id {token}: valid ids are "
+                    f"0..{tokenizer.n_vocab - 1}"
+                ) from None
+            except UnicodeDecodeError as error:
+                raise CliError(
+                    f"line {number}: token {token} does not continue valid UTF-8 "
+                    f"({error.reason}); --errors replace writes U+FFFD instead"
+                ) from None
+        _write_now("".join(text))
+    try:
+        _write_now(stream.flush(), completes=True)
+    except UnicodeDecodeError:
+        raise CliError(
+            f"the ids ended inside a character (after line {number}): only "
+            f"{len(stream.pending)} byte(s) of it came; --errors replace writes U+FFFD instead"
+        ) from None
+    return 0
+
+
+def _line_ids(line: str, number: int) -> list[int]:
+    """The ids on one line of ``--stream`` input: one integer, or a JSON array of them."""
+    text = line.strip()
+    if not text:
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if type(value) is int:
+        return [value]
+    if isinstance(value, list) and all(type(item) is int for item in value):
+        return value
+    raise CliError(f"line {number} is not a token id or a JSON array of ids: {shown(text, 80)!r}")
+
+
+def _write_now(text: str, *, completes: bool = False) -> None:
+    """Write `text` to stdout at once, counted as part of the result."""
+    stdout = sys.stdout
+    if stdout is None:
+        raise CliError("standard output is closed; the text was not written")
+    buffer = getattr(stdout, "buffer", None)
+    if buffer is None:  # a text stream someone swapped in
+        stdout.write(text)
+        stdout.flush()
+        return
+    stdout.flush()
+    write_all(buffer, text.encode("utf-8"), completes=completes)
+    buffer.flush()
 
 
 def _fail_at(tokenizer: Tokenizer, ids: Sequence[int], offset: int, reason: str) -> None:

@@ -1,4 +1,8 @@
-"""``bpetite encode``: text to a JSON array of token ids.
+"""``bpetite encode``: text to a JSON array of token ids, their count, or ids with offsets.
+
+``--count`` prints the number of ids; ``--offsets`` prints one JSON array of
+``[id, start, end]`` triples, ``start`` and ``end`` the token's span in the text in
+characters (Unicode code points), as :meth:`Tokenizer.encode_with_offsets` defines it.
 
 All the ids are computed before the first byte is written (into a spool for stdout, a
 temp file for ``--output``), so a failure or a signal while encoding leaves stdout
@@ -8,7 +12,7 @@ empty and no file: the message "nothing was written" is then true.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from typing import IO, TYPE_CHECKING, Final, Literal
 
@@ -59,6 +63,8 @@ def register(subparsers: Subparsers) -> None:
             "bpetite encode --model tokenizer.json --input notes.txt > ids.json",
             "bpetite encode --model tokenizer.json --input notes.txt --output ids.json",
             "bpetite encode --model tokenizer.json --input user.txt --special raise",
+            "bpetite encode --model cl100k_base --input prompt.txt --count",
+            'bpetite encode --model tokenizer.json --text "héllo" --offsets',
         ],
     )
     add_model_argument(parser)
@@ -74,6 +80,18 @@ def register(subparsers: Subparsers) -> None:
         help="special-token text: 'allow' (default) encodes it as the special token, "
         "'ordinary' as plain text, 'raise' fails",
     )
+    form = parser.add_mutually_exclusive_group()
+    form.add_argument(
+        "--count",
+        action="store_true",
+        help="print the number of ids instead of the ids (exactly len of the array)",
+    )
+    form.add_argument(
+        "--offsets",
+        action="store_true",
+        help="print [id, start, end] for each token: its span in the text, in characters "
+        "(a character cut between tokens is in the span of each)",
+    )
     add_result_output_arguments(parser, "the ids")
     parser.set_defaults(handler=run)
 
@@ -81,10 +99,14 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     check_result_output(args)
     tokenizer = model_from_args(args)
+    write = _writer(tokenizer, args)
     if args.text is not None:
         text = check_argument_text(args.text, "--text")
         with result_output(args.output, force=args.force) as result:
-            count = write_id_batches([encode_text(tokenizer, text, args.special)], result)
+            if args.count:
+                count = write_count([count_text(tokenizer, text, args.special)], result)
+            else:
+                count = write([encode_text(tokenizer, text, args.special)], result)
     else:
         # The input is read once, checked as it is read, into a private copy: a bad byte
         # (or, with --special raise, a special token) fails before any output, and
@@ -95,10 +117,33 @@ def run(args: argparse.Namespace) -> int:
             allowed: AbstractSet[str] | Literal["all"] = "all" if args.special == "allow" else set()
             with result_output(args.output, force=args.force) as result:
                 batches = _encode_stream(tokenizer, spool, args.input, allowed)
-                count = write_id_batches(batches, result)
+                count = write(batches, result)
     if args.output is not None:
         note(f"bpetite: wrote {count} ids to '{shown(args.output)}'")
     return 0
+
+
+def _writer(
+    tokenizer: Tokenizer, args: argparse.Namespace
+) -> Callable[[Iterable[list[int]], IO[bytes]], int]:
+    """How the ids are written: as an array (default), a count, or with offsets."""
+    if args.count:
+        return lambda batches, target: write_count(map(len, batches), target)
+    if args.offsets:
+        return lambda batches, target: write_offsets(tokenizer, batches, target)
+    return write_id_batches
+
+
+def count_text(tokenizer: Tokenizer, text: str, special: str) -> int:
+    """``len(encode_text(...))``, counted without the list of ids."""
+    if special == "ordinary":
+        return tokenizer.count_tokens(text, allowed_special=set(), disallowed_special=())
+    if special == "raise":
+        try:
+            return tokenizer.count_tokens(text, allowed_special=set(), disallowed_special="all")
+        except DisallowedSpecialError:
+            raise CliError(_disallowed(tokenizer, text)) from None
+    return tokenizer.count_tokens(text)
 
 
 def encode_text(tokenizer: Tokenizer, text: str, special: str) -> list[int]:
@@ -173,5 +218,46 @@ def write_id_batches(batches: Iterable[list[int]], target: IO[bytes]) -> int:
             target.write(separator + ",".join(map(str, batch)).encode("ascii"))
             separator = b","
             count += len(batch)
+    target.write(b"]\n")
+    return count
+
+
+def write_count(counts: Iterable[int], target: IO[bytes]) -> int:
+    """Write the sum of `counts` and a newline; return it."""
+    total = sum(counts)
+    target.write(f"{total}\n".encode("ascii"))
+    return total
+
+
+def write_offsets(tokenizer: Tokenizer, batches: Iterable[list[int]], target: IO[bytes]) -> int:
+    """Write ``[[id, start, end], ...]`` and a newline; return how many ids.
+
+    Each batch is the ids of a stretch of the text that ends on a character boundary,
+    so its spans come from :meth:`Tokenizer.decode_with_offsets` (where each token
+    starts) shifted by the characters before it; a token ends where the next one starts,
+    or one character later when the next one starts inside that character.
+    """
+    vocab = tokenizer.vocab
+    target.write(b"[")
+    separator = b""
+    count = 0
+    before = 0  # characters in the batches already written
+    for batch in batches:
+        if not batch:
+            continue
+        text, starts = tokenizer.decode_with_offsets(batch)
+        ends = [
+            start + (0x80 <= vocab[following][0] < 0xC0)
+            for start, following in zip(starts[1:], batch[1:], strict=True)
+        ]
+        ends.append(len(text))
+        triples = ",".join(
+            f"[{token},{before + start},{before + end}]"
+            for token, start, end in zip(batch, starts, ends, strict=True)
+        )
+        target.write(separator + triples.encode("ascii"))
+        separator = b","
+        count += len(batch)
+        before += len(text)
     target.write(b"]\n")
     return count
