@@ -1,19 +1,12 @@
 """The ``show --html`` page in a real headless browser: the DOM it builds, and a screenshot.
 
-Skipped with a reason when no Chromium is installed (``apt-get install chromium`` on
-Debian, or point ``BPETITE_CHROMIUM`` at a binary); under ``CI=true`` a missing
-browser is a failure, so CI cannot silently stop checking the page.
+The browser comes from tests/visualize/browser.py: skipped with a reason when no
+Chromium is installed, a failure under ``CI=true``.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import struct
-import subprocess
-import tempfile
-import zlib
 from collections import Counter
 from html.parser import HTMLParser
 from itertools import pairwise
@@ -26,8 +19,7 @@ from bpetite.cli import main
 from bpetite.visualize._eval import BAR_COLOURS
 from bpetite.visualize._render import PALETTE, PARTIAL_BACKGROUNDS, marker_for, render_html
 from tests.rendering import expected_label, parse_page
-
-_BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+from tests.visualize.browser import png_colours, require_browser, rgb_set, run_browser
 
 # Merges "<!--", "-->" and "</" into single tokens, which unescaped would be markup,
 # and the first bytes of emoji into tokens that are only part of a character.
@@ -38,22 +30,9 @@ _TEXT = (
 )
 
 
-def _find_browser() -> str | None:
-    override = os.environ.get("BPETITE_CHROMIUM")
-    if override:
-        return override
-    return next((path for name in _BROWSERS if (path := shutil.which(name))), None)
-
-
 @pytest.fixture(scope="module")
 def browser() -> str:
-    path = _find_browser()
-    if path is None:
-        message = "no Chromium found: install it (apt-get install chromium) or set BPETITE_CHROMIUM"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{message}; CI must install it")
-        pytest.skip(message)
-    return path
+    return require_browser()
 
 
 @pytest.fixture(scope="module")
@@ -71,32 +50,6 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Tokenizer, Path]:
     return tokenizer, page_path
 
 
-def _run_browser(browser: str, profile: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    command = [
-        browser,
-        "--headless",
-        "--no-sandbox",  # CI containers run as root, where the sandbox refuses to start
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--no-default-browser-check",
-        "--force-color-profile=srgb",  # so screenshot pixels are the CSS colours exactly
-        "--hide-scrollbars",
-        f"--user-data-dir={profile}",
-        *args,
-    ]
-    # Chromium makes a Unix socket under TMPDIR, and a socket's path holds at most 107
-    # bytes: under a long TMPDIR (.ci/run uses one) it would not start. /tmp is short.
-    short = Path("/tmp") if Path("/tmp").is_dir() else None
-    with tempfile.TemporaryDirectory(prefix="bpetite-", dir=short) as sockets:
-        env = {**os.environ, "TMPDIR": sockets}
-        result = subprocess.run(command, capture_output=True, timeout=120, check=False, env=env)
-    assert result.returncode == 0, result.stderr.decode("utf-8", "replace")[-2000:]
-    return result
-
-
 def test_the_preconditions_of_this_page(page: tuple[Tokenizer, Path]) -> None:
     """The text must really contain the awkward tokens the browser test is about."""
     tokenizer, _ = page
@@ -110,7 +63,7 @@ def test_browser_dom_has_the_tokens_in_order(
     browser: str, page: tuple[Tokenizer, Path], tmp_path: Path
 ) -> None:
     tokenizer, page_path = page
-    result = _run_browser(browser, tmp_path / "profile", "--dump-dom", page_path.as_uri())
+    result = run_browser(browser, tmp_path / "profile", "--dump-dom", page_path.as_uri())
     dom = parse_page(result.stdout.decode("utf-8"))
     ids = tokenizer.encode(_TEXT)
     assert [int(token["data-token-id"]) for token in dom.tokens] == ids
@@ -130,7 +83,7 @@ def test_browser_screenshot_shows_coloured_tokens(
 ) -> None:
     _, page_path = page
     screenshot = tmp_path / "page.png"
-    _run_browser(
+    run_browser(
         browser,
         tmp_path / "profile",
         f"--screenshot={screenshot}",
@@ -140,11 +93,11 @@ def test_browser_screenshot_shows_coloured_tokens(
     data = screenshot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(data) > 10_000
-    width, height, colours = _png_colours(data, wanted=_rgb_set(PALETTE + PARTIAL_BACKGROUNDS))
+    width, height, colours = png_colours(data, wanted=rgb_set(PALETTE + PARTIAL_BACKGROUNDS))
     assert (width, height) == (1200, 800)
     # The token backgrounds really were painted: the inline CSS applied.
-    assert _rgb_set(PALETTE) <= colours
-    assert _rgb_set(PARTIAL_BACKGROUNDS[:1]) <= colours
+    assert rgb_set(PALETTE) <= colours
+    assert rgb_set(PARTIAL_BACKGROUNDS[:1]) <= colours
 
 
 # Arabic and Hebrew words for merges; the text adds letters the corpus never had (ث ق ي
@@ -187,7 +140,7 @@ def test_browser_keeps_right_to_left_tokens_in_order(browser: str, tmp_path: Pat
         page.replace(policy.group(0), "").replace("</body>", _MEASURE + "</body>"),
         encoding="utf-8",
     )
-    result = _run_browser(
+    result = run_browser(
         browser, tmp_path / "profile", "--window-size=1600,900", "--dump-dom", measured.as_uri()
     )
     tokens = parse_page(result.stdout.decode("utf-8")).tokens
@@ -212,76 +165,13 @@ def test_browser_keeps_right_to_left_tokens_in_order(browser: str, tmp_path: Pat
 def test_browser_legend_names_every_marker(browser: str, tmp_path: Path) -> None:
     page_path = tmp_path / "empty.html"
     page_path.write_text(render_html([]), encoding="utf-8")
-    result = _run_browser(browser, tmp_path / "profile", "--dump-dom", page_path.as_uri())
+    result = run_browser(browser, tmp_path / "profile", "--dump-dom", page_path.as_uri())
     dom = result.stdout.decode("utf-8")
     legend = re.sub(r"<[^>]+>", "", dom[dom.index('<p class="legend">') :].split("</p>")[0])
     for char in (" ", "\t", "\n", "\r", "\x00", "\x1f", "\x7f", "\u200b"):
         marker = marker_for(char)
         assert marker is not None and marker in legend, (char, legend)
     assert "␍ carriage return" in legend
-
-
-def _rgb_set(colours: tuple[str, ...]) -> set[tuple[int, int, int]]:
-    return {(int(c[1:3], 16), int(c[3:5], 16), int(c[5:7], 16)) for c in colours}
-
-
-def _png_colours(
-    data: bytes, wanted: set[tuple[int, int, int]]
-) -> tuple[int, int, set[tuple[int, int, int]]]:
-    """A tiny PNG reader: (width, height, colours seen), for 8-bit RGB or RGBA images.
-
-    It stops as soon as every `wanted` colour has been seen, because unfiltering
-    rows in pure Python is slow and the tokens sit near the top of the page.
-    """
-    position = 8
-    idat = bytearray()
-    width = height = channels = 0
-    while position < len(data):
-        (length,) = struct.unpack(">I", data[position : position + 4])
-        kind = data[position + 4 : position + 8]
-        body = data[position + 8 : position + 8 + length]
-        position += 12 + length
-        if kind == b"IHDR":
-            width, height, depth, colour_type, _, _, interlace = struct.unpack(">IIBBBBB", body)
-            assert depth == 8 and interlace == 0 and colour_type in {2, 6}, body
-            channels = 3 if colour_type == 2 else 4
-        elif kind == b"IDAT":
-            idat += body
-    raw = zlib.decompress(bytes(idat))
-    stride = width * channels
-    previous = bytearray(stride)
-    seen: set[tuple[int, int, int]] = set()
-    for row in range(height):
-        start = row * (stride + 1)
-        line = _unfilter(
-            raw[start], bytearray(raw[start + 1 : start + 1 + stride]), previous, channels
-        )
-        seen.update(zip(line[0::channels], line[1::channels], line[2::channels], strict=True))
-        if wanted <= seen:
-            break
-        previous = line
-    return width, height, seen
-
-
-def _unfilter(kind: int, line: bytearray, previous: bytearray, channels: int) -> bytearray:
-    if kind == 0:
-        return line
-    if kind == 2:  # Up
-        return bytearray((a + b) & 0xFF for a, b in zip(line, previous, strict=True))
-    for x in range(len(line)):
-        left = line[x - channels] if x >= channels else 0
-        up = previous[x]
-        if kind == 1:  # Sub
-            line[x] = (line[x] + left) & 0xFF
-        elif kind == 3:  # Average
-            line[x] = (line[x] + (left + up) // 2) & 0xFF
-        else:  # Paeth
-            corner = previous[x - channels] if x >= channels else 0
-            estimate = left + up - corner
-            pa, pb, pc = abs(estimate - left), abs(estimate - up), abs(estimate - corner)
-            predictor = left if pa <= pb and pa <= pc else up if pb <= pc else corner
-            line[x] = (line[x] + predictor) & 0xFF
-    return line
 
 
 # --------------------------------------------------------------------------- eval --html
@@ -327,7 +217,7 @@ def test_browser_eval_page_draws_one_bar_per_model_and_text(
     browser: str, eval_page: tuple[list[int], Path], tmp_path: Path
 ) -> None:
     counts, page_path = eval_page
-    result = _run_browser(browser, tmp_path / "profile", "--dump-dom", page_path.as_uri())
+    result = run_browser(browser, tmp_path / "profile", "--dump-dom", page_path.as_uri())
     dom = _EvalDom()
     dom.feed(result.stdout.decode("utf-8"))
     # The names were escaped: the browser built no <b>, and no <script> exists at all.
@@ -349,14 +239,14 @@ def test_browser_eval_screenshot_shows_the_bars(
 ) -> None:
     _, page_path = eval_page
     screenshot = tmp_path / "eval.png"
-    _run_browser(
+    run_browser(
         browser,
         tmp_path / "profile",
         f"--screenshot={screenshot}",
         "--window-size=1000,700",
         page_path.as_uri(),
     )
-    wanted = _rgb_set(BAR_COLOURS[:2])
-    width, height, colours = _png_colours(screenshot.read_bytes(), wanted=wanted)
+    wanted = rgb_set(BAR_COLOURS[:2])
+    width, height, colours = png_colours(screenshot.read_bytes(), wanted=wanted)
     assert (width, height) == (1000, 700)
     assert wanted <= colours  # the SVG bars were painted in each model's colour
