@@ -35,26 +35,8 @@ def show_token(token: bytes) -> str:
 def parse_ranks(data: bytes, source: str) -> dict[bytes, int]:
     """``base64 rank`` lines -> {token bytes: rank}; duplicates are refused, not dropped.
 
-    The whole file is checked with a few passes over all its fields, which is the usual
-    case; only a file that fails them is walked line by line, to name the first bad line.
+    A bad line raises InteropError naming it (lines count from 1, blank lines included).
     """
-    rows = [line.split() for line in data.splitlines() if line]
-    if set(map(len, rows)) <= {2}:
-        texts, numbers = zip(*rows, strict=True) if rows else ((), ())
-        if all(number.isdigit() and number.isascii() for number in numbers):
-            try:
-                tokens = [binascii.a2b_base64(text, strict_mode=True) for text in texts]
-            except binascii.Error:
-                pass  # the walk below names the line
-            else:
-                ranks = dict(zip(tokens, map(int, numbers), strict=True))
-                if len(ranks) == len(tokens) == len(set(ranks.values())):
-                    return ranks
-    return _walk_ranks(data, source)
-
-
-def _walk_ranks(data: bytes, source: str) -> dict[bytes, int]:
-    """:func:`parse_ranks` line by line, raising InteropError at the first bad line."""
     ranks: dict[bytes, int] = {}
     owners: dict[int, bytes] = {}
     for number, line in enumerate(data.splitlines(), start=1):
