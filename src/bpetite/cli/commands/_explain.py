@@ -151,6 +151,11 @@ def _check_combination(args: argparse.Namespace) -> None:
             raise CliError("--train learns its own merges: drop --model")
         if args.vocab_size is None:
             raise CliError("--train needs --vocab-size N, the vocabulary to learn")
+        if args.vocab_size > MAX_TRAIN_VOCAB:
+            raise CliError(
+                f"--vocab-size must be at most {MAX_TRAIN_VOCAB:,} to explain a training run, "
+                f"got {args.vocab_size:,}: train larger vocabularies with 'bpetite train'"
+            )
         if args.input is None:
             raise CliError("--train reads its corpus from --input FILE ('-' for stdin)")
         return
