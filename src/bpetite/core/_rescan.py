@@ -93,6 +93,8 @@ def merge_word(word: str, pair: str, new: str) -> tuple[str, int, Counter[str], 
     occurrences = len(word) - len(merged)  # each one takes two characters to one
     before: Counter[str] = Counter()
     after: Counter[str] = Counter()
+    if not occurrences:
+        return merged, 0, before, after, 0
     alphabet = None
     if occurrences * DENSE >= len(merged):
         alphabet = small_alphabet(merged, SMALL_ALPHABET)
