@@ -135,12 +135,13 @@ class DevTools:
             os.close(from_browser_high)
             tools = cls(process, commands, replies)
             try:
-                tools._attach(url, width, height)
+                tools.load(url, width, height)
                 yield tools
             finally:
-                tools._close()
+                tools.close()
 
-    def _attach(self, url: str, width: int, height: int) -> None:
+    def load(self, url: str, width: int, height: int) -> None:
+        """Open a page of `width` x `height` at `url` and wait until it has loaded."""
         target = self.send("Target.createTarget", url="about:blank")["targetId"]
         self._session = self.send("Target.attachToTarget", targetId=target, flatten=True)[
             "sessionId"
@@ -157,7 +158,8 @@ class DevTools:
         self.send("Page.navigate", url=url)
         self._wait_for("Page.loadEventFired")
 
-    def _close(self) -> None:
+    def close(self) -> None:
+        """Close the browser and wait for it to exit."""
         try:
             self._session = None
             self.send("Browser.close")

@@ -20,24 +20,17 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from bpetite.core._atomic import write_atomically
 from bpetite.core._constants import BASE_VOCAB_SIZE, PRETOKENIZER_PATTERN
 from bpetite.core._errors import ParameterError
-from bpetite.core._explain_page import PageNode, render_fragment, render_page
+from bpetite.core._explain_page import Kind, MergeRow, PageNode, render_fragment, render_page
 from bpetite.core._html import partial_label, token_text, visible
-from bpetite.core._trace import trace_train_counts
-from bpetite.reference import (
-    EncodeStep,
-    ModelLike,
-    Pair,
-    TrainStep,
-    render_trace,
-    split,
-    trace_encode,
-    vocab,
-)
+
+if TYPE_CHECKING:
+    # The reference is imported where it is used, so ``import bpetite`` does not load it.
+    from bpetite.reference import EncodeStep, ModelLike, Pair, TrainStep
 
 #: The largest corpus :func:`explain_train` accepts, in UTF-8 bytes: its trace keeps
 #: every merge's runners-up, which is a learner's tool for small corpora, not a trainer.
@@ -54,33 +47,6 @@ SAMPLE_BYTES: Final = 1500
 #: How much of an encoded text the page draws (its first chunks up to this many bytes);
 #: the table, the chart and the printed steps always cover the whole text.
 PAGE_TEXT_BYTES: Final = 20_000
-
-Kind = Literal["encode", "train"]
-
-
-@dataclass(frozen=True, slots=True)
-class MergeRow:
-    """One merge as the explanation's table shows it, in the order merges apply.
-
-    Step ``k`` (from 1) applies the merge of rank `rank`, joining `pair` (whose tokens
-    are `parts`) into `token`. In a training run, `count` is the pair's frequency in the
-    corpus when it won and `note` says how it beat the others (the tie-break, or the
-    runners-up); in an encode, `count` is how many times it applied to the text.
-    `tokens_after` counts the corpus's (or the text's) tokens after the step.
-    """
-
-    step: int
-    rank: int
-    pair: Pair
-    parts: tuple[bytes, bytes]
-    token: bytes
-    count: int
-    tokens_after: int
-    note: str = ""
-
-    @property
-    def new_id(self) -> int:
-        return BASE_VOCAB_SIZE + self.rank
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +71,8 @@ class Explanation:
     title: str = ""
 
     def __str__(self) -> str:
+        from bpetite.reference import render_trace
+
         lines = [self.summary()]
         if self.steps:
             lines.append(render_trace(self.steps))
@@ -153,6 +121,8 @@ class Explanation:
 
     def _page_chunks(self) -> list[list[PageNode]]:
         """The text as trees: per chunk, its tokens after the last step, each a tree of merges."""
+        from bpetite.reference import EncodeStep
+
         if self.kind == "train":
             step_of = {row.pair: row.step for row in self.rows}
             return [_merge_tree(chunk.encode("utf-8"), step_of) for chunk in _sample_chunks(self)]
@@ -190,6 +160,8 @@ def explain_encode(
     or a :class:`~bpetite.reference.Model`). The ids are the last tokens of each chunk,
     which are ``tokenizer.encode(text, allowed_special=...)``'s.
     """
+    from bpetite.reference import trace_encode, vocab
+
     if not isinstance(text, str):
         raise TypeError(f"explain() takes a str, got {type(text).__name__}")
     specials = dict(tokenizer.special_tokens or {})
@@ -255,6 +227,9 @@ def explain_train(
     merges are ``Tokenizer.train(text, vocab_size, ...)``'s, and the page re-colours the
     corpus's first chunks, up to :data:`SAMPLE_BYTES` bytes.
     """
+    from bpetite.core._trace import trace_train_counts
+    from bpetite.reference import split
+
     if not isinstance(text, str):
         raise TypeError(f"explain_train() takes a str, got {type(text).__name__}")
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
@@ -334,6 +309,8 @@ def _label(data: bytes) -> str:
 
 def _sample(text: str, pattern: str) -> str:
     """The corpus's first chunks, up to SAMPLE_BYTES bytes (at least one chunk if any)."""
+    from bpetite.reference import split
+
     head = _prefix(text, SAMPLE_BYTES * 2)
     chunks = split(head, pattern)
     if head != text and len(chunks) > 1:
@@ -349,6 +326,8 @@ def _sample(text: str, pattern: str) -> str:
 
 
 def _sample_chunks(explanation: Explanation) -> list[str]:
+    from bpetite.reference import split
+
     return split(explanation.text, explanation.pattern)
 
 

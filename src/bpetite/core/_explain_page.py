@@ -21,12 +21,10 @@ import hashlib
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final, Literal
 
+from bpetite.core._constants import BASE_VOCAB_SIZE
 from bpetite.core._html import html_page, marker_for, partial_label, token_text, visible
-
-if TYPE_CHECKING:
-    from bpetite.core._explain import Kind, MergeRow
 
 #: The chart's plot area in SVG units, and its margins for the axes' labels.
 _WIDTH: Final = 420
@@ -38,6 +36,34 @@ _RIGHT: Final = 12
 
 #: At most this many points draw the chart's line; longer runs keep every n-th step.
 _CHART_POINTS: Final = 500
+
+
+Kind = Literal["encode", "train"]
+
+
+@dataclass(frozen=True, slots=True)
+class MergeRow:
+    """One merge as the explanation's table shows it, in the order merges apply.
+
+    Step ``k`` (from 1) applies the merge of rank `rank`, joining `pair` (whose tokens
+    are `parts`) into `token`. In a training run, `count` is the pair's frequency in the
+    corpus when it won and `note` says how it beat the others (the tie-break, or the
+    runners-up); in an encode, `count` is how many times it applied to the text.
+    `tokens_after` counts the corpus's (or the text's) tokens after the step.
+    """
+
+    step: int
+    rank: int
+    pair: tuple[int, int]
+    parts: tuple[bytes, bytes]
+    token: bytes
+    count: int
+    tokens_after: int
+    note: str = ""
+
+    @property
+    def new_id(self) -> int:
+        return BASE_VOCAB_SIZE + self.rank
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,10 +20,10 @@ from bpetite.core._explain import (
     MAX_TRAIN_BYTES,
     MAX_TRAIN_VOCAB,
     Explanation,
-    MergeRow,
     explain_encode,
     explain_train,
 )
+from bpetite.core._explain_page import MergeRow
 from bpetite.visualize._render import (
     PALETTE,
     PARTIAL_BACKGROUNDS,
