@@ -8,7 +8,8 @@ docs/reliability.md states: 20 times the chunk's bytes, for the whole process
 repeated, and the letters of TinyShakespeare repeated, one English word of 50 MB
 with no space (the ``gpt2`` pattern makes a run of letters one chunk). The results
 are checked independently: the run of one letter against what BPE must learn from it
-(each doubling, then the leftovers), the text against the decoded ids.
+(each doubling, then the leftovers), the text against the decoded ids. One letter is
+encoded with the model of a run of 1,000, so that the chunk is merged, not found whole.
 """
 
 from __future__ import annotations
@@ -51,7 +52,11 @@ if task == "train":
     tokenizer.save(artifact)
     report = {"merges": [list(pair) for pair in tokenizer.merges]}
 else:
-    tokenizer = Tokenizer.load(artifact)
+    # One letter: a model of a shorter run, so that the chunk is merged, not one token.
+    if kind == "one letter":
+        tokenizer = Tokenizer.train("a" * 1000, 300)
+    else:
+        tokenizer = Tokenizer.load(artifact)
     ids = tokenizer.encode(text)
     report = {"tokens": len(ids), "peak": peak()}  # the check below is not the encoder's
     report["roundtrip"] = tokenizer.decode(ids) == text
@@ -108,8 +113,8 @@ def test_fifty_megabytes_of_one_letter(tmp_path: Path) -> None:
     assert [tuple(pair) for pair in trained["merges"]] == doublings_then_leftovers(SIZE)
     assert trained["peak"] <= BOUND * SIZE
     encoded = run("one letter", "encode", artifact)
-    assert encoded["ids"] == [256 + len(trained["merges"]) - 1]  # the whole chunk is a token
-    assert encoded["roundtrip"] is True
+    # With the model of a^1000, most tokens are a^512 or longer.
+    assert encoded["roundtrip"] is True and 0 < encoded["tokens"] <= SIZE // 500
     assert encoded["peak"] <= BOUND * SIZE
 
 
