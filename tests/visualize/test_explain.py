@@ -19,7 +19,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import PRESETS, DisallowedSpecialError, ParameterError, Tokenizer, reference
+from bpetite import (
+    PRESETS,
+    DisallowedSpecialError,
+    ParameterError,
+    Tokenizer,
+    get_encoding,
+    reference,
+)
 from bpetite.core._tokenizer import NOTEBOOK_SAMPLE
 from bpetite.core._trace import trace_train_counts
 from bpetite.interop import import_vocabulary
@@ -211,6 +218,14 @@ def test_explained_encode_of_an_imported_vocabulary(gpt2_dir: Path) -> None:
     gpt2 = import_vocabulary([gpt2_dir / "encoder.json", gpt2_dir / "vocab.bpe"]).tokenizer
     explanation = _check_encode(gpt2, MULTILINGUAL[:400] + "<|endoftext|>")
     assert explanation.rows[-1].rank > 40_000  # deep ranks of a real vocabulary
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_explained_encode_of_openai_vocabularies(name: str) -> None:
+    """The built-in vocabularies: their ids are tiktoken's (tests/interop proves it)."""
+    tokenizer = get_encoding(name)
+    explanation = _check_encode(tokenizer, "naïve مرحبا 😀<|endoftext|>")
+    assert explanation.ids[-1] == tokenizer.special_tokens["<|endoftext|>"]
 
 
 def test_explained_encode_with_specials_and_a_policy(tokenizer: Tokenizer) -> None:
