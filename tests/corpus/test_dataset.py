@@ -50,6 +50,15 @@ SAMPLE = (
 )
 
 
+@pytest.fixture(autouse=True)
+def stream_every_piece_larger_than_a_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests here pick small blocks to make the streaming encoder cut: without this,
+    pieces of up to WHOLE_PIECE_BYTES would be encoded whole (forked workers inherit it)."""
+    from bpetite.corpus import _encoding
+
+    monkeypatch.setattr(_encoding, "WHOLE_PIECE_BYTES", 0)
+
+
 @pytest.fixture(scope="module")
 def tokenizer() -> Tokenizer:
     return Tokenizer.train(SAMPLE * 3, vocab_size=400)

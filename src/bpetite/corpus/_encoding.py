@@ -40,6 +40,10 @@ TYPECODES: Final[dict[str, str]] = {
     "uint32": "I" if array("I").itemsize == 4 else "L",
 }
 MAX_ID: Final[dict[str, int]] = {"uint16": (1 << 16) - 1, "uint32": (1 << 32) - 1}
+#: A piece up to this size is read and encoded whole; a larger one is streamed. Bounds
+#: a worker's memory at a few times this (the text and its ids).
+WHOLE_PIECE_BYTES: Final = 8 << 20
+
 #: How a refusal of an id too large for uint16 ends: the keyword that fixes it (the CLI
 #: puts its flag in its place).
 WIDER_DTYPE: Final = 'pass dtype="uint32"'
@@ -109,10 +113,13 @@ def encode_piece(
     typecode = TYPECODES[job.dtype]
     tokens = 0
     try:
-        # A piece that fits in one block is encoded whole, straight into the dtype's
-        # array: streaming would read it in one block anyway, and would scan it twice
-        # (once to find where the text may be cut).
-        if job.streaming and piece.size > job.block_size:
+        # A piece of up to WHOLE_PIECE_BYTES (or one block) is encoded whole, straight
+        # into the dtype's array: streaming scans the text twice (once to find where it
+        # may be cut), which costs more than holding a few megabytes. Text of multi-byte
+        # characters has more bytes per character, so a one-block limit streamed it
+        # sooner than English of the same length, and made it slower relative to
+        # tiktoken. Measurements: docs/design-notes.md#corpus-whole-pieces
+        if job.streaming and piece.size > max(job.block_size, WHOLE_PIECE_BYTES):
             streamed = encode_pieces(tokenizer, text, allowed_special=set(), disallowed_special=())
             for ids in streamed:  # a lazy stream: decoding errors surface here too
                 try:
