@@ -189,3 +189,19 @@ def test_decode_names_parquet(
         f"'{source}' is a Parquet file, not a JSON array of token ids; decode reads a JSON "
         f"array of ids, as bpetite encode prints them {READS_PARQUET}"
     )
+
+
+def test_decode_names_an_llmc_shard(
+    capsys: pytest.CaptureFixture[str], model: Path, tmp_path: Path
+) -> None:
+    """llm.c's header, written here from the format's facts: 256 int32, then uint16 ids."""
+    source = tmp_path / "fineweb_train_000001.bin"
+    ids = Tokenizer.load(model).encode(TEXT)
+    header = array("i", [20240520, 1, len(ids)] + [0] * 253)
+    source.write_bytes(header.tobytes() + array("H", ids).tobytes())
+    assert error_line(capsys, ["decode", "--model", str(model), "--input", str(source)]) == (
+        f"'{source}' is a token shard in llm.c's format (header magic 20240520, version 1, "
+        f"{len(ids):,} uint16 ids after its 1,024-byte header, as bpetite dataset --format "
+        f"llmc writes it), not a JSON array of token ids; decode reads a JSON array of ids, "
+        f"as bpetite encode prints them"
+    )

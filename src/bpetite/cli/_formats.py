@@ -23,6 +23,8 @@ HEAD_BYTES: Final = 8192
 #: A manifest beside a ``.bin`` file is read only up to this size.
 _MANIFEST_BYTES: Final = 64 << 20
 _PARQUET: Final = b"PAR1"
+#: llm.c's and modded-nanogpt's shard header starts: int32 20240520, then version 1.
+_LLMC_HEAD: Final = (20240520).to_bytes(4, "little") + (1).to_bytes(4, "little")
 #: Magic numbers at the start of a file, and what to call it.
 _COMPRESSED: Final = (
     (b"\x1f\x8b", "a gzip-compressed file", "gzip -dc"),
@@ -93,6 +95,13 @@ def what_it_is(sample: Sample, wanted: Wanted) -> str | None:
         return (
             f"{shown} is UTF-16 text (it starts with a UTF-16 byte order mark); bpetite reads "
             f"UTF-8: convert it first, e.g. iconv -f UTF-16 -t UTF-8"
+        )
+    if sample.head[:8] == _LLMC_HEAD and len(sample.head) >= 12:
+        tokens = int.from_bytes(sample.head[8:12], "little")
+        return (
+            f"{shown} is a token shard in llm.c's format (header magic 20240520, version 1, "
+            f"{tokens:,} uint16 ids after its 1,024-byte header, as bpetite dataset --format "
+            f"llmc writes it), not {_wanted(wanted)}; {reads}"
         )
     binary = b"\x00" in sample.head or not _utf8_so_far(sample.head)
     token_file = _token_file(sample.name) if binary else None
