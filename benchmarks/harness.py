@@ -92,8 +92,13 @@ def measure(
     setup: Callable[[], object] | None = None,
     steady: bool = False,
     keep: Literal["first", "all", "none"] = "first",
+    alternate: bool = False,
 ) -> dict[str, Timing]:
     """Time every case once per round, the cases interleaved; `setup` runs untimed first.
+
+    `alternate` runs every other round in the reverse order, so that each case runs
+    first as often as last (a machine that warms up or slows down during a round
+    favours neither side).
 
     `steady` leaves out the collection before each call: a call of a few microseconds
     after a full collection runs with cold caches, and back-to-back calls (a warm
@@ -106,7 +111,8 @@ def measure(
     for index in range(rounds):
         if setup is not None:
             setup()
-        for name, call in cases.items():
+        order = list(cases.items())
+        for name, call in reversed(order) if alternate and index % 2 else order:
             if not steady:
                 gc.collect()
             started = time.perf_counter()
@@ -368,9 +374,16 @@ Measure = Callable[[Run], Section]
 
 
 def main(
-    argv: Sequence[str], sections: Mapping[str, Measure], profile: Callable[[str, Path], None]
+    argv: Sequence[str],
+    sections: Mapping[str, Measure],
+    profile: Callable[[str, Path], None],
+    full_only: Sequence[str] = (),
 ) -> int:
-    """The command: run the sections, write the reports, exit 1 if any check failed."""
+    """The command: run the sections, write the reports, exit 1 if any check failed.
+
+    A section of `full_only` (minutes of work on a gigabyte) is left out of ``--quick``
+    unless ``--only`` names it.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks",
         description="Benchmark bpetite against the naive reference and its peers in one run "
@@ -381,7 +394,7 @@ def main(
     add("--output", type=Path, default=REPO_ROOT / "benchmarks" / "results", metavar="DIR")
     add("--corpus", type=Path, metavar="PATH", help="TinyShakespeare (default: tests/data/'s)")
     add("--big-corpus-mb", type=float, metavar="MB", help="default 150 (5 with --quick)")
-    add("--only", nargs="+", choices=names, default=names, metavar="SECTION", help=", ".join(names))
+    add("--only", nargs="+", choices=names, metavar="SECTION", help=", ".join(names))
     add("--skip", nargs="+", choices=names, default=[], metavar="SECTION")
     add("--write-docs", action="store_true", help="then regenerate docs/benchmarks.md's figures")
     add("--profile", action="store_true", help="profile the hot paths instead, into --output")
@@ -409,7 +422,13 @@ def main(
         big_mb = args.big_corpus_mb or (5 if args.quick else 150)
         run = Run(args.quick, text, path, Path(scratch), cache, big_mb)
         started, facts = time.perf_counter(), machine()
-        chosen = [name for name in sections if name in args.only and name not in args.skip]
+        chosen = [
+            name
+            for name in sections
+            if name in (args.only or sections)
+            and name not in args.skip
+            and not (args.quick and name in full_only and not args.only)
+        ]
         reports: dict[str, Section] = {}
         failures: list[str] = []
         for name in chosen:

@@ -196,16 +196,17 @@ TRAINERS = {
 
 
 def train_in_child(
-    trainer: str, vocab_size: int, paths: list[str], workers: int = 1
+    trainer: str, vocab_size: int, paths: list[str], workers: int = 1, pattern: str = "gpt2"
 ) -> dict[str, Any]:
     """One training in this (fresh) process: its seconds, bpetite's phases, its merges.
 
     `trainer` is ``bpetite`` (``Tokenizer.train`` on the first file's text, already in
     memory), ``files`` (``bpetite.train_files`` on `paths` with `workers`), ``naive``
     (``bpetite.reference.train``) or a peer of TRAINERS (each file one document, read
-    as the peer asks for it; a directory gives its files in sorted order); all with
-    GPT-2's pattern. bpetite's progress events split its time into counting, the merge
-    loop, and building the tokenizer.
+    as the peer asks for it; a directory gives its files in sorted order), with the
+    preset `pattern` (``train_files`` and the peers; the others use GPT-2's). bpetite's
+    progress events split its time into counting, the merge loop, and building the
+    tokenizer.
     """
     marks: dict[str, float] = {}
 
@@ -221,13 +222,15 @@ def train_in_child(
     texts: Iterator[str] = (file.read_bytes().decode("utf-8") for file in files)
     call: Callable[[], Any]
     if trainer == "files":
-        call = partial(train_files, paths, vocab_size, workers=workers, progress=progress)
+        call = partial(
+            train_files, paths, vocab_size, workers=workers, progress=progress, pattern=pattern
+        )
     elif trainer == "bpetite":
         call = partial(Tokenizer.train, next(texts), vocab_size, progress=progress)
     elif trainer == "naive":
         call = partial(reference.train, next(texts), vocab_size)
     else:
-        call = partial(TRAINERS[trainer].train, texts, vocab_size, PRESETS["gpt2"])
+        call = partial(TRAINERS[trainer].train, texts, vocab_size, PRESETS[pattern])
 
     def marked() -> Any:
         marks["begin"] = time.perf_counter()

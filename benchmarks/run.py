@@ -26,6 +26,7 @@ from benchmarks import (
     shakespeare_encode,
     shakespeare_train,
     trainer_sweep,
+    web_training,
 )
 
 SECTIONS: dict[str, harness.Measure] = {
@@ -37,11 +38,14 @@ SECTIONS: dict[str, harness.Measure] = {
     "big-corpus": big_corpus.run,
     "sweep": trainer_sweep.run,
     "dataset": dataset_encode.run,
+    "gigabyte": web_training.run,
 }
+#: Sections left out of ``--quick`` unless named with ``--only``: minutes on a gigabyte.
+FULL_ONLY = ("gigabyte",)
 
 
 def main(argv: Sequence[str]) -> int:
-    return harness.main(argv, SECTIONS, profiles.profile)
+    return harness.main(argv, SECTIONS, profiles.profile, FULL_ONLY)
 
 
 if __name__ == "__main__":
