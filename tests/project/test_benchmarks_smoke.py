@@ -7,14 +7,17 @@ bpe-openai, a failed check failing the run (exit 1), the target rows, the corpus
 selection, the docs page, and the commands' usage contract.
 """
 
+import dataclasses
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 
-from benchmarks import harness, peers
+from benchmarks import harness, peers, web_corpus
 from benchmarks.big_corpus import build_corpus, select_sources
 from benchmarks.harness import Section, Stat
 from bpetite import PRESETS, Tokenizer
@@ -207,3 +210,82 @@ def test_docs_regenerate_the_figures_and_keep_the_prose_around_them(tmp_path: Pa
     fresh = tmp_path / "fresh.md"
     harness.write_docs("# results\n\nfigures\n", fresh)
     assert fresh.read_text(encoding="utf-8").startswith(f"# Benchmarks\n\n{harness.BEGIN}")
+
+
+def test_measure_can_alternate_the_order_of_its_rounds() -> None:
+    calls: list[str] = []
+    cases = {name: (lambda name=name: calls.append(name)) for name in ("a", "b")}
+    harness.measure(cases, 3, alternate=True, keep="none")
+    assert calls == ["a", "b", "b", "a", "a", "b"]
+
+
+def test_a_full_only_section_is_left_out_of_quick_unless_named(tmp_path: Path) -> None:
+    ran: list[str] = []
+
+    def section(name: str) -> Callable[[harness.Run], Section]:
+        def measure(run: harness.Run) -> Section:
+            ran.append(name)
+            return Section(name)
+
+        return measure
+
+    def profile(text: str, output: Path) -> None:
+        raise AssertionError("not profiling")
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("a tiny corpus\n", encoding="utf-8")
+    sections = {"small": section("small"), "huge": section("huge")}
+    argv = ["--quick", "--corpus", str(corpus), "--output", str(tmp_path)]
+    assert harness.main(argv, sections, profile, full_only=("huge",)) == 0
+    assert harness.main([*argv, "--only", "huge"], sections, profile, full_only=("huge",)) == 0
+    assert harness.main(argv[1:], sections, profile, full_only=("huge",)) == 0
+    assert ran == ["small", "huge", "small", "huge"]
+
+
+def test_the_web_corpus_keeps_only_text_both_trainers_split_alike() -> None:
+    assert web_corpus.plain_text("plain é 中 😀".encode()) == "plain é 中 😀"
+    assert web_corpus.plain_text(b"a\0b") is None
+    assert web_corpus.plain_text(b"\xff") is None
+    assert web_corpus.plain_text("x\U0001fae8".encode()) is None  # assigned in Unicode 15
+    assert web_corpus.plain_text("\ue000".encode()) is None  # private use
+
+
+def test_the_generated_web_text_is_the_same_for_a_seed_and_in_old_code_points() -> None:
+    """Small lexicons, so the test is quick; every character from Unicode 6 or earlier."""
+    small = [dataclasses.replace(lang, words=2000) for lang in web_corpus.LANGUAGES]
+    with patch.object(web_corpus, "LANGUAGES", tuple(small)):
+        first = [web_corpus.Generator(7).document() for _ in range(1)]
+        again = web_corpus.Generator(7)
+        documents = [again.document() for _ in range(30)]
+    assert documents[0] == first[0]
+    text = "".join(documents)
+    assert all(unicodedata.category(char) != "Cn" for char in set(text))
+    assert max(map(ord, text)) < 0x1F650 and "\r\n" in text
+    scripts = {unicodedata.name(char).split()[0] for char in set(text) if char.isalpha()}
+    assert {"LATIN", "CYRILLIC", "GREEK", "CJK"} <= scripts
+
+
+def test_the_web_corpus_refuses_a_directory_inside_the_repository() -> None:
+    with pytest.raises(ValueError, match="inside the repository"):
+        web_corpus.build(ROOT / "benchmarks" / "web", 1000, seed=0, roots=[])
+
+
+def test_the_web_corpus_is_written_as_text_files_and_parquet_rows(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    source = tmp_path / "machine"
+    source.mkdir()
+    (source / "a.txt").write_text("hello machine\n", encoding="utf-8")
+    (source / "b.bin").write_bytes(b"\0binary")
+    small = [dataclasses.replace(lang, words=500) for lang in web_corpus.LANGUAGES]
+    with patch.object(web_corpus, "LANGUAGES", tuple(small)):
+        manifest = web_corpus.build(tmp_path / "corpus", 60_000, seed=1, roots=[source])
+        again = web_corpus.build(tmp_path / "corpus", 60_000, seed=1, roots=[source])
+    assert again == manifest
+    files = sorted(p for p in (tmp_path / "corpus" / "text").rglob("*") if p.is_file())
+    texts = [path.read_text(encoding="utf-8") for path in files]
+    assert "hello machine\n" in texts and len(texts) > 2  # the binary file is left out
+    assert all("\0" not in text for text in texts)
+    rows = pq.read_table(tmp_path / "corpus" / "parquet" / "shard_00000.parquet")
+    assert sorted(rows.column("text").to_pylist()) == sorted(texts)
+    assert manifest["bytes"] == sum(len(t.encode("utf-8")) for t in texts) <= 60_000
