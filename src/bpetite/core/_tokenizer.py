@@ -731,16 +731,13 @@ class Tokenizer:
         """
         if not isinstance(other, Tokenizer):
             return NotImplemented
-        return self is other or self._definition() == other._definition()
+        return self is other or _definition(self) == _definition(other)
 
     def __hash__(self) -> int:
         if self._hash is None:
-            merges, pattern, specials, byte_order = self._definition()
+            merges, pattern, specials, byte_order = _definition(self)
             self._hash = hash((merges, pattern, frozenset(specials.items()), byte_order))
         return self._hash
-
-    def _definition(self) -> tuple[tuple[Merge, ...], str, dict[str, int], tuple[int, ...]]:
-        return (self._merges, self._pattern.source, dict(self._special_ids), self._byte_order)
 
     def __len__(self) -> int:
         """``n_vocab``: one past the largest id, as tiktoken and Hugging Face count."""
@@ -1035,6 +1032,18 @@ class Tokenizer:
             f"mergeable_vocab_size={self.mergeable_vocab_size} "
             f"special_tokens={len(self._special_ids)}>"
         )
+
+
+def _definition(
+    tokenizer: Tokenizer,
+) -> tuple[tuple[Merge, ...], str, dict[str, int], tuple[int, ...]]:
+    """What decides every id: merges, pattern, specials (text and id), byte order."""
+    return (
+        tokenizer.merges,
+        tokenizer.pattern,
+        dict(tokenizer.special_tokens),
+        tokenizer.byte_order,
+    )
 
 
 def _is_utf8(data: bytes) -> bool:
