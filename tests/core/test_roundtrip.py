@@ -181,6 +181,8 @@ def test_public_api_is_the_spec_methods_plus_the_documented_surface() -> None:
         "special_tokens_set",
         "max_token_value",
         "stream_decoder",
+        # The label get_encoding gives (tiktoken's Encoding.name).
+        "name",
     }
     assert public == spec | surface
     assert "Tokenizer" in bpetite.__all__
