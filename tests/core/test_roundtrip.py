@@ -183,6 +183,8 @@ def test_public_api_is_the_spec_methods_plus_the_documented_surface() -> None:
         "stream_decoder",
         # The label get_encoding gives (tiktoken's Encoding.name).
         "name",
+        # Every step of an encode, printed or as a page (docs/visualize.md).
+        "explain",
     }
     assert public == spec | surface
     assert "Tokenizer" in bpetite.__all__
