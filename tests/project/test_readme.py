@@ -22,7 +22,8 @@ The convention, for whoever edits the README:
 * The environment: ``BPETITE_CORPUS_URL`` points the download script at that server;
   ``TIKTOKEN_CACHE_DIR`` is an empty directory, so tiktoken has nothing cached; the
   proxy variables point at a closed port, so nothing can reach the internet; ``TMPDIR``
-  is private and must be empty at the end, and so must the tiktoken cache.
+  is private and must be empty at the end. (tiktoken itself caches the local file that
+  ``load_tiktoken_bpe`` reads in the export example, so its cache is not checked.)
 * ```pycon blocks run as doctests in the same directory, in document order with the
   console blocks (so they can use files that earlier commands made).
 """
@@ -164,4 +165,3 @@ def test_every_readme_command_runs_as_shown(
     assert any("download_corpus.py" in command for command in ran)
     assert doctests >= 1
     assert list(temp.iterdir()) == [], "a documented command left files in the temp dir"
-    assert list(tiktoken_cache.iterdir()) == [], "a documented command needed tiktoken's cache"
