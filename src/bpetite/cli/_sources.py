@@ -1,32 +1,24 @@
 """Training data on the command line: ``--input`` paths and ``--counts`` files, counted.
 
-``bpetite count`` and ``bpetite train`` both read ``--input`` (files, Parquet shards,
-directories, ``-``, pipes) and count its chunks with a progress phase; ``train`` also
-sums ``--counts`` files. Regular files are counted in parallel by the library;
-standard input and anything else that can only be read once from its start (a pipe,
-a process substitution ``<(cmd)``) is streamed here, in this process, unless a
-character budget (``--max-chars``, ``--doc-cap``) needs every document in input
-order: it is then copied to a temp file first and counted in its place.
+``count`` and ``train`` read ``--input`` (files, Parquet shards, directories, ``-``,
+pipes); ``train`` also sums ``--counts`` files. Regular files are counted in parallel
+by the library; a stream (``-``, a pipe, ``<(cmd)``) is counted here as it is read, or,
+under a budget that needs input order, first copied to a file (:mod:`._reading`).
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 import stat
-import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TextIO
+from typing import TextIO
 
 from bpetite import (
     PRESETS,
-    InvalidUtf8Error,
-    ParameterError,
     ProgressCallback,
     SplitPattern,
     Tokenizer,
@@ -36,20 +28,21 @@ from bpetite.cli._errors import CliError
 from bpetite.cli._inputs import (
     STDIN,
     check_argument_text,
-    describe_input,
-    invalid_utf8,
     open_failure,
 )
 from bpetite.cli._parser import positive_int
 from bpetite.cli._progress import PhaseProgress, counting_progress
+from bpetite.cli._reading import (
+    Reading,
+    count_stream,
+    document_count,
+    library_errors,
+    spool_streams,
+)
 from bpetite.corpus import (
     count_expanded,
-    count_pieces,
-    decode_blocks,
     expand_inputs,
-    is_parquet,
     load_counts,
-    read_blocks,
 )
 
 
@@ -64,44 +57,6 @@ def add_input_argument(container: argparse._ActionsContainer, *, required: bool)
         "sorted); '-' for stdin. Each text file is one document, each row of a Parquet "
         "file's --text-column another: no chunk spans two documents. Parquet is known by "
         "its content (PAR1), not its name, and needs the bpetite[parquet] extra (pyarrow)",
-    )
-
-
-#: A character count as nanochat's speedrun writes it: 2000000000, 2_000_000_000 or 2e9.
-_CHAR_COUNT = re.compile(r"[0-9][0-9_]*(?:[eE][0-9]+)?")
-
-
-def char_count(text: str) -> int:
-    """An argparse type: a positive whole number of characters, ``2e9`` allowed."""
-    if not _CHAR_COUNT.fullmatch(text.strip()):
-        raise argparse.ArgumentTypeError(f"expected a whole number of characters, got '{text}'")
-    value = int(float(text)) if text.strip().lower().count("e") else int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
-    return value
-
-
-def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--text-column``, ``--max-chars``, ``--doc-cap``: what is read of the documents."""
-    parser.add_argument(
-        "--text-column",
-        default="text",
-        metavar="NAME",
-        help="the column of a Parquet input that holds the documents (default: text)",
-    )
-    parser.add_argument(
-        "--max-chars",
-        type=char_count,
-        metavar="N",
-        help="read documents, in input order, up to the one that takes the total past N "
-        "characters, that one included (nanochat's --max-chars; 2e9 is accepted); the "
-        "same cut for any --workers",
-    )
-    parser.add_argument(
-        "--doc-cap",
-        type=char_count,
-        metavar="N",
-        help="read only the first N characters of each document (nanochat's --doc-cap)",
     )
 
 
@@ -194,26 +149,6 @@ def gather_inputs(inputs: Sequence[str]) -> Sources:
     return Sources(tuple(files), tuple(streams), tuple(ordered))
 
 
-@dataclass(frozen=True, slots=True)
-class Reading:
-    """What is read of each document: a Parquet file's text column, and the budget."""
-
-    text_column: str = "text"
-    max_chars: int | None = None
-    doc_cap: int | None = None
-
-    @property
-    def budgeted(self) -> bool:
-        return self.max_chars is not None or self.doc_cap is not None
-
-
-def reading_of(args: argparse.Namespace) -> Reading:
-    """The Reading that ``--text-column``, ``--max-chars`` and ``--doc-cap`` ask for."""
-    return Reading(
-        check_argument_text(args.text_column, "--text-column"), args.max_chars, args.doc_cap
-    )
-
-
 def count_sources(
     sources: Sources,
     workers: int | None,
@@ -222,27 +157,33 @@ def count_sources(
     stream: TextIO | None = None,
     dask: str | None = None,
     reading: Reading | None = None,
+    names: dict[str, str] | None = None,
 ) -> Counted:
-    """Count the chunks of `sources` cut with `pattern` (the spec's when None)."""
+    """Count the chunks of `sources` cut with `pattern` (the spec's when None); `names`
+    gives the input each spooled copy holds, for messages."""
     split: SplitPattern | str = "gpt2" if pattern is None else pattern
     reading = Reading() if reading is None else reading
     if reading.budgeted and sources.streams:
         if dask is not None:
             raise CliError("--max-chars and --doc-cap need files, not streams, with --dask")
         with tempfile.TemporaryDirectory(prefix="bpetite-") as folder:
-            return _count_spooled(sources, workers, split, stream, reading, Path(folder))
+            files, names = spool_streams(sources.ordered, Path(folder))
+            spooled = Sources(tuple(files), (), tuple(files))
+            return count_sources(
+                spooled, workers, pattern=pattern, stream=stream, reading=reading, names=names
+            )
     counts: Counter[bytes] = Counter()
     corpus_bytes = 0
     for name in sources.streams:
         # A stream has no size to show progress against and can be read only once,
         # from here; it is counted as it is read.
-        size, more = _count_stream(name, split)
+        size, more = count_stream(name, split)
         counts = _add(counts, more)
         corpus_bytes += size
     if sources.files:
         if dask is not None and reading.budgeted:
             raise CliError("--max-chars and --doc-cap cannot be used with --dask")
-        with PhaseProgress("count", "bytes", stream=stream) as phase, _library_errors():
+        with PhaseProgress("count", "bytes", stream=stream) as phase, library_errors(names):
             if dask is None:
                 file_counts = count_expanded(
                     list(sources.files),
@@ -264,86 +205,7 @@ def count_sources(
                 )
         counts = _add(counts, file_counts)
         corpus_bytes += phase.total
-    return Counted(counts, _documents(sources.files, len(sources.streams)), corpus_bytes)
-
-
-def _documents(files: Sequence[Path], streams: int) -> int | None:
-    """How many documents the inputs are; None if a Parquet file is among them (its rows
-    are documents, counted only by reading them)."""
-    if any(is_parquet(path) for path in files):
-        return None
-    return len(files) + streams
-
-
-@contextmanager
-def _library_errors(names: dict[str, str] | None = None) -> Iterator[None]:
-    """The library's errors about inputs as one CLI line each; `names` maps a spool's
-    path to the input it holds (``-``)."""
-    names = names or {}
-    try:
-        yield
-    except InvalidUtf8Error as error:
-        if error.source in names:
-            error = InvalidUtf8Error(names[error.source], error.offset, error.byte, error.reason)
-        raise invalid_utf8(error) from None
-    except ImportError as error:  # pyarrow, for a Parquet input
-        raise CliError(str(error)) from None
-    except ParameterError as error:  # a Parquet file without the column, or unreadable
-        message = str(error).replace("text_column (--text-column)", "--text-column")
-        for spool, name in names.items():
-            message = message.replace(f"'{spool}'", describe_input(name))
-        raise CliError(message) from None
-    except OSError as error:
-        if error.filename is None:
-            raise
-        raise open_failure(error, str(error.filename), "--input") from None
-
-
-def _count_spooled(
-    sources: Sources,
-    workers: int | None,
-    pattern: SplitPattern | str,
-    stream: TextIO | None,
-    reading: Reading,
-    folder: Path,
-) -> Counted:
-    """Count every input in input order, streams copied to files in `folder` first."""
-    files: list[Path] = []
-    names: dict[str, str] = {}
-    for number, entry in enumerate(sources.ordered):
-        if isinstance(entry, Path):
-            files.append(entry)
-            continue
-        spool = folder / f"stream-{number}"
-        with spool.open("wb") as target:
-            if entry == STDIN:
-                if sys.stdin is None:
-                    raise CliError("standard input is closed; give --input a file instead of '-'")
-                _copy(sys.stdin.buffer, target)
-            else:
-                try:
-                    with Path(entry).open("rb") as source:
-                        _copy(source, target)
-                except OSError as error:
-                    raise open_failure(error, entry, "--input") from None
-        names[str(spool)] = entry
-        files.append(spool)
-    with PhaseProgress("count", "bytes", stream=stream) as phase, _library_errors(names):
-        counts = count_expanded(
-            files,
-            pattern=pattern,
-            workers=workers,
-            progress=counting_progress(phase),
-            text_column=reading.text_column,
-            max_chars=reading.max_chars,
-            doc_cap=reading.doc_cap,
-        )
-    return Counted(counts, _documents(files, 0), phase.total)
-
-
-def _copy(source: IO[bytes], target: IO[bytes]) -> None:
-    for block in read_blocks(source):
-        target.write(block)
+    return Counted(counts, document_count(sources.files, len(sources.streams)), corpus_bytes)
 
 
 def _count_on_dask(
@@ -423,33 +285,3 @@ def _expand(path: str) -> list[Path]:
         raise open_failure(error, path, "--input") from None
     except ValueError as error:  # a directory with no files
         raise CliError(f"--input {shown(str(error))}") from None
-
-
-def _count_stream(name: str, pattern: SplitPattern | str) -> tuple[int, Counter[bytes]]:
-    if name == STDIN:
-        if sys.stdin is None:
-            raise CliError("standard input is closed; give --input a file instead of '-'")
-        return _count_open(sys.stdin.buffer, name, pattern)
-    try:
-        with Path(name).open("rb") as stream:
-            return _count_open(stream, name, pattern)
-    except OSError as error:
-        raise open_failure(error, name, "--input") from None
-
-
-def _count_open(
-    stream: IO[bytes], name: str, pattern: SplitPattern | str
-) -> tuple[int, Counter[bytes]]:
-    size = 0
-
-    def blocks() -> Iterator[bytes]:
-        nonlocal size
-        for block in read_blocks(stream):
-            size += len(block)
-            yield block
-
-    try:
-        str_counts = count_pieces(decode_blocks(blocks(), name), pattern=pattern)
-    except InvalidUtf8Error as error:
-        raise invalid_utf8(error) from None
-    return size, Counter({chunk.encode("utf-8"): n for chunk, n in str_counts.items()})

@@ -11,15 +11,14 @@ from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, refuse_overwriting_inputs
 from bpetite.cli._output import exists_message, write_json
 from bpetite.cli._parser import add_command
+from bpetite.cli._reading import add_budget_arguments, reading_of
 from bpetite.cli._sources import (
-    add_budget_arguments,
     add_dask_argument,
     add_input_argument,
     add_pattern_arguments,
     add_workers_argument,
     count_sources,
     gather_inputs,
-    reading_of,
     split_pattern,
 )
 from bpetite.corpus import save_counts

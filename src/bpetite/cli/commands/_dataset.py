@@ -19,7 +19,7 @@ from bpetite.cli._inputs import invalid_utf8
 from bpetite.cli._output import exists_message, write_json
 from bpetite.cli._parser import add_command, positive_int
 from bpetite.cli._progress import PhaseProgress, counting_progress
-from bpetite.cli._sources import add_budget_arguments, reading_of
+from bpetite.cli._reading import add_budget_arguments, reading_of
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers

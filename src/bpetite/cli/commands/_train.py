@@ -20,9 +20,9 @@ from bpetite.cli._parser import (
     vocab_size,
 )
 from bpetite.cli._progress import PhaseProgress, training_progress
+from bpetite.cli._reading import add_budget_arguments, reading_of
 from bpetite.cli._sources import (
     Counted,
-    add_budget_arguments,
     add_dask_argument,
     add_input_argument,
     add_pattern_arguments,
@@ -30,7 +30,6 @@ from bpetite.cli._sources import (
     count_sources,
     gather_inputs,
     load_count_files,
-    reading_of,
     split_pattern,
 )
 
