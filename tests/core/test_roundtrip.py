@@ -185,6 +185,10 @@ def test_public_api_is_the_spec_methods_plus_the_documented_surface() -> None:
         "name",
         # Every step of an encode, printed or as a page (docs/visualize.md).
         "explain",
+        # Vocabulary surgery, every existing id kept (docs/api.md).
+        "extended",
+        "truncated",
+        "with_special_tokens",
     }
     assert public == spec | surface
     assert "Tokenizer" in bpetite.__all__
