@@ -89,6 +89,16 @@ def big_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_corpus(tmp_path_factory.mktemp("big") / "corpus")
 
 
+def counting_workers() -> list[int]:
+    """The pids of bpetite's own workers, named ``bpetite-<role>-<slot>``.
+
+    Not every child: a process another test started (a Dask cluster's, still closing
+    on a loaded machine) may still be alive, and killing it would prove nothing.
+    """
+    children = multiprocessing.active_children()
+    return [child.pid or 0 for child in children if child.name.startswith("bpetite-")]
+
+
 # --------------------------------------------------------------------------- /proc helpers
 
 
@@ -179,7 +189,7 @@ def test_a_killed_worker_fails_the_count_at_once(big_corpus: Path) -> None:
     def kill_a_worker(event: Progress) -> None:
         events.append(event)
         if event.stage == "update" and event.done > 0 and not killed:
-            workers.extend(child.pid or 0 for child in multiprocessing.active_children())
+            workers.extend(counting_workers())
             assert len(workers) == 2
             killed.append(workers[0])
             os.kill(killed[0], signal.SIGKILL)
@@ -203,7 +213,7 @@ def test_train_files_reports_a_killed_worker(big_corpus: Path) -> None:
 
     def kill_a_worker(event: Progress) -> None:
         if event.task == "count" and event.stage == "update" and event.done > 0 and not workers:
-            workers.extend(child.pid or 0 for child in multiprocessing.active_children())
+            workers.extend(counting_workers())
             os.kill(workers[-1], signal.SIGKILL)
 
     with watchdog(), pytest.raises(WorkerError, match=r"\(pid \d+\) was killed by SIGKILL"):
@@ -228,7 +238,7 @@ def test_a_worker_killed_by_another_signal_is_named(
         # At "start" the workers exist and cannot have finished: killing at the first
         # update raced a fast count (the worker had already sent its counts and left).
         if event.stage == "start" and not workers:
-            workers.extend(child.pid or 0 for child in multiprocessing.active_children())
+            workers.extend(counting_workers())
             os.kill(workers[0], signum)
 
     with watchdog(), pytest.raises(WorkerError) as caught:
