@@ -385,15 +385,8 @@ class Tokenizer:
         UnicodeEncodeError (``errors="strict"``); ``errors="replace"`` repairs it as
         tiktoken does: a surrogate pair becomes its character, a lone surrogate U+FFFD.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"encode() takes a str, got {type(text).__name__}")
-        if errors != "strict":
-            text = checked_text(text, errors)
-        require_utf8(text, "text")
+        text, allowed = self._checked(text, "encode", allowed_special, disallowed_special, errors)
         specials = self._specials
-        allowed, disallowed = specials.resolve(allowed_special, disallowed_special)
-        if disallowed:
-            specials.check_disallowed(text, disallowed)
         if not specials.occur_in(text, allowed):  # the usual case: one ordinary run
             return self._encoder.encode_text(text)
         encode_text = self._encoder.encode_text
@@ -404,6 +397,25 @@ class Tokenizer:
             else:
                 ids += encode_text(segment)  # type: ignore[arg-type]
         return ids
+
+    def _checked(
+        self,
+        text: object,
+        method: str,
+        allowed_special: SpecialPolicy,
+        disallowed_special: SpecialPolicy,
+        errors: str,
+    ) -> tuple[str, frozenset[str]]:
+        """The text to encode and the specials allowed in it, after every check of encode."""
+        if not isinstance(text, str):
+            raise TypeError(f"{method}() takes a str, got {type(text).__name__}")
+        if errors != "strict":
+            text = checked_text(text, errors)
+        require_utf8(text, "text")
+        allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
+        if disallowed:
+            self._specials.check_disallowed(text, disallowed)
+        return text, allowed
 
     def encode_ordinary(self, text: str, *, errors: str = "strict") -> list[int]:
         """Return the ids of `text` with every character ordinary, special texts included.
@@ -590,14 +602,10 @@ class Tokenizer:
         >>> Tokenizer.train("ab ab", 257).count_tokens("ab ab<|endoftext|>")
         4
         """
-        if not isinstance(text, str):
-            raise TypeError(f"count_tokens() takes a str, got {type(text).__name__}")
-        text = checked_text(text, errors) if errors != "strict" else text
-        require_utf8(text, "text")
+        text, allowed = self._checked(
+            text, "count_tokens", allowed_special, disallowed_special, errors
+        )
         specials = self._specials
-        allowed, disallowed = specials.resolve(allowed_special, disallowed_special)
-        if disallowed:
-            specials.check_disallowed(text, disallowed)
         count_text = self._encoder.count_text
         if not specials.occur_in(text, allowed):
             return count_text(text)
@@ -624,14 +632,10 @@ class Tokenizer:
         """
         import numpy as np  # only here: numpy is not a dependency of bpetite
 
-        if not isinstance(text, str):
-            raise TypeError(f"encode_to_numpy() takes a str, got {type(text).__name__}")
-        text = checked_text(text, errors) if errors != "strict" else text
-        require_utf8(text, "text")
+        text, allowed = self._checked(
+            text, "encode_to_numpy", allowed_special, disallowed_special, errors
+        )
         specials = self._specials
-        allowed, disallowed = specials.resolve(allowed_special, disallowed_special)
-        if disallowed:
-            specials.check_disallowed(text, disallowed)
         packed = self._encoder.encode_text_packed
         if not specials.occur_in(text, allowed):
             data = packed(text, _UINT32)
