@@ -230,9 +230,13 @@ def test_train_files_reports_a_killed_worker(big_corpus: Path) -> None:
     [(signal.SIGHUP, "was killed by SIGHUP"), (signal.SIGUSR1, "was killed by SIGUSR1")],
 )
 def test_a_worker_killed_by_another_signal_is_named(
-    big_corpus: Path, signum: int, described: str
+    big_corpus: Path, signum: int, described: str, request: pytest.FixtureRequest
 ) -> None:
     workers: list[int] = []
+    # Forked workers inherit the disposition: under `nohup` SIGHUP is ignored, and
+    # this test is about a signal that kills.
+    previous = signal.signal(signum, signal.SIG_DFL)
+    request.addfinalizer(lambda: signal.signal(signum, previous))
 
     def kill_a_worker(event: Progress) -> None:
         # At "start" the workers exist and cannot have finished: killing at the first
