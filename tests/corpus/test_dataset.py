@@ -426,8 +426,14 @@ def test_existing_outputs_are_kept_unless_overwrite(
 
 
 def test_a_killed_worker_fails_the_run_and_leaves_nothing(
-    tokenizer: Tokenizer, corpus: list[Path], tmp_path: Path
+    tokenizer: Tokenizer, tmp_path: Path
 ) -> None:
+    # Documents large enough that no worker can be done by the time "start" is reported
+    # (the small corpus of the other tests could finish first on an idle core).
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for index in range(4):
+        (folder / f"doc{index}.txt").write_text(SAMPLE * 20_000 + str(index), encoding="utf-8")
     killed: list[int] = []
 
     def kill_one(event: Progress) -> None:
