@@ -30,9 +30,11 @@ from bpetite.cli._output import exists_message, note, write_result_from
 from bpetite.cli._parser import positive_int
 
 
-def add_model_argument(parser: argparse.ArgumentParser) -> None:
+def add_model_argument(
+    parser: argparse.ArgumentParser, *, required: bool = True, help: str | None = None
+) -> None:
     """``--model PATH|NAME`` and the options of loading a file, for every command that loads one."""
-    parser.add_argument("--model", required=True, metavar="PATH|NAME", help=MODEL_HELP)
+    parser.add_argument("--model", required=required, metavar="PATH|NAME", help=help or MODEL_HELP)
     parser.add_argument(
         "--trust-custom-pattern",
         action="store_true",

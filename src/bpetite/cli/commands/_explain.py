@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from bpetite import PRESETS
-from bpetite._internal import MAX_ARTIFACT_BYTES, shown
+from bpetite._internal import shown
 from bpetite.cli._errors import CliError
-from bpetite.cli._files import check_output_path, load_model, write_file
+from bpetite.cli._files import add_model_argument, check_output_path, load_model, write_file
 from bpetite.cli._inputs import check_argument_text, describe_input, read_input_text
 from bpetite.cli._output import is_terminal, note, write_result
 from bpetite.cli._parser import add_command, positive_int, vocab_size
@@ -60,20 +60,10 @@ def register(subparsers: Subparsers) -> None:
         action="store_true",
         help="explain a training run on --input (needs --vocab-size) instead of an encode",
     )
-    parser.add_argument(
-        "--model", metavar="PATH", help="tokenizer artifact to explain an encode with"
-    )
-    parser.add_argument(
-        "--trust-custom-pattern",
-        action="store_true",
-        help="load a model whose split pattern is a custom regex (only from a source you trust)",
-    )
-    parser.add_argument(
-        "--max-model-bytes",
-        type=positive_int,
-        default=MAX_ARTIFACT_BYTES,
-        metavar="N",
-        help=f"load a model file of up to N bytes (default {MAX_ARTIFACT_BYTES:,})",
+    add_model_argument(
+        parser,
+        required=False,
+        help="the model to explain an encode with (a path or a built-in name)",
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", metavar="TEXT", help="the text to explain")
