@@ -185,3 +185,24 @@ def test_encode_errors_replace_repairs_lone_surrogates_as_tiktoken(tokenizer: To
     assert tokenizer.count_tokens("a\ud83d", errors="replace") == len(tokenizer.encode("a\ufffd"))
     with pytest.raises(ParameterError, match="'strict', 'replace'"):
         tokenizer.encode("a", errors="ignore")
+
+
+@pytest.mark.parametrize("lead", [0xE0, 0xED, 0xF0, 0xF4])
+def test_a_lead_and_a_second_byte_no_character_can_follow_are_settled_at_once(lead: int) -> None:
+    """CPython's incremental decoder holds ED A0 (an encoded surrogate's start) for more
+    bytes; the stream settles every such pair at once, as ``bytes.decode`` would."""
+    tokenizer = Tokenizer([])
+    for second in range(0x80, 0xC0):
+        data = bytes([lead, second])
+        whole = data.decode("utf-8", errors="replace")
+        stream = tokenizer.stream_decoder(errors="replace")
+        joined = stream.step(lead) + stream.step(second)
+        if whole.startswith("\ufffd\ufffd"):  # no continuation makes a character of it
+            assert joined == whole
+            strict = tokenizer.stream_decoder()
+            strict.step(lead)
+            with pytest.raises(UnicodeDecodeError):
+                strict.step(second)
+            assert strict.pending == bytes([lead])  # the step that raised changed nothing
+        else:
+            assert joined == "" and stream.pending == data

@@ -192,7 +192,18 @@ class StreamDecoder:
             )
         # The incremental decoder keeps its pending bytes unless the decode succeeds,
         # so a step that raises leaves the stream as it was.
-        return self._decoder.decode(data)
+        state = self._decoder.getstate()
+        text = self._decoder.decode(data)
+        if _cannot_continue(self._decoder.getstate()[0]):
+            # CPython's decoder holds ED A0..BF (the start of an encoded surrogate)
+            # for more bytes, though no continuation makes it a character: settle it
+            # now, as a whole decode would, and as a step that raises, change nothing.
+            try:
+                text += self._decoder.decode(b"", final=True)
+            except UnicodeDecodeError:
+                self._decoder.setstate(state)
+                raise
+        return text
 
     def flush(self) -> str:
         """End the stream: return what the pending bytes decode to, and start afresh.
@@ -211,6 +222,23 @@ class StreamDecoder:
 
     def __repr__(self) -> str:
         return f"<StreamDecoder errors={self._errors!r} pending={self.pending!r}>"
+
+
+#: The second bytes that can follow each lead byte of a multi-byte UTF-8 character.
+_SECOND_BYTES: Final = dict.fromkeys(range(0xC2, 0xF5), (0x80, 0xBF)) | {
+    0xE0: (0xA0, 0xBF),
+    0xED: (0x80, 0x9F),
+    0xF0: (0x90, 0xBF),
+    0xF4: (0x80, 0x8F),
+}
+
+
+def _cannot_continue(pending: bytes) -> bool:
+    """Whether no bytes can follow `pending` to make a character (see StreamDecoder.step)."""
+    if len(pending) < 2:
+        return False
+    low, high = _SECOND_BYTES[pending[0]]
+    return not low <= pending[1] <= high
 
 
 def _describe_bad_id(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> str:
