@@ -222,6 +222,7 @@ def test_bytes_never_depend_on_workers_blocks_or_pieces(
         "shard_tokens": None,
         "val_shards": 0,
         "text_column": "text",
+        "doc_delimiter": None,
         "max_chars": None,
         "doc_cap": None,
     }

@@ -4,7 +4,9 @@ Documents are cut into pieces (:mod:`bpetite.corpus._encoding` says why the ids 
 change), the pieces are encoded here, by the worker pool or on Dask, and each piece is
 copied into its split's temp file once every piece before it has been: so the bytes
 never depend on the workers, the block size or the piece size. A document's separator
-follows its last piece.
+follows its last piece. A piece of many documents (a Parquet row group, or a text
+piece cut by a delimiter) comes back with each document's token count, and each
+document goes to its split in turn.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class EncodeOptions:
     bos_id: int | None = None
     text_column: str = DEFAULT_TEXT_COLUMN
     budget: Budget = field(default_factory=Budget)
+    doc_delimiter: str | None = None
 
 
 @dataclass(slots=True)
@@ -86,8 +89,10 @@ def plan_documents(
 ) -> list[Piece]:
     """The pieces of `documents` in document order, as far as the budget takes them."""
     files = [document.path for document in documents]
-    # No proven cut points for a custom pattern; Dask runs one task per file.
-    split_files = tokenizer.split_pattern.is_preset and options.dask is None
+    # No proven cut points for a custom pattern, except between documents (which are
+    # encoded apart); Dask runs one task per file.
+    delimited = options.doc_delimiter is not None
+    split_files = (tokenizer.split_pattern.is_preset or delimited) and options.dask is None
     piece_bytes = options.piece_bytes
     if piece_bytes is None:
         total = sum(path.stat().st_size for path in files)
@@ -99,6 +104,7 @@ def plan_documents(
         text_column=options.text_column,
         budget=options.budget,
         block_size=options.block_size,
+        doc_delimiter=options.doc_delimiter,
     )
 
 
@@ -169,7 +175,7 @@ def encode_all(
                 if separator and ends_document[index]:
                     current.handle.write(separator)
                     current.tokens += 1
-            else:  # a row group: each document whole, BOS and separator written
+            else:  # many documents, each whole, BOS and separator written
                 position = written.start
                 for tokens in written.documents:
                     split = start_document(name)
@@ -192,6 +198,7 @@ def encode_all(
             options.budget.doc_cap,
             options.bos_id,
             options.separator_id,
+            options.doc_delimiter,
         )
         processes = min(options.workers, len(pieces))
         task_of = partial(EncodeTask, tokenizer, job)

@@ -37,8 +37,10 @@ from pathlib import Path
 from typing import BinaryIO, Final
 
 from bpetite.core._budget import Budget
+from bpetite.core._errors import ParameterError
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
+from bpetite.corpus._delimited import CUT_SEARCH_BYTES, find_cut, measure_documents
 from bpetite.corpus._parquet import (
     DEFAULT_TEXT_COLUMN,
     RowGroup,
@@ -151,12 +153,16 @@ def plan_pieces(
     *,
     split_files: bool = True,
     ends: Sequence[int | None] | None = None,
+    delimiter: bytes | None = None,
 ) -> list[Piece]:
     """Cut `files` into pieces of at least `piece_bytes` (the last of a file may be smaller).
 
     A large file is split at the first safe point at least `piece_bytes` past the
     previous split; a file without safe points, or any file if not `split_files`,
-    stays whole. `ends`, one per file, stops a file's last piece at that byte (a
+    stays whole. With `delimiter` (a document delimiter's UTF-8 bytes), the split
+    points are instead just after the delimiters that cut the file into documents
+    (:func:`bpetite.corpus._delimited.find_cut`), so every piece holds whole
+    documents. `ends`, one per file, stops a file's last piece at that byte (a
     character boundary: the budget's cut), None for its end.
     """
     if isinstance(piece_bytes, bool) or not isinstance(piece_bytes, int) or piece_bytes < 1:
@@ -174,9 +180,14 @@ def plan_pieces(
             starts = [0]
             wanted = piece_bytes
             while split_files and wanted < size:
-                point = _find_safe_point(stream, wanted)
+                if delimiter is None:
+                    point = _find_safe_point(stream, wanted)
+                    step = SPLIT_SEARCH_BYTES
+                else:
+                    point = find_cut(stream, wanted, delimiter)
+                    step = CUT_SEARCH_BYTES
                 if point is None:  # none in this window: the piece grows to the next one
-                    wanted += SPLIT_SEARCH_BYTES
+                    wanted += step
                     continue
                 if point >= size:  # past the cut: the rest is one piece
                     break
@@ -201,23 +212,33 @@ def plan_inputs(
     text_column: str = DEFAULT_TEXT_COLUMN,
     budget: Budget | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
+    doc_delimiter: str | None = None,
 ) -> list[Piece]:
     """The pieces of `files` in document order, as far as `budget` takes them.
 
     A Parquet file (recognised by its magic bytes) gives one piece per row group, each
     row a document; any other file is one UTF-8 document, cut into byte ranges as
-    :func:`plan_pieces` cuts it. With a budget, each text file is read here up to its
-    cap (which checks it is UTF-8 that far), and with `max_chars` the Parquet column's
-    lengths are read too: this process walks the documents in order and stops after
+    :func:`plan_pieces` cuts it, or with `doc_delimiter` many documents
+    (:mod:`bpetite.corpus._delimited`), cut into pieces of whole documents. With a
+    budget, each text file is read here up to its cap (which checks it is UTF-8 that
+    far), and with `max_chars` the Parquet column's lengths, or a delimited file's
+    documents, are read too: this process walks the documents in order and stops after
     the one that takes the total past `max_chars`, so the cut is the same for any
-    number of workers, which then read exactly the pieces listed.
+    number of workers, which then read exactly the pieces listed. A delimited file's
+    `doc_cap` is left to the workers, which cut each document.
     """
     budget = Budget() if budget is None else budget
     pieces: list[Piece] = []
     max_chars = budget.max_chars
     taken = 0  # the characters taken so far (counted only with max_chars)
+    delimiter = None if doc_delimiter is None else doc_delimiter.encode("utf-8")
     for path in files:
         if is_parquet(path):
+            if doc_delimiter is not None:
+                raise ParameterError(
+                    f"'{path}' is a Parquet file, whose rows are already documents; "
+                    "doc_delimiter cuts text files only: give it without them"
+                )
             for group in row_groups(path, text_column):
                 rows = None
                 if max_chars is not None:
@@ -231,11 +252,19 @@ def plan_inputs(
                     return pieces
             continue
         end = None
-        if not budget.is_off:
-            read_size = max(block_size, DEFAULT_BLOCK_SIZE)
+        read_size = max(block_size, DEFAULT_BLOCK_SIZE)
+        if doc_delimiter is not None:
+            if max_chars is not None:
+                chars, end = measure_documents(
+                    str(path), doc_delimiter, budget.doc_cap, max_chars - taken, read_size
+                )
+                taken += chars
+        elif not budget.is_off:
             chars, end = measure_text(str(path), budget.doc_cap, read_size)
             taken += chars
-        pieces += plan_pieces([path], piece_bytes, split_files=split_files, ends=[end])
+        pieces += plan_pieces(
+            [path], piece_bytes, split_files=split_files, ends=[end], delimiter=delimiter
+        )
         if max_chars is not None and taken > max_chars:
             return pieces
     return pieces

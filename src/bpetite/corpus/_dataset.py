@@ -39,6 +39,7 @@ from bpetite.core._errors import NotATokenError, ParameterError
 from bpetite.core._progress import ProgressCallback, ignore_progress
 from bpetite.core._tokenizer import Tokenizer
 from bpetite.corpus._assemble import EncodeOptions, SplitFile, encode_all, in_val, plan_documents
+from bpetite.corpus._delimited import check_delimiter
 from bpetite.corpus._documents import check_paths, expand_documents, spool_stdin
 from bpetite.corpus._encoding import MAX_ID, TYPECODES, WIDER_DTYPE, Dtype
 from bpetite.corpus._manifest import dumps_manifest, manifest_path, resolve_model
@@ -103,6 +104,7 @@ def write_dataset(
     shard_tokens: int | None = None,
     val_shards: int = 0,
     text_column: str = DEFAULT_TEXT_COLUMN,
+    doc_delimiter: str | None = None,
     max_chars: int | None = None,
     doc_cap: int | None = None,
     workers: int | None = None,
@@ -116,7 +118,12 @@ def write_dataset(
 
     A UTF-8 file is one document (a directory means every regular file under it,
     sorted; ``-`` is standard input); a Parquet file (known by its content) gives one
-    document per row of its `text_column`. Each document's ids are those of
+    document per row of its `text_column`. With `doc_delimiter` (e.g.
+    ``"<|endoftext|>"``), every UTF-8 file is cut into documents at each occurrence
+    of that text, as ``str.split`` cuts it: the delimiter belongs to no document, and
+    a document that is empty or only whitespace is dropped (such as the newline after
+    a file's last delimiter); with Parquet inputs it raises ParameterError, since their
+    rows are already documents. Each document's ids are those of
     ``model.encode_ordinary(text)``, preceded by `bos`'s id (nanochat's layout) unless
     `bos` is None, and followed by `separator`'s id unless `separator` is None.
     `doc_cap` and `max_chars` are :meth:`Tokenizer.train_from_iterator`'s budget over
@@ -127,7 +134,8 @@ def write_dataset(
     Validation, by document: with `val_fraction` F, document ``i`` goes to
     `val_output` (default: ``val.bin`` beside `output`) when
     ``floor((i+1)·F) > floor(i·F)``, which spreads ``floor(n·F)`` documents evenly
-    over the corpus, rows of one Parquet file included.
+    over the corpus, rows of one Parquet file, or a delimited text file's documents,
+    included.
 
     `file_format` ``"llmc"`` writes llm.c's and modded-nanogpt's shard layout: a
     header of 256 little-endian int32 (20240520, version 1, the token count, zeros)
@@ -160,6 +168,7 @@ def write_dataset(
     sharding = _check_sharding(shard_tokens, val_shards, fraction, file_format)
     budget = Budget(max_chars=max_chars, doc_cap=doc_cap)
     check_text_column(text_column)
+    doc_delimiter = check_delimiter(doc_delimiter)
     workers = check_workers(default_workers() if workers is None else workers)
     check_block_size(block_size)
     if piece_bytes is not None and (
@@ -216,6 +225,7 @@ def write_dataset(
         "shard_tokens": shard_tokens,
         "val_shards": val_shards,
         "text_column": text_column,
+        "doc_delimiter": doc_delimiter,
         "max_chars": max_chars,
         "doc_cap": doc_cap,
     }
@@ -232,6 +242,7 @@ def write_dataset(
             bos_id,
             text_column,
             budget,
+            doc_delimiter,
         )
         try:
             pieces = plan_documents(tokenizer, documents, encode_options)
@@ -240,12 +251,15 @@ def write_dataset(
             for document in documents:
                 message = message.replace(f"'{document.path}'", f"'{document.name}'")
             raise ParameterError(message) from None
-        text_only = all(piece.row_group is None for piece in pieces)
-        if text_only:  # the documents are known before encoding: refuse an empty val now
+        # One document per text file: the documents are known before encoding, so an
+        # empty val is refused now, with a word on cutting files into documents.
+        whole_files = doc_delimiter is None and all(piece.row_group is None for piece in pieces)
+        if whole_files:
             count = sum(piece.start == 0 for piece in pieces)
-            _check_val_documents(val_fraction, fraction, count)
+            _check_val_documents(val_fraction, fraction, count, whole_files=True)
         train, val = encode_all(tokenizer, documents, pieces, temp_dir, encode_options, report)
-        _check_val_documents(val_fraction, fraction, len(train.offsets) + len(val.offsets))
+        count = len(train.offsets) + len(val.offsets)
+        _check_val_documents(val_fraction, fraction, count, whole_files=whole_files)
         arrays = _arrays(train, val, train_path, val_path, sharding, file_format, dtype, temp_dir)
         manifests = [
             dumps_manifest(
@@ -539,11 +553,19 @@ def _check_sharding(
     return _Sharding(shard_tokens, val_shards)
 
 
-def _check_val_documents(val_fraction: float, fraction: Fraction, count: int) -> None:
+def _check_val_documents(
+    val_fraction: float, fraction: Fraction, count: int, *, whole_files: bool
+) -> None:
     if fraction and not any(in_val(index, fraction) for index in range(count)):
+        hint = "give more documents or a larger fraction"
+        if whole_files:
+            hint += (
+                ", or a doc_delimiter to cut the text files into documents (each text file "
+                "is one document without it)"
+            )
         raise ParameterError(
             f"val_fraction {val_fraction} of {count} document(s) selects none for "
-            "validation; give more documents or a larger fraction"
+            f"validation; {hint}"
         )
 
 

@@ -8,7 +8,9 @@ the same chunks. A custom ``SplitPattern`` has no proven cut points, so with suc
 model each document is one piece, read whole and encoded in one call. A Parquet piece
 is a row group, many documents: its worker writes each one's ids between the BOS and
 separator ids and says how many tokens each took, so that the parent can send each
-document to its split.
+document to its split. So does the worker of a piece of a text file cut into documents
+by a delimiter (:mod:`bpetite.corpus._delimited`): such pieces hold whole documents,
+and a document larger than a piece's whole-encoding size is streamed.
 
 A worker appends the pieces it encodes to one spool file of its own and says where
 each landed (:class:`Written`); the parent copies them into the output in order. One
@@ -20,8 +22,9 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import IO, Final, Literal, NoReturn
 
@@ -29,6 +32,7 @@ from bpetite.core._budget import Budget
 from bpetite.core._errors import InvalidUtf8Error, ParameterError
 from bpetite.core._tokenizer import Tokenizer
 from bpetite.corpus._counting import Piece
+from bpetite.corpus._delimited import capped, content, split_documents
 from bpetite.corpus._parquet import RowGroup, read_texts
 from bpetite.corpus._streaming import encode_pieces, stream_file_text
 from bpetite.corpus._workers import OnBytes
@@ -63,6 +67,7 @@ class EncodeJob:
     doc_cap: int | None = None
     bos_id: int | None = None  # written before each document of a Parquet piece
     separator_id: int | None = None  # and this after it
+    doc_delimiter: str | None = None  # cuts each text piece into documents
 
     def piece_path(self, index: int) -> Path:
         """The file of piece `index` alone (a Dask task writes one)."""
@@ -82,8 +87,9 @@ class Written:
     size: int
     tokens: int
     alone: bool = False  # the file holds this piece only, and is removed once copied
-    #: For a Parquet piece, the tokens of each document in turn (BOS and separator
-    #: included); None for a piece of one text document.
+    #: For a Parquet piece, or a text piece cut by a delimiter, the tokens of each
+    #: document in turn (BOS and separator included); None for a piece of one text
+    #: document.
     documents: tuple[int, ...] | None = None
 
 
@@ -95,7 +101,7 @@ def encode_piece(
     on_bytes: OnBytes | None,
 ) -> tuple[int, tuple[int, ...] | None]:
     """Append the ids of piece `index` to `sink` in the dtype's bytes; return how many,
-    and for a Parquet piece how many each document took.
+    and for a Parquet piece or a delimited text piece how many each document took.
 
     Decoding is where invalid UTF-8 is found: InvalidUtf8Error names the document
     (``-`` for standard input, not its spool) and the offset in the whole file. An id
@@ -113,6 +119,9 @@ def encode_piece(
     typecode = TYPECODES[job.dtype]
     tokens = 0
     try:
+        if job.doc_delimiter is not None:
+            documents = _encode_documents(tokenizer, job, index, text, sink)
+            return sum(documents), documents
         # A piece of up to WHOLE_PIECE_BYTES (or one block) is encoded whole, straight
         # into the dtype's array: streaming scans the text twice (once to find where it
         # may be cut), which costs more than holding a few megabytes. Text of multi-byte
@@ -161,6 +170,59 @@ def _encode_rows(
             _too_large(job, index, max(tokenizer.encode_ordinary(text)))
         sink.write(before + to_bytes(packed) + after)
         sizes.append(len(packed) + extra)
+    return tuple(sizes)
+
+
+def _encode_documents(
+    tokenizer: Tokenizer, job: EncodeJob, index: int, text: Iterable[str], sink: IO[bytes]
+) -> tuple[int, ...]:
+    """Each document of a delimited text piece, as a Parquet piece's rows: BOS, the ids of
+    its first `doc_cap` characters, the separator; the tokens of each. Blank documents
+    are dropped. One that grows past WHOLE_PIECE_BYTES characters is streamed.
+    """
+    if job.doc_delimiter is None:
+        raise ValueError("the job has no doc_delimiter")
+    typecode = TYPECODES[job.dtype]
+    before = b"" if job.bos_id is None else to_bytes(array(typecode, [job.bos_id]))
+    after = b"" if job.separator_id is None else to_bytes(array(typecode, [job.separator_id]))
+    extra = (job.bos_id is not None) + (job.separator_id is not None)
+    whole_chars = max(job.block_size, WHOLE_PIECE_BYTES)
+    sizes = []
+    for document in split_documents(text, job.doc_delimiter):
+        parts = content(document)
+        if parts is None:
+            continue
+        taken = capped(parts, job.doc_cap)
+        gathered: list[str] = []
+        length = 0
+        for part in taken:
+            gathered.append(part)
+            length += len(part)
+            if job.streaming and length > whole_chars:
+                break
+        sink.write(before)
+        tokens = 0
+        if length > whole_chars and job.streaming:
+            streamed = encode_pieces(
+                tokenizer, chain(gathered, taken), allowed_special=set(), disallowed_special=()
+            )
+            for ids in streamed:
+                try:
+                    packed = array(typecode, ids)
+                except OverflowError:
+                    _too_large(job, index, max(ids))
+                sink.write(to_bytes(packed))
+                tokens += len(packed)
+        else:
+            whole = "".join(gathered)
+            try:
+                packed = tokenizer.encode_ordinary_array(whole, typecode)
+            except OverflowError:
+                _too_large(job, index, max(tokenizer.encode_ordinary(whole)))
+            sink.write(to_bytes(packed))
+            tokens = len(packed)
+        sink.write(after)
+        sizes.append(tokens + extra)
     return tuple(sizes)
 
 
