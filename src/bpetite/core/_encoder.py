@@ -105,6 +105,7 @@ class Encoder:
         byte_ids: bytes | None = None,
         *,
         prove_up_to: int = EAGER_PROOF_MERGES,
+        trained: bool = False,
     ) -> None:
         """`vocab[i]` is the bytes of id ``i`` (entries past the merges' ids are ignored);
         `byte_ids[b]` is the id of byte ``b`` when the byte tokens are permuted.
@@ -114,6 +115,15 @@ class Encoder:
         encode pays nothing; past that, lazily, token by token, the first time a chunk
         needs it, so that loading a 200,000-merge vocabulary (o200k_base) does not pay
         for tokens no text uses.
+
+        `trained` says the merges were learned by the trainer from byte chunks, from
+        scratch: then every token is whole and nothing needs proving. At its merge, a
+        token's bytes stood in some chunk as one stretch whose edges no earlier merge
+        had crossed (merges only join), and a left-to-right merge pass treats that
+        stretch as it treats the same bytes alone (an occurrence across an edge was
+        never merged, so it blocked nothing inside): alone, the bytes go through the
+        same merges and end as the token. tests/core/test_trained_whole.py checks it
+        against the proof on every trained merge list it can make.
         """
         self._merges = tuple(merges)
         self._byte_ids = byte_ids
@@ -135,7 +145,10 @@ class Encoder:
         #: encoded by one ``map``, with no flattening. All of them when proven here,
         #: else those met so far.
         self.token_of_text: dict[str, int] = {}
-        if len(self._merges) <= prove_up_to:
+        if trained:
+            self._whole[BASE_VOCAB_SIZE:] = bytes([1]) * len(self._merges)
+            self._fill_texts(vocab[:end])
+        elif len(self._merges) <= prove_up_to:
             self._prove_all(vocab[:end])
         self.chunk_cache = ChunkCache(CHUNK_CACHE_SIZE, self.token_of_text, self._encode_new)
         #: The packed caches, by array typecode, each made on first use.
@@ -144,9 +157,13 @@ class Encoder:
     def _prove_all(self, vocab: Sequence[bytes]) -> None:
         """Settle every token's wholeness in rank order (its parts are settled before it)
         and fill the text table with the whole ones."""
-        whole = self._whole
-        for token in range(BASE_VOCAB_SIZE, len(whole)):
+        for token in range(BASE_VOCAB_SIZE, len(self._whole)):
             self.is_whole(token)  # in rank order, each asks only its (settled) parts
+        self._fill_texts(vocab)
+
+    def _fill_texts(self, vocab: Sequence[bytes]) -> None:
+        """Fill the text table with every token settled whole."""
+        whole = self._whole
         # In id order, so that the frequent (early) tokens' texts are made first and lie
         # close together in memory, where the lookups of a warm encode find them.
         texts, first_ids = self.token_of_text, self._token_ids

@@ -40,6 +40,16 @@ class Merges(tuple[Merge, ...]):
     __slots__ = ()
 
 
+class LearnedMerges(Merges):
+    """A merge list the trainer learned from byte chunks, from scratch.
+
+    Every token of such a list encodes to itself (the proof is in
+    :class:`~bpetite.core._encoder.Encoder`), so the encoder proves nothing for it.
+    """
+
+    __slots__ = ()
+
+
 def misplaced_id(merges: Sequence[Merge]) -> tuple[int, int] | None:
     """The ``(rank, side)`` of the first id not below its merge's own id, or None.
 

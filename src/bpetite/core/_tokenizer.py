@@ -34,6 +34,7 @@ from bpetite.core._html import render_snippet, token_pieces
 from bpetite.core._model import (
     IDENTITY_BYTE_ORDER,
     TRAINING_OPTIONS,
+    LearnedMerges,
     Merge,
     Merges,
     check_merges,
@@ -152,7 +153,8 @@ class Tokenizer:
         byte_ids = None
         if self._byte_order != IDENTITY_BYTE_ORDER:
             byte_ids = bytes(sorted(range(BASE_VOCAB_SIZE), key=self._byte_order.__getitem__))
-        self._encoder = Encoder(self._merges, vocab, self._pattern.split, byte_ids)
+        trained = isinstance(merges, LearnedMerges)
+        self._encoder = Encoder(self._merges, vocab, self._pattern.split, byte_ids, trained=trained)
 
     def __reduce__(self) -> tuple[Callable[..., Tokenizer], tuple[Any, ...]]:
         """Pickle as the definition, not the tables: a worker process rebuilds them."""
@@ -243,7 +245,8 @@ class Tokenizer:
             )
             if value is not None
         }
-        return cls(merges, pattern=split, special_tokens=special_tokens, training=training)
+        learned = LearnedMerges(merges)  # valid by construction, and every token whole
+        return cls(learned, pattern=split, special_tokens=special_tokens, training=training)
 
     @classmethod
     def load(
