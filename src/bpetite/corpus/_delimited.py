@@ -197,7 +197,7 @@ def find_cut(stream: BinaryIO, offset: int, delimiter: bytes) -> int | None:
     window = stream.read(CUT_SEARCH_BYTES + 2 * size)
     found = window.find(delimiter, offset - start)
     while 0 <= found < offset - start + CUT_SEARCH_BYTES:
-        if window.find(delimiter, max(found - size + 1, 0), found + size - 1) == found:
+        if window.find(delimiter, max(found - size + 1, 0), found + size) == found:
             return start + found + size
         found = window.find(delimiter, found + 1)
     return None
