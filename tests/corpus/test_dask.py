@@ -132,6 +132,23 @@ def test_a_dataset_on_dask_is_byte_identical(client: Any, corpus: Path, tmp_path
     ]  # fmt: skip
 
 
+def test_delimited_documents_on_dask_are_byte_identical(
+    client: Any, corpus: Path, tmp_path: Path
+) -> None:
+    """One task per file there, pieces of whole documents here: the same documents."""
+    model = Tokenizer.train(TEXT * 5, vocab_size=320)
+    outputs = []
+    runs = {"local": {"workers": 2, "piece_bytes": 300}, "remote": {"dask": client}}
+    for name, where in runs.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        result = write_dataset([corpus], folder / "train.bin", model, doc_delimiter="\n",
+                               val_fraction=0.25, **where)  # fmt: skip
+        assert result.train.documents > 12 * 50
+        outputs.append([(folder / array).read_bytes() for array in ("train.bin", "val.bin")])
+    assert outputs[0] == outputs[1]
+
+
 def test_a_dataset_on_dask_names_the_first_bad_file(
     client: Any, corpus: Path, tmp_path: Path
 ) -> None:
