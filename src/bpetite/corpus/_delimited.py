@@ -107,8 +107,8 @@ def split_documents(pieces: Iterable[str], delimiter: str) -> Iterator[Document]
     caller is done with it (the rest of it is skipped then), as ``itertools.groupby``
     does. The text is never held whole, however the pieces cut it.
 
-    >>> [list(document) for document in split_documents(["a|", "|b|", "c"], "||")]
-    [['a'], ['|b|', 'c']]
+    >>> ["".join(document) for document in split_documents(["a|", "|b|", "c||"], "||")]
+    ['a', 'b|c', '']
     """
     marks = _marks(pieces, delimiter)
     while True:
