@@ -13,6 +13,7 @@ import io
 import itertools
 import json
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -24,12 +25,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpetite import (
+    PRESETS,
     InvalidUtf8Error,
     ParameterError,
+    Progress,
     Tokenizer,
+    reference,
+    train_files,
     write_dataset,
 )
-from bpetite.corpus import _delimited
+from bpetite.corpus import _delimited, count_files
 from bpetite.corpus._counting import plan_inputs
 from bpetite.corpus._delimited import find_cut, measure_documents, split_documents
 from tests.strategies import texts
@@ -566,3 +571,116 @@ def test_a_parquet_input_with_a_delimiter_is_refused(tokenizer: Tokenizer, tmp_p
         write_dataset([write(tmp_path, "a.txt", "x"), path], tmp_path / "t.bin", tokenizer,
                       doc_delimiter=EOT)  # fmt: skip
     assert not (tmp_path / "t.bin").exists()
+
+
+# --------------------------------------------------------------------------- counting and training
+
+
+def reference_counts(documents: Sequence[str], pattern: str = "gpt2") -> Counter[bytes]:
+    """The chunks of each document apart, by the reference's split."""
+    return Counter(
+        chunk.encode("utf-8")
+        for document in documents
+        for chunk in reference.split(document, PRESETS[pattern])
+    )
+
+
+def budgeted(
+    texts: Sequence[str], delimiter: str, doc_cap: int | None, max_chars: int | None
+) -> list[str]:
+    """The documents nanochat's loop takes from the texts cut by str.split."""
+    taken, total = [], 0
+    for document in (d for text in texts for d in text.split(delimiter) if d.strip()):
+        document = document if doc_cap is None else document[:doc_cap]
+        taken.append(document)
+        total += len(document)
+        if max_chars is not None and total > max_chars:
+            break
+    return taken
+
+
+@pytest.mark.parametrize(("doc_cap", "max_chars"), [(None, None), (7, None), (None, 90), (20, 60)])
+@pytest.mark.parametrize(
+    ("workers", "block_size", "piece_bytes"), [(1, 1 << 20, None), (1, 3, 1), (2, 5, 23)]
+)
+def test_count_files_counts_each_document_apart(
+    tmp_path: Path,
+    doc_cap: int | None,
+    max_chars: int | None,
+    workers: int,
+    block_size: int,
+    piece_bytes: int | None,
+) -> None:
+    """The delimiter's text is not counted, and no chunk spans two documents: "sat." then
+    "\\nTom" would be one chunk "\\n" short of the whole text's split."""
+    texts = [tinystories(), tinystories(STORIES[::-1]) * 2]
+    paths = [write(tmp_path, f"{index}.txt", text) for index, text in enumerate(texts)]
+    for pattern in ("gpt2", "o200k"):
+        counts = count_files(paths, pattern=pattern, doc_delimiter=EOT, doc_cap=doc_cap,
+                             max_chars=max_chars, workers=workers, block_size=block_size,
+                             piece_bytes=piece_bytes)  # fmt: skip
+        assert counts == reference_counts(budgeted(texts, EOT, doc_cap, max_chars), pattern)
+
+
+@settings(deadline=None)
+@given(
+    documents=st.lists(texts, max_size=8),
+    delimiter=st.sampled_from(["a", "aa", "\n\n", "\n", " ", EOT, "é"]),
+    piece_bytes=st.integers(1, 64),
+    block_size=st.integers(1, 16),
+)
+def test_count_files_on_random_documents(
+    tmp_path_factory: pytest.TempPathFactory,
+    documents: list[str],
+    delimiter: str,
+    piece_bytes: int,
+    block_size: int,
+) -> None:
+    text = delimiter.join(documents)
+    path = write(tmp_path_factory.mktemp("count"), "corpus.txt", text)
+    counts = count_files([path], doc_delimiter=delimiter, workers=1, piece_bytes=piece_bytes,
+                         block_size=block_size)  # fmt: skip
+    assert counts == reference_counts([d for d in text.split(delimiter) if d.strip()])
+
+
+def test_train_files_learns_from_the_documents(tmp_path: Path) -> None:
+    text = tinystories() * 3
+    path = write(tmp_path, "stories.txt", text)
+    documents = [d for d in text.split(EOT) if d.strip()]
+    trained = train_files([path], 320, doc_delimiter=EOT, workers=2, doc_cap=30)
+    assert trained.merges == tuple(
+        reference.train_counts(reference_counts([d[:30] for d in documents]), 320)
+    )
+    assert trained.merges != train_files([path], 320, workers=1).merges
+
+
+def test_a_custom_pattern_counts_whole_documents_in_pieces(tmp_path: Path) -> None:
+    custom = r"\w+|\s+|[^\w\s]+"
+    text = tinystories() * 3
+    path = write(tmp_path, "stories.txt", text)
+    documents = [d for d in text.split(EOT) if d.strip()]
+    expected = Counter(chunk.encode() for d in documents for chunk in reference.split(d, custom))
+    for workers in (1, 2):
+        assert count_files([path], pattern=custom, doc_delimiter=EOT, workers=workers,
+                           piece_bytes=20) == expected  # fmt: skip
+
+
+def test_counting_checks_every_byte_before_it_starts(tmp_path: Path) -> None:
+    """With a delimiter every document is read to its end, so a bad byte past doc_cap is
+    an error too, reported before any progress."""
+    data = f"good{EOT}also good, and long".encode() + b"\xff" + EOT.encode()
+    path = tmp_path / "bad.txt"
+    path.write_bytes(data)
+    events: list[Progress] = []
+    with pytest.raises(InvalidUtf8Error) as caught:
+        count_files([path], doc_delimiter=EOT, doc_cap=3, progress=events.append, workers=1)
+    assert (caught.value.source, caught.value.offset, events) == (str(path), invalid_at(data), [])
+
+
+def test_counting_refuses_parquet_and_a_bad_delimiter(tmp_path: Path) -> None:
+    parquet = tmp_path / "shard.bin"
+    parquet.write_bytes(b"PAR1" + b"\0" * 16 + b"PAR1")
+    with pytest.raises(ParameterError, match="is a Parquet file, whose rows are already"):
+        count_files([parquet], doc_delimiter=EOT)
+    with pytest.raises(ParameterError, match="doc_delimiter must not be empty"):
+        train_files([write(tmp_path, "a.txt", "x")], 300, doc_delimiter="")

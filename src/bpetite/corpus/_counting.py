@@ -37,10 +37,18 @@ from pathlib import Path
 from typing import BinaryIO, Final
 
 from bpetite.core._budget import Budget
-from bpetite.core._errors import ParameterError
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
-from bpetite.corpus._delimited import CUT_SEARCH_BYTES, find_cut, measure_documents
+from bpetite.corpus._delimited import (
+    CUT_SEARCH_BYTES,
+    capped,
+    check_delimiter,
+    content,
+    find_cut,
+    measure_documents,
+    parquet_refusal,
+    split_documents,
+)
 from bpetite.corpus._parquet import (
     DEFAULT_TEXT_COLUMN,
     RowGroup,
@@ -235,10 +243,7 @@ def plan_inputs(
     for path in files:
         if is_parquet(path):
             if doc_delimiter is not None:
-                raise ParameterError(
-                    f"'{path}' is a Parquet file, whose rows are already documents; "
-                    "doc_delimiter cuts text files only: give it without them"
-                )
+                raise parquet_refusal(path)
             for group in row_groups(path, text_column):
                 rows = None
                 if max_chars is not None:
@@ -297,6 +302,7 @@ def count_files(
     text_column: str = DEFAULT_TEXT_COLUMN,
     max_chars: int | None = None,
     doc_cap: int | None = None,
+    doc_delimiter: str | None = None,
 ) -> Counter[bytes]:
     """Return how often each chunk occurs in the files `paths` name, summed over the files.
 
@@ -305,7 +311,11 @@ def count_files(
     pieces per worker, never below MIN_PIECE_BYTES; a custom pattern never splits a
     file, see :mod:`bpetite.corpus._streaming`). A file is one UTF-8 document, or, if
     it is Parquet (its content says so, not its name), each row of its `text_column`
-    is one (pyarrow needed: ``pip install 'bpetite[parquet]'``). Documents come in
+    is one (pyarrow needed: ``pip install 'bpetite[parquet]'``). With `doc_delimiter`,
+    every UTF-8 file is cut into documents at each occurrence of that text, as
+    :func:`~bpetite.write_dataset` cuts it: no chunk spans two documents, the
+    delimiter's text is not counted, and blank documents are dropped (a Parquet input
+    then raises ParameterError). Documents come in
     input order, rows in file order; `doc_cap` and `max_chars` are
     :meth:`Tokenizer.train_from_iterator`'s budget over them, cut the same way for any
     number of workers. Directories expand as in :func:`expand_inputs`. Invalid UTF-8
@@ -326,6 +336,7 @@ def count_files(
         text_column=text_column,
         max_chars=max_chars,
         doc_cap=doc_cap,
+        doc_delimiter=doc_delimiter,
     )
 
 
@@ -340,6 +351,7 @@ def count_expanded(
     text_column: str = DEFAULT_TEXT_COLUMN,
     max_chars: int | None = None,
     doc_cap: int | None = None,
+    doc_delimiter: str | None = None,
 ) -> Counter[bytes]:
     """:func:`count_files` for a list of regular files already expanded."""
     split = resolve_pattern(pattern)
@@ -347,27 +359,31 @@ def count_expanded(
     check_block_size(block_size)
     budget = Budget(max_chars=max_chars, doc_cap=doc_cap)
     check_text_column(text_column)
+    doc_delimiter = check_delimiter(doc_delimiter)
     report = progress or ignore_progress
     if piece_bytes is None:
         piece_bytes = default_piece_bytes(sum(path.stat().st_size for path in files), workers)
-    # Safe split points are proven for the presets only; a custom pattern counts whole files.
+    # Safe split points are proven for the presets only; a custom pattern counts whole
+    # files, or whole documents, which are counted apart.
     pieces = plan_inputs(
         files,
         piece_bytes,
-        split_files=split.is_preset,
+        split_files=split.is_preset or doc_delimiter is not None,
         text_column=text_column,
         budget=budget,
         block_size=block_size,
+        doc_delimiter=doc_delimiter,
     )
     total = sum(piece.size for piece in pieces)
     # Fail fast: a bad byte anywhere is reported before any counting or progress starts
-    # (with a budget, planning has checked every byte that will be read).
-    if budget.is_off:
+    # (with a budget, planning has checked every byte that will be read; with a
+    # delimiter, only max_chars makes it read, and every document is read to its end).
+    if budget.is_off or (doc_delimiter is not None and budget.max_chars is None):
         for path in dict.fromkeys(piece.path for piece in pieces if piece.row_group is None):
             check_file_utf8(path, max(block_size, DEFAULT_BLOCK_SIZE))
     # Largest first, so that no big piece is left to start last while others sit idle.
     pieces.sort(key=lambda piece: piece.size, reverse=True)
-    job = CountJob(pieces, block_size, split.source, text_column, budget.doc_cap)
+    job = CountJob(pieces, block_size, split.source, text_column, budget.doc_cap, doc_delimiter)
     processes = min(workers, len(pieces))
     if processes <= 1:
         str_counts = run_here(job.task, len(pieces), _ROLE, total, report)
@@ -393,12 +409,24 @@ def count_piece(
     counts: Counter[str],
     on_bytes: OnBytes | None = None,
     pattern: str | SplitPattern = "gpt2",
+    doc_delimiter: str | None = None,
+    doc_cap: int | None = None,
 ) -> None:
-    """Add the chunks of one piece of a text file to `counts`."""
+    """Add the chunks of one piece of a text file to `counts`.
+
+    With `doc_delimiter`, the piece holds whole documents: each one's first `doc_cap`
+    characters are counted apart, blank ones not at all.
+    """
     text = stream_file_text(
         piece.path, block_size=block_size, start=piece.start, end=piece.end, on_bytes=on_bytes
     )
-    count_pieces(text, counts, pattern=pattern)
+    if doc_delimiter is None:
+        count_pieces(text, counts, pattern=pattern)
+        return
+    for document in split_documents(text, doc_delimiter):
+        parts = content(document)
+        if parts is not None:
+            count_pieces(capped(parts, doc_cap), counts, pattern=pattern)
 
 
 def count_row_group(
@@ -430,6 +458,7 @@ class CountJob:
     pattern: str
     text_column: str = DEFAULT_TEXT_COLUMN
     doc_cap: int | None = None
+    doc_delimiter: str | None = None
 
     def task(self, slot: int) -> CountTask:
         """The task of the worker in `slot`; every worker's is alike."""
@@ -452,7 +481,15 @@ class CountTask:
         job = self._job
         piece = job.pieces[index]
         if piece.row_group is None:
-            count_piece(piece, job.block_size, self._counts, on_bytes, self._pattern)
+            count_piece(
+                piece,
+                job.block_size,
+                self._counts,
+                on_bytes,
+                self._pattern,
+                job.doc_delimiter,
+                job.doc_cap,
+            )
         else:
             count_row_group(
                 piece, self._counts, on_bytes, self._pattern, job.text_column, job.doc_cap

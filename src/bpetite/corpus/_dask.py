@@ -28,6 +28,7 @@ from typing import Any, Final, TypeVar
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
 from bpetite.corpus._counting import Piece, count_piece, count_row_group, expand_inputs
+from bpetite.corpus._delimited import check_delimiter, parquet_refusal
 from bpetite.corpus._parquet import DEFAULT_TEXT_COLUMN, is_parquet, row_groups
 from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE, check_block_size
 from bpetite.corpus._workers import default_workers
@@ -81,16 +82,22 @@ def dask_count_files(
     progress: ProgressCallback | None = None,
     pattern: str | SplitPattern = "gpt2",
     text_column: str = DEFAULT_TEXT_COLUMN,
+    doc_delimiter: str | None = None,
 ) -> Counter[bytes]:
     """:func:`~bpetite.corpus._counting.count_files` on a Dask cluster: one task per file.
 
     Equal to the local count, whatever the cluster does: counts are sums. Directories
     are expanded here, so this process must see the files too. A Parquet file is one
-    task too, its `text_column` read a row group at a time on the worker.
+    task too, its `text_column` read a row group at a time on the worker. With
+    `doc_delimiter`, each text file's documents are counted apart, as locally.
     """
     check_block_size(block_size)
+    doc_delimiter = check_delimiter(doc_delimiter)
     report = progress or ignore_progress
     files = [str(path) for path in expand_inputs(paths)]
+    for path in files:  # refused here, as locally, before any task runs
+        if doc_delimiter is not None and is_parquet(path):
+            raise parquet_refusal(path)
     sizes = [Path(path).stat().st_size for path in files]
     total = sum(sizes)
     report(Progress("count", "start", 0, total))
@@ -102,6 +109,7 @@ def dask_count_files(
         block_size=block_size,
         pattern=source,
         text_column=text_column,
+        doc_delimiter=doc_delimiter,
         pure=False,
     )
     str_counts: Counter[str] = Counter()
@@ -119,7 +127,11 @@ def dask_count_files(
 
 
 def _count_file(
-    path: str, block_size: int, pattern: str, text_column: str = DEFAULT_TEXT_COLUMN
+    path: str,
+    block_size: int,
+    pattern: str,
+    text_column: str = DEFAULT_TEXT_COLUMN,
+    doc_delimiter: str | None = None,
 ) -> Counter[str]:
     """On a worker: the chunk counts of one whole file, cut with `pattern`."""
     counts: Counter[str] = Counter()
@@ -129,7 +141,7 @@ def _count_file(
             count_row_group(piece, counts, None, pattern, text_column, None)
         return counts
     piece = Piece(path, 0, None, Path(path).stat().st_size)
-    count_piece(piece, block_size, counts, pattern=pattern)
+    count_piece(piece, block_size, counts, pattern=pattern, doc_delimiter=doc_delimiter)
     return counts
 
 

@@ -67,9 +67,12 @@ def check_delimiter(delimiter: object) -> str | None:
     return delimiter
 
 
-def is_blank(text: str) -> bool:
-    """True for a text that is no document: empty or only whitespace."""
-    return not text or text.isspace()
+def parquet_refusal(path: object) -> ParameterError:
+    """The error for a Parquet input given with a delimiter: its rows are documents."""
+    return ParameterError(
+        f"'{path}' is a Parquet file, whose rows are already documents; doc_delimiter "
+        "cuts text files only: give it without them"
+    )
 
 
 class Document:

@@ -19,6 +19,7 @@ from bpetite.core._tokenizer import DEFAULT_SPECIAL_TOKENS, Tokenizer
 from bpetite.core._trainer import check_limit, check_vocab_size
 from bpetite.corpus._counting import count_files
 from bpetite.corpus._counts_file import load_and_merge
+from bpetite.corpus._delimited import check_delimiter
 from bpetite.corpus._parquet import DEFAULT_TEXT_COLUMN, check_text_column
 from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE
 
@@ -37,6 +38,7 @@ def train_files(
     text_column: str = DEFAULT_TEXT_COLUMN,
     max_chars: int | None = None,
     doc_cap: int | None = None,
+    doc_delimiter: str | None = None,
 ) -> Tokenizer:
     """Learn a tokenizer from UTF-8 files, Parquet files and directories.
 
@@ -44,7 +46,10 @@ def train_files(
     :meth:`Tokenizer.train`'s, checked before any file is read. A UTF-8 file is one
     document; a Parquet file (known by its content, whatever its name) gives one
     document per row of its `text_column`, read a row group at a time (pyarrow is the
-    extra ``bpetite[parquet]``). `doc_cap` and `max_chars` are nanochat's budget, as
+    extra ``bpetite[parquet]``). `doc_delimiter` cuts every UTF-8 file into documents
+    at each occurrence of that text, as :func:`count_files` does (its text is not
+    learned from, and no token spans two documents). `doc_cap` and `max_chars` are
+    nanochat's budget, as
     in :meth:`Tokenizer.train_from_iterator`, over the documents in input order: the
     same cut for any `workers`. A directory means
     every regular file under it (symbolic links inside it are skipped). Files are
@@ -71,6 +76,7 @@ def train_files(
     )
     Budget(max_chars=max_chars, doc_cap=doc_cap)  # checked before any file is read
     check_text_column(text_column)
+    check_delimiter(doc_delimiter)
     counts = count_files(
         paths,
         pattern=split,
@@ -80,6 +86,7 @@ def train_files(
         text_column=text_column,
         max_chars=max_chars,
         doc_cap=doc_cap,
+        doc_delimiter=doc_delimiter,
     )
     return Tokenizer.train_from_counts(
         counts,
