@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 from typing import NamedTuple
@@ -17,8 +18,9 @@ from typing import NamedTuple
 import numpy
 import pytest
 
-from bpetite import Tokenizer
+from bpetite import Tokenizer, reference
 from bpetite.cli import main
+from bpetite.corpus import load_counts
 
 EOT = "<|endoftext|>"
 STORIES = ["Once upon a time, a cat sat.", "Tom had a red ball. It'll be fine.", "中文 😀 end."] * 4
@@ -199,3 +201,72 @@ def test_the_help_shows_the_delimiter_and_how_to_write_newlines(
     help_text = " ".join(result.out.split())
     assert "--doc-delimiter '<|endoftext|>' --val-fraction 0.01" in help_text
     assert "$'\\n\\n'" in help_text and "taken literally" in help_text
+
+
+# --------------------------------------------------------------------------- count and train
+
+
+def reference_counts(text: str, delimiter: str, doc_cap: int | None = None) -> Counter[bytes]:
+    documents = [d[:doc_cap] for d in text.split(delimiter) if d.strip()]
+    return Counter(chunk.encode("utf-8") for d in documents for chunk in reference.split(d))
+
+
+def test_count_cuts_documents_and_counts_no_delimiter(
+    capsys: pytest.CaptureFixture[str], stories: Path, tmp_path: Path
+) -> None:
+    output = tmp_path / "counts.json"
+    result = run(capsys, "count", "--input", stories, "--doc-delimiter", EOT, "--doc-cap", "20",
+                 "--workers", "2", "--output", output)  # fmt: skip
+    assert result.code == 0, result.err
+    assert load_counts(output) == reference_counts(TINYSTORIES, EOT, 20)
+    summary = json.loads(result.out)
+    assert summary["documents"] is None  # known only by reading the files
+    assert summary["corpus_bytes"] == len(TINYSTORIES.encode("utf-8"))
+
+
+def test_count_reads_standard_input_as_a_file_to_cut_it(tmp_path: Path) -> None:
+    output = tmp_path / "counts.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "bpetite", "count", "--input", "-", "--doc-delimiter",
+         EOT + "\n", "--output", str(output)],
+        input=TINYSTORIES.encode("utf-8"), capture_output=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert load_counts(output) == reference_counts(TINYSTORIES, EOT + "\n")
+
+
+def test_train_learns_from_the_documents(
+    capsys: pytest.CaptureFixture[str], stories: Path, tmp_path: Path
+) -> None:
+    output = tmp_path / "tok.json"
+    result = run(capsys, "train", "--input", stories, "--doc-delimiter", EOT,
+                 "--vocab-size", "300", "--output", output)  # fmt: skip
+    assert result.code == 0, result.err
+    expected_merges = reference.train_counts(reference_counts(TINYSTORIES, EOT), 300)
+    assert list(Tokenizer.load(output).merges) == expected_merges
+
+
+def test_count_and_train_mistakes(
+    capsys: pytest.CaptureFixture[str], stories: Path, tmp_path: Path
+) -> None:
+    counts = tmp_path / "counts.json"
+    assert run(capsys, "count", "--input", stories, "--output", counts).code == 0
+    parquet = tmp_path / "shard.parquet"
+    parquet.write_bytes(b"PAR1" + b"\0" * 8 + b"PAR1")
+    cases = [
+        (["train", "--counts", counts, "--vocab-size", "300", "--output", tmp_path / "t.json"],
+         "--doc-delimiter applies to --input, not to --counts"),
+        (["count", "--input", "-", "--dask", "local", "--output", tmp_path / "c.json"],
+         "--doc-delimiter needs files, not streams, with --dask"),
+        (["count", "--input", parquet, "--output", tmp_path / "c.json"],
+         f"'{parquet}' is a Parquet file, whose rows are already documents; --doc-delimiter "
+         "cuts text files only: give it without them"),
+    ]  # fmt: skip
+    for argv, message in cases:
+        result = run(capsys, *argv, "--doc-delimiter", EOT)
+        assert result.code == 1, result
+        assert result.err.strip().splitlines()[-1] == f"bpetite: error: {message}"
+        assert not (tmp_path / "t.json").exists() and not (tmp_path / "c.json").exists()
+    result = run(capsys, "train", "--input", stories, "--doc-delimiter", "", "--vocab-size",
+                 "300", "--output", tmp_path / "t.json")  # fmt: skip
+    assert result.code == 2

@@ -132,6 +132,13 @@ def test_a_dataset_on_dask_is_byte_identical(client: Any, corpus: Path, tmp_path
     ]  # fmt: skip
 
 
+def test_delimited_counts_on_dask_equal_the_local_counts(client: Any, corpus: Path) -> None:
+    on_dask = dask_count_files([corpus], client, doc_delimiter="\n")
+    assert on_dask == count_files([corpus], workers=2, piece_bytes=500, doc_delimiter="\n")
+    documents = [d for text in texts_of(corpus) for d in text.split("\n") if d.strip()]
+    assert on_dask == count_chunks(documents)
+
+
 def test_delimited_documents_on_dask_are_byte_identical(
     client: Any, corpus: Path, tmp_path: Path
 ) -> None:

@@ -1,9 +1,10 @@
-"""What is read of each document: a Parquet file's text column, and nanochat's budget.
+"""What is read of each document: a Parquet file's text column, nanochat's budget, and
+the delimiter that cuts a text file into documents.
 
-``--text-column``, ``--max-chars`` and ``--doc-cap`` for ``train``, ``count`` and
-``dataset``; the library's errors about such inputs as one line each; standard
-input and pipes counted as they are read, or copied to a file, for a budget that must
-take every document in input order.
+``--text-column``, ``--max-chars``, ``--doc-cap`` and ``--doc-delimiter`` for
+``train``, ``count`` and ``dataset``; the library's errors about such inputs as one
+line each; standard input and pipes counted as they are read, or copied to a file, for
+a budget that must take every document in input order, or to be cut into documents.
 """
 
 from __future__ import annotations
@@ -27,10 +28,14 @@ from bpetite.cli._inputs import (
     invalid_utf8,
     open_failure,
 )
+from bpetite.cli._output import note
 from bpetite.corpus import count_pieces, decode_blocks, is_parquet, read_blocks
 
 #: A character count as nanochat's speedrun writes it: 2000000000, 2_000_000_000 or 2e9.
 _CHAR_COUNT: Final = re.compile(r"[0-9][0-9_]*(?:[eE][0-9]+)?")
+
+#: A backslash escape written into --doc-delimiter, which is taken literally.
+_ESCAPE: Final = re.compile(r"\\[nrt]")
 
 
 def char_count(text: str) -> int:
@@ -43,8 +48,30 @@ def char_count(text: str) -> int:
     return value
 
 
+def delimiter(text: str) -> str:
+    """An argparse type: a document delimiter, any text but the empty one."""
+    if not text:
+        raise argparse.ArgumentTypeError(
+            "must not be empty: it is the text between two documents, e.g. '<|endoftext|>'"
+        )
+    return text
+
+
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--text-column``, ``--max-chars``, ``--doc-cap``: what is read of the documents."""
+    """``--text-column``, ``--max-chars``, ``--doc-cap``, ``--doc-delimiter``: what is
+    read of the documents, and what the documents are."""
+    parser.add_argument(
+        "--doc-delimiter",
+        type=delimiter,
+        metavar="TEXT",
+        help="cut every text input into documents at each occurrence of TEXT, as "
+        "TinyStories' and OpenWebText's dumps end each document with '<|endoftext|>'. "
+        "TEXT is taken literally and belongs to no document; a document that is empty "
+        "or only whitespace (the newline after the last delimiter) is dropped. For "
+        "newlines, let the shell make them: $'\\n\\n' (blank lines) or "
+        "$'\\n<|endoftext|>\\n' in bash. Not for Parquet inputs, whose rows are "
+        "documents already",
+    )
     parser.add_argument(
         "--text-column",
         default="text",
@@ -74,23 +101,45 @@ class Reading:
     text_column: str = "text"
     max_chars: int | None = None
     doc_cap: int | None = None
+    doc_delimiter: str | None = None
 
     @property
     def budgeted(self) -> bool:
         return self.max_chars is not None or self.doc_cap is not None
 
+    @property
+    def whole_inputs(self) -> bool:
+        """False when a stream must be read as a file: for the budget, which must take
+        every document in input order, or to be cut into documents."""
+        return not self.budgeted and self.doc_delimiter is None
+
 
 def reading_of(args: argparse.Namespace) -> Reading:
-    """The Reading that ``--text-column``, ``--max-chars`` and ``--doc-cap`` ask for."""
+    """The Reading that ``--text-column``, ``--max-chars``, ``--doc-cap`` and
+    ``--doc-delimiter`` ask for. A delimiter holding ``\\n`` as a backslash and a
+    letter gets a note: it is taken literally, and a newline is what was meant."""
+    delimiter = args.doc_delimiter
+    if delimiter is not None:
+        check_argument_text(delimiter, "--doc-delimiter")
+        escape = _ESCAPE.search(delimiter)
+        if escape is not None:
+            note(
+                f"bpetite: note: --doc-delimiter is taken literally: its '{escape.group()}' "
+                "is a backslash and a letter; for a newline or a tab, let the shell make "
+                "it, e.g. $'\\n\\n' in bash"
+            )
     return Reading(
-        check_argument_text(args.text_column, "--text-column"), args.max_chars, args.doc_cap
+        check_argument_text(args.text_column, "--text-column"),
+        args.max_chars,
+        args.doc_cap,
+        delimiter,
     )
 
 
-def document_count(files: Sequence[Path], streams: int) -> int | None:
+def document_count(files: Sequence[Path], streams: int, reading: Reading) -> int | None:
     """How many documents the inputs are; None if a Parquet file is among them (its rows
-    are documents, counted only by reading them)."""
-    if any(is_parquet(path) for path in files):
+    are documents, counted only by reading them), or if a delimiter cuts the files."""
+    if reading.doc_delimiter is not None or any(is_parquet(path) for path in files):
         return None
     return len(files) + streams
 
@@ -110,6 +159,7 @@ def library_errors(names: dict[str, str] | None = None) -> Iterator[None]:
         raise CliError(str(error)) from None
     except ParameterError as error:  # a Parquet file without the column, or unreadable
         message = str(error).replace("text_column (--text-column)", "--text-column")
+        message = message.replace("doc_delimiter", "--doc-delimiter")
         for spool, name in names.items():
             message = message.replace(f"'{spool}'", describe_input(name))
         raise CliError(message) from None

@@ -163,9 +163,10 @@ def count_sources(
     gives the input each spooled copy holds, for messages."""
     split: SplitPattern | str = "gpt2" if pattern is None else pattern
     reading = Reading() if reading is None else reading
-    if reading.budgeted and sources.streams:
+    if not reading.whole_inputs and sources.streams:
         if dask is not None:
-            raise CliError("--max-chars and --doc-cap need files, not streams, with --dask")
+            what = "--max-chars and --doc-cap need" if reading.budgeted else "--doc-delimiter needs"
+            raise CliError(f"{what} files, not streams, with --dask")
         with tempfile.TemporaryDirectory(prefix="bpetite-") as folder:
             files, names = spool_streams(sources.ordered, Path(folder))
             spooled = Sources(tuple(files), (), tuple(files))
@@ -193,6 +194,7 @@ def count_sources(
                     text_column=reading.text_column,
                     max_chars=reading.max_chars,
                     doc_cap=reading.doc_cap,
+                    doc_delimiter=reading.doc_delimiter,
                 )
             else:
                 file_counts = _count_on_dask(
@@ -201,11 +203,12 @@ def count_sources(
                     workers,
                     split,
                     counting_progress(phase),
-                    reading.text_column,
+                    reading,
                 )
         counts = _add(counts, file_counts)
         corpus_bytes += phase.total
-    return Counted(counts, document_count(sources.files, len(sources.streams)), corpus_bytes)
+    documents = document_count(sources.files, len(sources.streams), reading)
+    return Counted(counts, documents, corpus_bytes)
 
 
 def _count_on_dask(
@@ -214,14 +217,19 @@ def _count_on_dask(
     workers: int | None,
     pattern: SplitPattern | str,
     progress: ProgressCallback,
-    text_column: str,
+    reading: Reading,
 ) -> Counter[bytes]:
     from bpetite._internal import dask_client, dask_count_files
 
     try:
         with dask_client(address, workers=workers) as client:
             return dask_count_files(
-                files, client, pattern=pattern, progress=progress, text_column=text_column
+                files,
+                client,
+                pattern=pattern,
+                progress=progress,
+                text_column=reading.text_column,
+                doc_delimiter=reading.doc_delimiter,
             )
     except ImportError as error:
         raise CliError(str(error)) from None

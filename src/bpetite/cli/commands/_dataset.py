@@ -4,7 +4,6 @@ into llm.c's and modded-nanogpt's shards."""
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from contextlib import ExitStack
@@ -16,8 +15,8 @@ from bpetite._internal import END_OF_TEXT_TOKEN, SHARD_HINT, WIDER_DTYPE, dask_c
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import MODEL_HELP, builtin_model, check_output_path, load_model
 from bpetite.cli._formats import HEAD_BYTES, Sample
-from bpetite.cli._inputs import check_argument_text, invalid_utf8
-from bpetite.cli._output import exists_message, note, write_json
+from bpetite.cli._inputs import invalid_utf8
+from bpetite.cli._output import exists_message, write_json
 from bpetite.cli._parser import add_command, positive_int
 from bpetite.cli._progress import PhaseProgress, counting_progress
 from bpetite.cli._reading import add_budget_arguments, reading_of
@@ -67,18 +66,6 @@ def register(subparsers: Subparsers) -> None:
         "sorted); '-' for stdin. Each text file is one document (or many, with "
         "--doc-delimiter), each row of a Parquet file's --text-column another (Parquet is "
         "known by its content and needs the bpetite[parquet] extra)",
-    )
-    parser.add_argument(
-        "--doc-delimiter",
-        type=_delimiter,
-        metavar="TEXT",
-        help="cut every text input into documents at each occurrence of TEXT, as "
-        "TinyStories' and OpenWebText's dumps end each document with '<|endoftext|>'. "
-        "TEXT is taken literally and belongs to no document; a document that is empty "
-        "or only whitespace (the newline after the last delimiter) is dropped. For "
-        "newlines, let the shell make them: $'\\n\\n' (blank lines) or "
-        "$'\\n<|endoftext|>\\n' in bash. Not for Parquet inputs, whose rows are "
-        "documents already",
     )
     parser.add_argument(
         "--output",
@@ -199,16 +186,6 @@ def run(args: argparse.Namespace) -> int:
         if path != "-" and not Path(path).exists():
             raise CliError(f"--input '{shown(path)}' does not exist")
     reading = reading_of(args)
-    delimiter = args.doc_delimiter
-    if delimiter is not None:
-        check_argument_text(delimiter, "--doc-delimiter")
-        escape = _ESCAPE.search(delimiter)
-        if escape is not None:
-            note(
-                f"bpetite: note: --doc-delimiter is taken literally: its '{escape.group()}' "
-                "is a backslash and a letter; for a newline or a tab, let the shell make "
-                "it, e.g. $'\\n\\n' in bash"
-            )
     separator = args.separator
     if separator is None and args.bos is None:
         separator = END_OF_TEXT_TOKEN
@@ -240,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
                 shard_tokens=args.shard_tokens,
                 val_shards=args.val_shards or 0,
                 text_column=reading.text_column,
-                doc_delimiter=delimiter,
+                doc_delimiter=reading.doc_delimiter,
                 max_chars=reading.max_chars,
                 doc_cap=reading.doc_cap,
                 workers=args.workers,
@@ -287,9 +264,6 @@ _FLAGS: Final = {
     "doc_delimiter": "--doc-delimiter",
 }
 
-#: A backslash escape written into --doc-delimiter, which is taken literally.
-_ESCAPE: Final = re.compile(r"\\[nrt]")
-
 
 def _split_summary(split: DatasetSplit, *, sharded: bool) -> dict[str, object]:
     summary: dict[str, object] = {"path": split.path}
@@ -309,14 +283,6 @@ def _peek_stdin() -> bytes | None:
     if not hasattr(buffer, "peek"):
         return None
     return bytes(buffer.peek(HEAD_BYTES)[:HEAD_BYTES])
-
-
-def _delimiter(text: str) -> str:
-    if not text:
-        raise argparse.ArgumentTypeError(
-            "must not be empty: it is the text between two documents, e.g. '<|endoftext|>'"
-        )
-    return text
 
 
 def _fraction(text: str) -> float:

@@ -130,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
     reading = reading_of(args)
     if args.counts is not None and reading.budgeted:
         raise CliError("--max-chars and --doc-cap apply to --input, not to --counts")
+    if args.counts is not None and reading.doc_delimiter is not None:
+        raise CliError("--doc-delimiter applies to --input, not to --counts")
     if args.max_token_bytes is not None and args.max_token_bytes < 2:
         raise CliError(
             f"--max-token-bytes must be at least 2 (every merged token has two bytes), "
