@@ -260,7 +260,12 @@ def test_a_worker_that_exits_without_its_counts_names_the_exit_code(
     """``os._exit(3)`` in a worker (what a crash in C code or a stray exit looks like)."""
 
     def exit_abruptly(
-        piece: Piece, block_size: int, counts: Counter[str], on_bytes: object, pattern: object
+        piece: Piece,
+        block_size: int,
+        counts: Counter[str],
+        on_bytes: object,
+        pattern: object,
+        *options: object,
     ) -> None:
         os._exit(3)
 
@@ -283,11 +288,16 @@ def test_an_error_in_a_worker_reaches_the_caller_and_stops_the_others(
     real = counting.count_piece
 
     def vanish(
-        piece: Piece, block_size: int, counts: Counter[str], on_bytes: object, pattern: object
+        piece: Piece,
+        block_size: int,
+        counts: Counter[str],
+        on_bytes: object,
+        pattern: object,
+        *options: object,
     ) -> None:
         if piece.path.endswith("2.txt"):
             raise FileNotFoundError(2, "No such file or directory", piece.path)
-        real(piece, block_size, counts, on_bytes, pattern)  # type: ignore[arg-type]
+        real(piece, block_size, counts, on_bytes, pattern, *options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(counting, "count_piece", vanish)
     with watchdog(), pytest.raises(FileNotFoundError) as caught:
@@ -308,7 +318,12 @@ def test_an_error_that_cannot_cross_processes_is_still_reported(
     monkeypatch: pytest.MonkeyPatch, big_corpus: Path
 ) -> None:
     def fail(
-        piece: Piece, block_size: int, counts: Counter[str], on_bytes: object, pattern: object
+        piece: Piece,
+        block_size: int,
+        counts: Counter[str],
+        on_bytes: object,
+        pattern: object,
+        *options: object,
     ) -> None:
         raise Unpicklable("cannot", "travel")
 
