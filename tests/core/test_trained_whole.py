@@ -33,7 +33,7 @@ def _assert_all_whole(counts: dict[bytes, int], vocab_size: int) -> None:
     tokenizer = Tokenizer.train_from_counts(counts, vocab_size)
     merges = tokenizer.merges
     assert isinstance(merges, LearnedMerges)
-    assert all(_proven_whole(tuple(map(tuple, merges))))
+    assert all(_proven_whole(tuple(merges)))
     for token_id in range(256, 256 + len(merges)):
         assert reference.encode_chunk(tokenizer.vocab[token_id], merges) == [token_id]
 
