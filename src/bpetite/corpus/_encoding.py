@@ -116,8 +116,6 @@ def encode_piece(
     text = stream_file_text(
         piece.path, block_size=job.block_size, start=piece.start, end=piece.end, on_bytes=on_bytes
     )
-    typecode = TYPECODES[job.dtype]
-    tokens = 0
     try:
         if job.doc_delimiter is not None:
             documents = _encode_documents(tokenizer, job, index, text, sink)
@@ -128,26 +126,10 @@ def encode_piece(
         # characters has more bytes per character, so a one-block limit streamed it
         # sooner than English of the same length, and made it slower relative to
         # tiktoken. Measurements: docs/design-notes.md#corpus-whole-pieces
-        if job.streaming and piece.size > max(job.block_size, WHOLE_PIECE_BYTES):
-            streamed = encode_pieces(tokenizer, text, allowed_special=set(), disallowed_special=())
-            for ids in streamed:  # a lazy stream: decoding errors surface here too
-                try:
-                    packed = array(typecode, ids)
-                except OverflowError:
-                    _too_large(job, index, max(ids))
-                sink.write(to_bytes(packed))
-                tokens += len(packed)
-        else:
-            whole = "".join(text)
-            try:
-                packed = tokenizer.encode_ordinary_array(whole, typecode)
-            except OverflowError:
-                _too_large(job, index, max(tokenizer.encode_ordinary(whole)))
-            sink.write(to_bytes(packed))
-            tokens += len(packed)
+        stream = job.streaming and piece.size > max(job.block_size, WHOLE_PIECE_BYTES)
+        return _write_ids(tokenizer, job, index, text, stream, sink), None
     except InvalidUtf8Error as error:
         raise InvalidUtf8Error(job.names[index], error.offset, error.byte, error.reason) from None
-    return tokens, None
 
 
 def _encode_rows(
@@ -158,9 +140,7 @@ def _encode_rows(
     if piece.row_group is None:
         raise ValueError(f"{piece!r} is not a row group")
     typecode = TYPECODES[job.dtype]
-    before = b"" if job.bos_id is None else to_bytes(array(typecode, [job.bos_id]))
-    after = b"" if job.separator_id is None else to_bytes(array(typecode, [job.separator_id]))
-    extra = (job.bos_id is not None) + (job.separator_id is not None)
+    before, after, extra = _framing(job)
     group = RowGroup(piece.path, piece.row_group, piece.size)
     sizes = []
     for text in read_texts(group, job.text_column, Budget(doc_cap=job.doc_cap), piece.rows):
@@ -182,10 +162,7 @@ def _encode_documents(
     """
     if job.doc_delimiter is None:
         raise ValueError("the job has no doc_delimiter")
-    typecode = TYPECODES[job.dtype]
-    before = b"" if job.bos_id is None else to_bytes(array(typecode, [job.bos_id]))
-    after = b"" if job.separator_id is None else to_bytes(array(typecode, [job.separator_id]))
-    extra = (job.bos_id is not None) + (job.separator_id is not None)
+    before, after, extra = _framing(job)
     whole_chars = max(job.block_size, WHOLE_PIECE_BYTES)
     sizes = []
     for document in split_documents(text, job.doc_delimiter):
@@ -201,29 +178,49 @@ def _encode_documents(
             if job.streaming and length > whole_chars:
                 break
         sink.write(before)
-        tokens = 0
-        if length > whole_chars and job.streaming:
-            streamed = encode_pieces(
-                tokenizer, chain(gathered, taken), allowed_special=set(), disallowed_special=()
-            )
-            for ids in streamed:
-                try:
-                    packed = array(typecode, ids)
-                except OverflowError:
-                    _too_large(job, index, max(ids))
-                sink.write(to_bytes(packed))
-                tokens += len(packed)
-        else:
-            whole = "".join(gathered)
-            try:
-                packed = tokenizer.encode_ordinary_array(whole, typecode)
-            except OverflowError:
-                _too_large(job, index, max(tokenizer.encode_ordinary(whole)))
-            sink.write(to_bytes(packed))
-            tokens = len(packed)
+        stream = job.streaming and length > whole_chars
+        tokens = _write_ids(tokenizer, job, index, chain(gathered, taken), stream, sink)
         sink.write(after)
         sizes.append(tokens + extra)
     return tuple(sizes)
+
+
+def _framing(job: EncodeJob) -> tuple[bytes, bytes, int]:
+    """The bytes written before and after each document (BOS, separator), and their ids."""
+    typecode = TYPECODES[job.dtype]
+    before = b"" if job.bos_id is None else to_bytes(array(typecode, [job.bos_id]))
+    after = b"" if job.separator_id is None else to_bytes(array(typecode, [job.separator_id]))
+    return before, after, (job.bos_id is not None) + (job.separator_id is not None)
+
+
+def _write_ids(
+    tokenizer: Tokenizer,
+    job: EncodeJob,
+    index: int,
+    text: Iterable[str],
+    stream: bool,
+    sink: IO[bytes],
+) -> int:
+    """Write the ids of the text made of `text`'s parts, streamed or whole; return how many."""
+    typecode = TYPECODES[job.dtype]
+    if not stream:
+        whole = "".join(text)
+        try:
+            packed = tokenizer.encode_ordinary_array(whole, typecode)
+        except OverflowError:
+            _too_large(job, index, max(tokenizer.encode_ordinary(whole)))
+        sink.write(to_bytes(packed))
+        return len(packed)
+    tokens = 0
+    streamed = encode_pieces(tokenizer, text, allowed_special=set(), disallowed_special=())
+    for ids in streamed:  # a lazy stream: decoding errors surface here too
+        try:
+            packed = array(typecode, ids)
+        except OverflowError:
+            _too_large(job, index, max(ids))
+        sink.write(to_bytes(packed))
+        tokens += len(packed)
+    return tokens
 
 
 def _too_large(job: EncodeJob, index: int, largest: int) -> NoReturn:
