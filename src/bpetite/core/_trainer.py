@@ -40,6 +40,7 @@ from typing import AnyStr
 
 from bpetite.core._constants import BASE_VOCAB_SIZE, MAX_VOCAB_SIZE
 from bpetite.core._errors import ParameterError
+from bpetite.core._gc import gc_paused
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
 from bpetite.core._rescan import merge_word, pair_counts
 
@@ -115,39 +116,42 @@ def train_merges(
     report = progress or ignore_progress
     report(Progress("merge", "start", 0, target))
 
-    corpus = _Corpus(chunk_counts)
-    pair_counts = corpus.pair_counts
-    heap = [(-count, pair) for pair, count in pair_counts.items()]
-    heapify(heap)
-    # Byte length of every token, only kept when `max_token_bytes` needs it.
-    lengths = list(token_lengths or [1] * BASE_VOCAB_SIZE) if longest is not None else []
+    # The corpus's tables are millions of acyclic containers (a list per pair in the
+    # index): collections would walk them again and again and free nothing.
+    with gc_paused():
+        corpus = _Corpus(chunk_counts)
+        pair_counts = corpus.pair_counts
+        heap = [(-count, pair) for pair, count in pair_counts.items()]
+        heapify(heap)
+        # Byte length of every token, only kept when `max_token_bytes` needs it.
+        lengths = list(token_lengths or [1] * BASE_VOCAB_SIZE) if longest is not None else []
 
-    merges: list[Pair] = []
-    while len(merges) < target and heap:
-        negative_count, pair = heap[0]
-        live = pair_counts.get(pair, 0)
-        if live != -negative_count:
-            if live > 0:
-                heapreplace(heap, (-live, pair))
-            else:
-                heappop(heap)
-            continue
-        heappop(heap)
-        left, right = ord(pair[0]), ord(pair[1])
-        if longest is not None:
-            length = lengths[left] + lengths[right]
-            if length > longest:
-                continue  # never a candidate: its length cannot change, so drop it for good
-            lengths.append(length)
-        if least is not None and live < least:
-            break
-        new_id = first_id + len(merges)
-        merges.append((left, right))
-        for new_pair, count in corpus.merge(pair, chr(new_id)).items():
-            if count > 0:
-                heappush(heap, (-count, new_pair))
-        if len(merges) % PROGRESS_EVERY == 0:
-            report(Progress("merge", "update", len(merges), target))
+        merges: list[Pair] = []
+        while len(merges) < target and heap:
+            negative_count, pair = heap[0]
+            live = pair_counts.get(pair, 0)
+            if live != -negative_count:
+                if live > 0:
+                    heapreplace(heap, (-live, pair))
+                else:
+                    heappop(heap)
+                continue
+            heappop(heap)
+            left, right = ord(pair[0]), ord(pair[1])
+            if longest is not None:
+                length = lengths[left] + lengths[right]
+                if length > longest:
+                    continue  # never a candidate: its length cannot change, so drop it for good
+                lengths.append(length)
+            if least is not None and live < least:
+                break
+            new_id = first_id + len(merges)
+            merges.append((left, right))
+            for new_pair, count in corpus.merge(pair, chr(new_id)).items():
+                if count > 0:
+                    heappush(heap, (-count, new_pair))
+            if len(merges) % PROGRESS_EVERY == 0:
+                report(Progress("merge", "update", len(merges), target))
 
     report(Progress("merge", "done", len(merges), target))
     return merges
