@@ -41,13 +41,11 @@ from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
 from bpetite.corpus._delimited import (
     CUT_SEARCH_BYTES,
-    capped,
     check_delimiter,
-    content,
     find_cut,
+    kept_documents,
     measure_documents,
     parquet_refusal,
-    split_documents,
 )
 from bpetite.corpus._parquet import (
     DEFAULT_TEXT_COLUMN,
@@ -423,10 +421,8 @@ def count_piece(
     if doc_delimiter is None:
         count_pieces(text, counts, pattern=pattern)
         return
-    for document in split_documents(text, doc_delimiter):
-        parts = content(document)
-        if parts is not None:
-            count_pieces(capped(parts, doc_cap), counts, pattern=pattern)
+    for document in kept_documents(text, doc_delimiter, doc_cap):
+        count_pieces(document, counts, pattern=pattern)
 
 
 def count_row_group(

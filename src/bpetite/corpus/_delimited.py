@@ -150,6 +150,18 @@ def _marks(pieces: Iterable[str], delimiter: str) -> Iterator[str | _Mark]:
     yield _Mark.END
 
 
+def kept_documents(
+    pieces: Iterable[str], delimiter: str, doc_cap: int | None
+) -> Iterator[Iterator[str]]:
+    """The parts of each document that is not blank, cut to its first `doc_cap`
+    characters: what a worker counts or encodes of a delimited piece. Each is read as
+    :func:`split_documents` reads it, one document at a time."""
+    for document in split_documents(pieces, delimiter):
+        parts = content(document)
+        if parts is not None:
+            yield capped(parts, doc_cap)
+
+
 def content(document: Iterable[str]) -> Iterator[str] | None:
     """The parts of `document`, or None if it is blank (empty or only whitespace).
 

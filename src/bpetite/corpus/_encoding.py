@@ -32,7 +32,7 @@ from bpetite.core._budget import Budget
 from bpetite.core._errors import InvalidUtf8Error, ParameterError
 from bpetite.core._tokenizer import Tokenizer
 from bpetite.corpus._counting import Piece
-from bpetite.corpus._delimited import capped, content, split_documents
+from bpetite.corpus._delimited import kept_documents
 from bpetite.corpus._parquet import RowGroup, read_texts
 from bpetite.corpus._streaming import encode_pieces, stream_file_text
 from bpetite.corpus._workers import OnBytes
@@ -165,11 +165,7 @@ def _encode_documents(
     before, after, extra = _framing(job)
     whole_chars = max(job.block_size, WHOLE_PIECE_BYTES)
     sizes = []
-    for document in split_documents(text, job.doc_delimiter):
-        parts = content(document)
-        if parts is None:
-            continue
-        taken = capped(parts, job.doc_cap)
+    for taken in kept_documents(text, job.doc_delimiter, job.doc_cap):
         gathered: list[str] = []
         length = 0
         for part in taken:
