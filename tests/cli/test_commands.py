@@ -27,7 +27,7 @@ from bpetite.cli import _progress as progress
 from bpetite.cli import main
 from bpetite.cli.commands import _demo as demo
 from bpetite.cli.commands import _train as train
-from bpetite.visualize._render import render_plain, token_pieces
+from bpetite.visualize import render_plain, token_pieces
 from tests import datafiles
 from tests.datafiles import build_tiktoken_cache
 

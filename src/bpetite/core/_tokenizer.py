@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from importlib import import_module
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Self, TypeVar
 
@@ -28,9 +29,7 @@ from bpetite.core._decoder import (
 )
 from bpetite.core._encoder import Encoder
 from bpetite.core._errors import NotATokenError, ParameterError, UnknownTokenError
-from bpetite.core._explain import Explanation, explain_encode
 from bpetite.core._gc import gc_paused
-from bpetite.core._html import render_snippet, token_pieces
 from bpetite.core._model import (
     IDENTITY_BYTE_ORDER,
     TRAINING_OPTIONS,
@@ -57,6 +56,8 @@ from bpetite.core._unicode import checked_text, encode_invalid_utf8
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from bpetite.visualize import Explanation  # the type only: see explain()
 
 #: What a tokenizer shows of itself in a notebook, then its first special token: words,
 #: digits, whitespace, an accented word and an emoji (often split across tokens).
@@ -1020,7 +1021,11 @@ class Tokenizer:
         allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
         if disallowed:
             self._specials.check_disallowed(text, disallowed)
-        return explain_encode(self, text, allowed_special=allowed)
+        # The pages sit above the core, which never imports them: the tier is reached
+        # by name when called (the import rules test lists this as its one exception).
+        visualize = import_module("bpetite.visualize")
+        explanation: Explanation = visualize.explain_encode(self, text, allowed_special=allowed)
+        return explanation
 
     def _repr_html_(self) -> str:
         """Jupyter's hook: the tokens of a short sample, as ``bpetite show --html`` draws them."""
@@ -1028,10 +1033,12 @@ class Tokenizer:
         first = min(specials, key=specials.__getitem__, default=None)  # lowest id
         sample = NOTEBOOK_SAMPLE if first is None else f"{NOTEBOOK_SAMPLE}{first}"
         ids = self.encode(sample)
-        pieces = token_pieces(ids, self._vocab, set(specials.values()))
+        visualize = import_module("bpetite.visualize")  # above the core: see explain()
+        pieces = visualize.token_pieces(ids, self._vocab, set(specials.values()))
         size = len(sample.encode("utf-8"))
         caption = f"{self!r}: {len(ids)} tokens for the {size} bytes of a sample"
-        return render_snippet(pieces, caption=caption)
+        snippet: str = visualize.render_snippet(pieces, caption=caption)
+        return snippet
 
     def __repr__(self) -> str:
         return (

@@ -16,29 +16,28 @@ shows them.
 'ab|·ab\n'
 """
 
-from bpetite.core._explain import (
+from bpetite.visualize._explain import (
     MAX_TRAIN_BYTES,
     MAX_TRAIN_VOCAB,
     Explanation,
     explain_encode,
     explain_train,
 )
-from bpetite.core._explain_page import MergeRow
-from bpetite.visualize._render import (
+from bpetite.visualize._explain_page import MergeRow
+from bpetite.visualize._html import (
     PALETTE,
     PARTIAL_BACKGROUNDS,
     SPECIAL_BACKGROUNDS,
     TokenPiece,
-    corpus_stats,
     make_piece,
     partial_label,
     render_html,
-    render_plain,
+    render_snippet,
     summarize,
     token_pieces,
     visible,
-    vocabulary_stats,
 )
+from bpetite.visualize._render import corpus_stats, render_plain, vocabulary_stats
 
 __all__ = [
     "MAX_TRAIN_BYTES",
@@ -56,6 +55,7 @@ __all__ = [
     "partial_label",
     "render_html",
     "render_plain",
+    "render_snippet",
     "summarize",
     "token_pieces",
     "visible",
