@@ -11,6 +11,7 @@ import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from importlib import import_module
+from itertools import chain
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Self, TypeVar
 
@@ -389,49 +390,53 @@ class Tokenizer:
         UnicodeEncodeError (``errors="strict"``); ``errors="replace"`` repairs it as
         tiktoken does: a surrogate pair becomes its character, a lone surrogate U+FFFD.
         """
-        text, allowed = self._checked(text, "encode", allowed_special, disallowed_special, errors)
-        specials = self._specials
-        if not specials.occur_in(text, allowed):  # the usual case: one ordinary run
-            return self._encoder.encode_text(text)
-        encode_text = self._encoder.encode_text
-        ids: list[int] = []
-        for segment in specials.segments(text, allowed):
-            if type(segment) is int:
-                ids.append(segment)
-            else:
-                ids += encode_text(segment)  # type: ignore[arg-type]
-        return ids
+        parts = self._encoded_segments(
+            text,
+            "encode",
+            allowed_special,
+            disallowed_special,
+            errors,
+            ordinary=self._encoder.encode_text,
+            special=_one_id,
+        )
+        return parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
 
-    def _checked(
+    def _encoded_segments(
         self,
         text: object,
         method: str,
         allowed_special: SpecialPolicy,
         disallowed_special: SpecialPolicy,
         errors: str,
-    ) -> tuple[str, frozenset[str]]:
-        """The text to encode and the specials allowed in it, after every check of encode."""
-        if not isinstance(text, str):
-            raise TypeError(f"{method}() takes a str, got {type(text).__name__}")
-        if errors != "strict":
-            text = checked_text(text, errors)
-        require_utf8(text, "text")
-        allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
+        *,
+        ordinary: Callable[[str], _Part],
+        special: Callable[[int], _Part],
+    ) -> list[_Part]:
+        """The one path of every encode variant: check `text` and the policy, cut the text
+        into ordinary runs and allowed special tokens, and give each its part, in order.
+
+        An ordinary run's part is ``ordinary(run)``, a special token's ``special(id)``;
+        the caller joins the parts (a list of ids, a count, packed bytes). A text with
+        no allowed special in it, the usual case, is one ordinary run.
+        """
+        text = _valid_text(text, method, errors)
+        specials = self._specials
+        allowed, disallowed = specials.resolve(allowed_special, disallowed_special)
         if disallowed:
-            self._specials.check_disallowed(text, disallowed)
-        return text, allowed
+            specials.check_disallowed(text, disallowed)
+        if not specials.occur_in(text, allowed):
+            return [ordinary(text)]
+        return [
+            ordinary(segment) if isinstance(segment, str) else special(segment)
+            for segment in specials.segments(text, allowed)
+        ]
 
     def encode_ordinary(self, text: str, *, errors: str = "strict") -> list[int]:
         """Return the ids of `text` with every character ordinary, special texts included.
 
         `errors` is :meth:`encode`'s: ``"replace"`` repairs lone surrogates as tiktoken.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"encode_ordinary() takes a str, got {type(text).__name__}")
-        if errors != "strict":
-            text = checked_text(text, errors)
-        require_utf8(text, "text")
-        return self._encoder.encode_text(text)
+        return self._encoder.encode_text(_valid_text(text, "encode_ordinary", errors))
 
     def encode_ordinary_array(self, text: str, typecode: str = "I") -> array[int]:
         """Return ``encode_ordinary(text)`` as an ``array.array`` of `typecode`.
@@ -451,7 +456,7 @@ class Tokenizer:
                 f"typecode must be one of {', '.join(map(repr, _UNSIGNED_TYPECODES))} "
                 f"(unsigned integers), got {typecode!r}"
             )
-        require_utf8(text, "text")
+        text = _valid_text(text, "encode_ordinary_array")
         ids = array(typecode)
         ids.frombytes(self._encoder.encode_text_packed(text, typecode))
         return ids
@@ -606,17 +611,17 @@ class Tokenizer:
         >>> Tokenizer.train("ab ab", 257).count_tokens("ab ab<|endoftext|>")
         4
         """
-        text, allowed = self._checked(
-            text, "count_tokens", allowed_special, disallowed_special, errors
+        return sum(
+            self._encoded_segments(
+                text,
+                "count_tokens",
+                allowed_special,
+                disallowed_special,
+                errors,
+                ordinary=self._encoder.count_text,
+                special=_one,
+            )
         )
-        specials = self._specials
-        count_text = self._encoder.count_text
-        if not specials.occur_in(text, allowed):
-            return count_text(text)
-        count = 0
-        for segment in specials.segments(text, allowed):
-            count += count_text(segment) if isinstance(segment, str) else 1
-        return count
 
     def encode_to_numpy(
         self,
@@ -636,21 +641,17 @@ class Tokenizer:
         """
         import numpy as np  # only here: numpy is not a dependency of bpetite
 
-        text, allowed = self._checked(
-            text, "encode_to_numpy", allowed_special, disallowed_special, errors
-        )
-        specials = self._specials
         packed = self._encoder.encode_text_packed
-        if not specials.occur_in(text, allowed):
-            data = packed(text, _UINT32)
-        else:
-            data = b"".join(
-                array(_UINT32, [segment]).tobytes()
-                if type(segment) is int
-                else packed(segment, _UINT32)  # type: ignore[arg-type]
-                for segment in specials.segments(text, allowed)
-            )
-        return np.frombuffer(data, dtype=np.uint32)
+        parts = self._encoded_segments(
+            text,
+            "encode_to_numpy",
+            allowed_special,
+            disallowed_special,
+            errors,
+            ordinary=lambda run: packed(run, _UINT32),
+            special=lambda token_id: array(_UINT32, [token_id]).tobytes(),
+        )
+        return np.frombuffer(b"".join(parts), dtype=np.uint32)
 
     def encode_bytes(self, data: bytes) -> list[int]:
         """Return ids whose bytes are exactly `data`, UTF-8 or not (tiktoken's ``_encode_bytes``).
@@ -1066,6 +1067,29 @@ def _is_utf8(data: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def _valid_text(text: object, method: str, errors: str = "strict") -> str:
+    """`text` if it is a str holding valid Unicode; under ``errors="replace"``, repaired."""
+    if not isinstance(text, str):
+        raise TypeError(f"{method}() takes a str, got {type(text).__name__}")
+    if errors == "strict":  # the usual case, without a call more
+        require_utf8(text, "text")
+        return text
+    return checked_text(text, errors)
+
+
+_Part = TypeVar("_Part")
+
+
+def _one_id(token_id: int) -> list[int]:
+    """A special token's part of an encoding: its id."""
+    return [token_id]
+
+
+def _one(token_id: int) -> int:
+    """A special token's part of a count: one token."""
+    return 1
 
 
 def _checked_texts(texts: Sequence[str], method: str) -> Sequence[str]:
