@@ -140,15 +140,15 @@ class SplitPattern:
         twin = self.ascii_twin
         if twin is not None:
             if text.isascii():
-                ascii_pieces: list[str] = twin.findall(text)
-                return ascii_pieces
+                ascii_chunks: list[str] = twin.findall(text)
+                return ascii_chunks
             cut = _CUTS.get(self.name)
             if cut is not None and _mostly_ascii(text):
                 return _split_mixed(text, self.compiled, twin, cut)
-        pieces: list[str] = self.compiled.findall(text)
+        chunks: list[str] = self.compiled.findall(text)
         if not self.is_preset:
-            check_tiling(pieces, text)
-        return pieces
+            check_tiling(chunks, text)
+        return chunks
 
 
 # A cut: a place where a preset's chunks of a text can be found by splitting the part
@@ -212,12 +212,12 @@ def _split_mixed(
     lines = text.split("\n")
     runs = list(_ASCII_LINE_RUN.finditer(bytes(map(str.isascii, lines))))
     if not runs:
-        pieces: list[str] = compiled.findall(text)
-        return pieces
+        chunks: list[str] = compiled.findall(text)
+        return chunks
     # Line k starts after the k lines before it and their k newlines.
     lengths_before = [0, *accumulate(map(len, lines))]
-    pieces = []
-    done = 0  # the chunks before this cut are in `pieces`
+    chunks = []
+    done = 0  # the chunks before this cut are in `chunks`
     for run in runs:
         first_line, end_line = run.span()
         start = lengths_before[first_line] + first_line
@@ -239,18 +239,18 @@ def _split_mixed(
             tail_lines *= 16
         if closing.end() - opening.end() < MIN_ASCII_CHARS:
             continue
-        pieces += compiled.findall(text, done, opening.end())
-        pieces += twin.findall(text, opening.end(), closing.end())
+        chunks += compiled.findall(text, done, opening.end())
+        chunks += twin.findall(text, opening.end(), closing.end())
         done = closing.end()
-    pieces += compiled.findall(text, done)
-    return pieces
+    chunks += compiled.findall(text, done)
+    return chunks
 
 
-def check_tiling(pieces: list[str], text: str) -> None:
-    """Raise unless `pieces` are non-empty and join to `text`: no text may be dropped."""
-    if "" in pieces:
+def check_tiling(chunks: list[str], text: str) -> None:
+    """Raise unless `chunks` are non-empty and join to `text`: no text may be dropped."""
+    if "" in chunks:
         raise PatternError("the split pattern matched the empty string; it must match text")
-    joined = "".join(pieces)
+    joined = "".join(chunks)
     if joined != text:
         position = next(
             (i for i, (a, b) in enumerate(zip(joined, text, strict=False)) if a != b),
