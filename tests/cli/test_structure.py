@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bpetite import ArtifactError, DisallowedSpecialError, WorkerError
+from bpetite import ArtifactError
 from bpetite.cli import _COMMANDS, build_parser, main
+from bpetite.errors import DisallowedSpecialError, WorkerError
 from tests.conftest import REPO_ROOT
 
 CLI_DIR = REPO_ROOT / "src" / "bpetite" / "cli"

@@ -25,8 +25,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bpetite
-from bpetite import ArtifactError, ParameterError, Tokenizer, get_encoding, list_encoding_names
+from bpetite import ArtifactError, Tokenizer, get_encoding, list_encoding_names
 from bpetite.core import _builtin
+from bpetite.errors import ParameterError
 from tests import datafiles
 from tests.strategies import MULTILINGUAL, texts, tricky_text
 

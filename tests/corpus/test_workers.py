@@ -26,11 +26,12 @@ from types import FrameType
 
 import pytest
 
-from bpetite import Progress, WorkerError, reference, train_files
+from bpetite import Progress, reference, train_files
 from bpetite.cli import EXIT_TERMINATED, main
 from bpetite.corpus import _counting as counting
 from bpetite.corpus import _workers as pool
 from bpetite.corpus._counting import Piece, count_files
+from bpetite.errors import WorkerError
 
 
 def _chunks(text: str) -> list[bytes]:

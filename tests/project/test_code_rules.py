@@ -64,10 +64,11 @@ def test_no_foreign_underscore_attributes(path: Path) -> None:
 
 
 #: The tiers of src/bpetite, lowest first: a module imports only from its own tier or
-#: a lower one. The reference stands alone; the faces (``bpetite``, ``bpetite.corpus``,
-#: ``bpetite.visualize``, ``bpetite._internal``) gather the tiers below the shells.
+#: a lower one. The reference stands alone; the faces (``bpetite``, ``bpetite.errors``,
+#: ``bpetite.corpus``, ``bpetite.visualize``, ``bpetite._internal``) gather the tiers below
+#: the shells.
 TIERS = ("reference", "core", "corpus", "visualize", "face", "interop", "cli")
-FACES = {"bpetite", "bpetite._internal", "bpetite.corpus", "bpetite.visualize"}
+FACES = {"bpetite", "bpetite._internal", "bpetite.errors", "bpetite.corpus", "bpetite.visualize"}
 #: What a shell (the CLI, interop, benchmarks, scripts) may import from bpetite: the
 #: public modules, the one internal door, and its own package's modules.
 SHELL_MAY_IMPORT = FACES | {"bpetite.reference", "bpetite.interop", "bpetite.cli"}

@@ -19,15 +19,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import (
-    PRESETS,
-    DisallowedSpecialError,
-    ParameterError,
-    Tokenizer,
-    get_encoding,
-    reference,
-)
+from bpetite import PRESETS, Tokenizer, get_encoding, reference
 from bpetite.core._tokenizer import NOTEBOOK_SAMPLE
+from bpetite.errors import DisallowedSpecialError, ParameterError
 from bpetite.interop import import_vocabulary
 from bpetite.visualize import (
     MAX_TRAIN_BYTES,

@@ -7,6 +7,7 @@ who run their own pipeline: stream a file's text in blocks (:func:`read_blocks`,
 (:func:`count_files`, :func:`is_parquet`), and save or load the counts (:func:`save_counts`,
 :func:`load_counts`; docs/scaling.md describes the format). Block boundaries never
 change a chunk, for every preset pattern; docs/scaling.md gives the argument.
+:func:`bpetite.write_dataset` returns a :class:`Dataset`, one :class:`DatasetSplit` per split.
 
 >>> from bpetite.corpus import count_pieces
 >>> count_pieces(["the ca", "t sat"])[" cat"]
@@ -15,6 +16,7 @@ change a chunk, for every preset pattern; docs/scaling.md gives the argument.
 
 from bpetite.corpus._counting import count_expanded, count_files, expand_inputs
 from bpetite.corpus._counts_file import load_counts, save_counts
+from bpetite.corpus._dataset import Dataset, DatasetSplit
 from bpetite.corpus._parquet import is_parquet
 from bpetite.corpus._streaming import (
     DEFAULT_BLOCK_SIZE,
@@ -27,6 +29,8 @@ from bpetite.corpus._streaming import (
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
+    "Dataset",
+    "DatasetSplit",
     "check_specials",
     "count_expanded",
     "count_files",

@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bpetite import InteropError, SplitPattern, Tokenizer
+from bpetite import SplitPattern, Tokenizer
 from bpetite._internal import (
     BASE_VOCAB_SIZE,
     parse_ranks,
@@ -25,6 +25,7 @@ from bpetite._internal import (
     show_token,
     write_atomically,
 )
+from bpetite.errors import InteropError
 from bpetite.interop._known import recognise
 from bpetite.interop._model import (
     ImportResult,

@@ -5,8 +5,9 @@ and vocabulary, with no terminal library: a token becomes a :class:`TokenPiece` 
 id, bytes, and a visible label, hex for part of a character), rendered as ``|``-joined
 plain text or a self-contained HTML page; and BPE at work, step by step: an
 :class:`Explanation` of an encode (:meth:`bpetite.Tokenizer.explain`) or of a training
-run (:func:`explain_train`), printed or stepped through as a page. docs/visualize.md
-shows them.
+run (:func:`explain_train`), printed or stepped through as a page; and the
+:class:`CompressionReport` (one :class:`TextResult` per text) that
+:func:`bpetite.evaluate_compression` returns. docs/visualize.md shows them.
 
 >>> from bpetite import Tokenizer
 >>> from bpetite.visualize import render_plain, token_pieces
@@ -16,6 +17,7 @@ shows them.
 'ab|·ab\n'
 """
 
+from bpetite.visualize._eval import CompressionReport, TextResult
 from bpetite.visualize._explain import (
     MAX_TRAIN_BYTES,
     MAX_TRAIN_VOCAB,
@@ -45,8 +47,10 @@ __all__ = [
     "PALETTE",
     "PARTIAL_BACKGROUNDS",
     "SPECIAL_BACKGROUNDS",
+    "CompressionReport",
     "Explanation",
     "MergeRow",
+    "TextResult",
     "TokenPiece",
     "corpus_stats",
     "explain_encode",
