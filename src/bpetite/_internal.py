@@ -10,7 +10,12 @@ touching them. Not public API: a name here can change in any release.
 
 from bpetite.core._artifact import MAX_ARTIFACT_BYTES
 from bpetite.core._atomic import atomic_writer, write_atomically
-from bpetite.core._builtin import BUILTIN_VOCABULARIES, BuiltinVocabulary, packaged_rank_file
+from bpetite.core._builtin import (
+    BUILTIN_VOCABULARIES,
+    BuiltinVocabulary,
+    rank_file,
+    write_model_file,
+)
 from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite.core._errors import SHOWN_CHARS, shown
 from bpetite.core._json import loads_json, parse_json_ids
@@ -34,11 +39,12 @@ __all__ = [
     "dask_client",
     "dask_count_files",
     "loads_json",
-    "packaged_rank_file",
     "parse_json_ids",
     "parse_ranks",
+    "rank_file",
     "recover_merges",
     "show_token",
     "shown",
     "write_atomically",
+    "write_model_file",
 ]
