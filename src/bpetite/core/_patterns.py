@@ -30,12 +30,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
 from types import MappingProxyType
-from typing import Final
-
-import regex
+from typing import TYPE_CHECKING, Final
 
 from bpetite.core._constants import PRETOKENIZER_PATTERN
 from bpetite.core._errors import PatternError
+
+if TYPE_CHECKING:
+    import regex  # imported where a pattern is first compiled: see SplitPattern.compiled
 
 #: The presets by name: the spec's GPT-2 pattern, then tiktoken's GPT-4 and GPT-4o ones.
 PRESETS: Final[Mapping[str, str]] = MappingProxyType(
@@ -111,9 +112,26 @@ class SplitPattern:
 
     name: str
     source: str
-    compiled: regex.Pattern[str] = field(repr=False, compare=False)
+    #: The `regex` of `source`, or None until :attr:`compiled` first needs it.
+    _compiled: regex.Pattern[str] | None = field(default=None, repr=False, compare=False)
     #: The preset's ASCII twin, used on ASCII text; None for a custom pattern.
     ascii_twin: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def compiled(self) -> regex.Pattern[str]:
+        """`source` compiled with `regex`, on first use.
+
+        A preset's ASCII text is split by its twin, so ``import bpetite``, and any work on
+        ASCII text, never imports `regex` (a large module); the regex is the same
+        whenever it is compiled.
+        """
+        found = self._compiled
+        if found is None:
+            import regex  # here, not at the top: see above
+
+            found = regex.compile(self.source)
+            object.__setattr__(self, "_compiled", found)  # frozen, but a cache
+        return found
 
     @classmethod
     def resolve(cls, pattern: str | SplitPattern) -> SplitPattern:
@@ -295,10 +313,7 @@ def _preset(name: str) -> SplitPattern:
     found = _compiled_presets.get(name)
     if found is None:
         found = _compiled_presets[name] = SplitPattern(
-            name,
-            PRESETS[name],
-            regex.compile(PRESETS[name]),
-            re.compile(ASCII_TWINS[name], re.ASCII),
+            name, PRESETS[name], ascii_twin=re.compile(ASCII_TWINS[name], re.ASCII)
         )
     return found
 
@@ -312,6 +327,8 @@ def custom_pattern(source: str) -> SplitPattern:
             f"the split pattern is {len(source):,} characters long; "
             f"at most {MAX_CUSTOM_PATTERN_CHARS:,} are accepted"
         )
+    import regex  # a custom pattern is compiled at once, a preset on first use
+
     try:
         compiled = regex.compile(source)
     except regex.error as error:
