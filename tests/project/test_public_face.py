@@ -126,8 +126,10 @@ def test_a_fresh_import_shows_the_face_and_nothing_else() -> None:
     assert _fresh(code).split() == sorted(PUBLIC)
 
 
-#: What ``import bpetite`` must not load: the tiers above the model, and the libraries
-#: only they use (the CLI's terminal library, numpy and pyarrow for datasets, Dask).
+#: What ``import bpetite`` must not load: the tiers above the model, the libraries only
+#: they use (the CLI's terminal library, numpy and pyarrow for datasets, Dask), `regex`
+#: (a preset's ASCII twin splits ASCII text; the regex compiles on first use), and the
+#: package metadata behind ``__version__``.
 NOT_ON_IMPORT = (
     "bpetite.corpus",
     "bpetite.visualize",
@@ -138,6 +140,8 @@ NOT_ON_IMPORT = (
     "numpy",
     "pyarrow",
     "dask",
+    "regex",
+    "importlib.metadata",
 )
 
 
@@ -145,6 +149,17 @@ def test_a_fresh_import_loads_the_model_and_nothing_else() -> None:
     loaded = set(_fresh("import sys, bpetite; print(*sys.modules)").split())
     assert "bpetite.core._tokenizer" in loaded  # the check sees what was loaded
     assert not loaded & set(NOT_ON_IMPORT)
+
+
+def test_ascii_text_never_loads_regex() -> None:
+    """Training on and encoding ASCII text runs on the presets' ``re`` twins; text that
+    is not ASCII compiles the preset's regex, the same one, when it first meets it."""
+    code = (
+        "import sys, bpetite; t = bpetite.Tokenizer.train('ab ab cd', 260); "
+        "t.encode('ab cd ab'); print('regex' in sys.modules, end=' '); "
+        "t.encode('caf\\u00e9'); print('regex' in sys.modules)"
+    )
+    assert _fresh(code).split() == ["False", "True"]
 
 
 def test_a_lazy_name_loads_its_tier_on_first_use() -> None:
