@@ -14,6 +14,7 @@ compression report and ``__version__`` load when first used.
 [256, 258, 256]
 """
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from bpetite.core._builtin import get_encoding, list_encoding_names
@@ -50,50 +51,43 @@ __all__ = [
     "write_dataset",
 ]
 
-#: The errors that were on this face before :mod:`bpetite.errors` became their home, with
-#: ``Dataset`` and ``DatasetSplit`` (now :mod:`bpetite.corpus`'s) and ``CompressionReport``
-#: and ``TextResult`` (:mod:`bpetite.visualize`'s): still reachable here, no longer listed.
-_MOVED_ERRORS = frozenset(
-    {
-        "CountsFileError",
-        "DisallowedSpecialError",
-        "InteropError",
-        "InvalidUtf8Error",
-        "MissingKeyError",
-        "NotATokenError",
-        "OutputExistsError",
-        "ParameterError",
-        "PatternError",
-        "UnknownTokenError",
-        "WorkerError",
-    }
-)
+#: Where each name that loads on first use (PEP 562) lives: the corpus functions and
+#: the compression report, then the names that left this face for their tier's public
+#: module (the errors, the dataset and report types), still reachable here, not listed.
+_HOMES = {
+    "train_files": "bpetite.corpus._train_files",
+    "train_counts": "bpetite.corpus._train_files",
+    "write_dataset": "bpetite.corpus._dataset",
+    "evaluate_compression": "bpetite.visualize._eval",
+    "CountsFileError": "bpetite.errors",
+    "DisallowedSpecialError": "bpetite.errors",
+    "InteropError": "bpetite.errors",
+    "InvalidUtf8Error": "bpetite.errors",
+    "MissingKeyError": "bpetite.errors",
+    "NotATokenError": "bpetite.errors",
+    "OutputExistsError": "bpetite.errors",
+    "ParameterError": "bpetite.errors",
+    "PatternError": "bpetite.errors",
+    "UnknownTokenError": "bpetite.errors",
+    "WorkerError": "bpetite.errors",
+    "Dataset": "bpetite.corpus",
+    "DatasetSplit": "bpetite.corpus",
+    "CompressionReport": "bpetite.visualize",
+    "TextResult": "bpetite.visualize",
+}
 
 if not TYPE_CHECKING:  # the type checker sees the imports above, and no other name
 
     def __getattr__(name: str) -> object:
-        """Load a name on first use (PEP 562): Python calls this only for a missing name."""
-        value = _package_version() if name == "__version__" else getattr(_home(name), name)
-        globals()[name] = value  # found once: the next use is a plain lookup
-        return value
-
-    def _home(name: str) -> object:
-        """The module that defines or gathers `name`, imported now."""
-        if name in ("train_files", "train_counts"):
-            from bpetite.corpus import _train_files as home
-        elif name == "write_dataset":
-            from bpetite.corpus import _dataset as home
-        elif name == "evaluate_compression":
-            from bpetite.visualize import _eval as home
-        elif name in _MOVED_ERRORS:
-            from bpetite import errors as home
-        elif name in ("Dataset", "DatasetSplit"):
-            from bpetite import corpus as home
-        elif name in ("CompressionReport", "TextResult"):
-            from bpetite import visualize as home
+        """Load a name on first use: Python calls this only for a name not yet here."""
+        if name == "__version__":
+            value = _package_version()
+        elif name in _HOMES:
+            value = getattr(import_module(_HOMES[name]), name)
         else:
             raise AttributeError(f"module 'bpetite' has no attribute {name!r}")
-        return home
+        globals()[name] = value  # found once: the next use is a plain lookup
+        return value
 
 
 def __dir__() -> list[str]:

@@ -4,7 +4,8 @@
   not ``self`` or ``cls``): if a shell needs one, the public API is missing something.
 * Imports point down the tiers (reference, core, corpus, visualize, the faces, interop,
   the CLI), and no two modules import each other. A lower tier reaches a higher one only
-  as :data:`REACHES_UP` lists: by name, when called, never by an import statement.
+  as :data:`REACHES_UP` lists: by name, when called, never by an import statement. A
+  module looked up by name is named by a literal, or listed in the module's ``_HOMES``.
 * The shells (``bpetite.cli``, ``bpetite.interop``, benchmarks, scripts) import the
   public modules and ``bpetite._internal``, no other private module; nothing outside
   ``tests/`` imports ``tests``.
@@ -100,6 +101,10 @@ REACHES_UP = {("bpetite.core._tokenizer", "bpetite.visualize")}
 #: function), one for the type checker only, or a module looked up by name when called.
 RUNS, TYPE_ONLY, BY_NAME = "import", "type-only import", "by name"
 _IMPORTERS_BY_NAME = {"import_module", "__import__"}
+#: A face that loads its names on first use (PEP 562) looks each one's module up in a
+#: module-level dict of this name, ``{"name": "bpetite.corpus._streaming", ...}``: its
+#: values are the modules it reaches by name, checked as every other reach is.
+HOMES = "_HOMES"
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -129,8 +134,26 @@ def _named_module(call: ast.Call) -> str | None:
     return None  # named at run time: test_the_only_reaches_up_are_the_listed_ones refuses it
 
 
+def _homes(tree: ast.Module) -> ast.Dict | None:
+    """The module-level ``_HOMES = {...}`` dict literal of `tree`, if it has one."""
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Dict)
+            and any(isinstance(name, ast.Name) and name.id == HOMES for name in node.targets)
+        ):
+            return node.value
+    return None
+
+
 def _reaches(path: Path) -> Iterator[tuple[int, str, str]]:
     """Every bpetite module `path` reaches, as (line, module, how): RUNS, TYPE_ONLY or BY_NAME."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    homes = _homes(tree)
+    for home in homes.values if homes else ():
+        name = home.value if isinstance(home, ast.Constant) else None
+        if isinstance(name, str) and name.split(".")[0] == "bpetite":
+            yield home.lineno, name, BY_NAME
 
     def visit(node: ast.AST, how: str) -> Iterator[tuple[int, str, str]]:
         if isinstance(node, ast.If) and _is_type_checking(node.test):
@@ -161,7 +184,7 @@ def _reaches(path: Path) -> Iterator[tuple[int, str, str]]:
         for part in ast.iter_child_nodes(node):
             yield from visit(part, how)
 
-    yield from visit(ast.parse(path.read_text(encoding="utf-8")), RUNS)
+    yield from visit(tree, RUNS)
 
 
 def _bpetite_imports(path: Path) -> Iterator[tuple[int, str]]:
@@ -204,12 +227,24 @@ def test_the_only_reaches_up_are_the_listed_ones() -> None:
     assert set(found) == REACHES_UP
     for pair, ways in found.items():
         assert BY_NAME in ways and RUNS not in ways, (pair, ways)
-    unchecked = [
-        f"{path.name}:{node.lineno}: {ast.unparse(node)}"
-        for path in SOURCES
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.Call) and _calls_an_importer(node) and _named_module(node) is None
-    ]
+    unchecked = []
+    for path in SOURCES:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        homes = _homes(tree)
+        if homes is not None:  # its lookups read the dict, whose values are checked above
+            unchecked += [
+                f"{path.name}:{value.lineno}: {ast.unparse(value)}"
+                for value in homes.values
+                if not (isinstance(value, ast.Constant) and isinstance(value.value, str))
+            ]
+            continue
+        unchecked += [
+            f"{path.name}:{node.lineno}: {ast.unparse(node)}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and _calls_an_importer(node)
+            and _named_module(node) is None
+        ]
     assert not unchecked, "modules looked up by a name made at run time:\n" + "\n".join(unchecked)
 
 

@@ -6,6 +6,7 @@ The list is written out here, not read from the package, so adding a name to
 
 import subprocess
 import sys
+from types import ModuleType
 
 import pytest
 
@@ -168,3 +169,28 @@ def test_a_lazy_name_loads_its_tier_on_first_use() -> None:
         "bpetite.write_dataset; print(before, 'bpetite.corpus' in sys.modules)"
     )
     assert _fresh(code).split() == ["False", "True"]
+
+
+@pytest.mark.parametrize("face", [corpus, visualize, errors], ids=lambda m: m.__name__)
+def test_every_name_a_face_lists_is_there(face: ModuleType) -> None:
+    for name in face.__all__:
+        assert hasattr(face, name), name
+    if face is not errors:  # a face that loads its names lazily shows them all the same
+        assert dir(face) == sorted(face.__all__)
+
+
+def test_a_tier_face_loads_a_module_when_one_of_its_names_is_used() -> None:
+    """``import bpetite.corpus`` loads none of the tier; its counts-file functions load
+    the counts file's module, not the workers, Parquet or the datasets."""
+    code = (
+        "import sys, bpetite.corpus, bpetite.visualize; "
+        "print(*sorted(m for m in sys.modules if m.startswith(('bpetite.corpus.', "
+        "'bpetite.visualize.'))), end=' | '); "
+        "from bpetite.corpus import load_counts; from bpetite.visualize import render_plain; "
+        "print(*sorted(m for m in sys.modules if m.startswith(('bpetite.corpus.', "
+        "'bpetite.visualize.'))))"
+    )
+    before, after = _fresh(code).split("|")
+    assert before.split() == []
+    assert {"bpetite.corpus._counts_file", "bpetite.visualize._render"} <= set(after.split())
+    assert not {"bpetite.corpus._workers", "bpetite.corpus._dataset"} & set(after.split())
