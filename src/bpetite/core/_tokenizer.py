@@ -800,10 +800,10 @@ class Tokenizer:
         """
         if isinstance(batch, (str, bytes)) or not isinstance(batch, Iterable):
             raise TypeError(f"decode_batch() takes a list of id lists, got {type(batch).__name__}")
-        checked_errors(errors)
-        lists = list(batch)
+        errors = checked_errors(errors)  # once, for every item
+        vocab = self._vocab
         return map_in_threads(
-            lambda ids: self.decode(ids, errors=errors), lists, checked_threads(num_threads)
+            lambda ids: decode_text(ids, vocab, errors), list(batch), checked_threads(num_threads)
         )
 
     # ------------------------------------------------------------------ surgery
