@@ -155,7 +155,7 @@ def import_tiktoken(
     if known is not None:
         return build_import(
             "tiktoken",
-            recovered.byte_ranks,
+            recovered.byte_ids,
             merges,
             known.special_tokens,
             show_token,
@@ -165,7 +165,7 @@ def import_tiktoken(
         )
     return build_import(
         "tiktoken",
-        recovered.byte_ranks,
+        recovered.byte_ids,
         merges,
         special_tokens or {},
         show_token,
