@@ -19,8 +19,8 @@ Under them: ``_constants`` (values every stage agrees on), ``_errors`` (the erro
 family), ``_progress`` (the progress event), ``_json`` and ``_atomic`` (strict reading
 and atomic writing of files), ``_gc`` (a pause of the cycle collector). Beside
 ``Tokenizer``, what its methods build on the model alone: ``_unicode``, ``_budget``,
-``_surgery``, ``_batches``, ``_ranks`` and ``_builtin``. Nothing in this folder imports the tiers
-above it (corpus, visualize, interop, cli); ``Tokenizer.explain`` and its HTML view
-reach ``bpetite.visualize`` by name when called. Words such as rank, id, chunk, word,
-short, long and huge mean what docs/architecture.md's glossary says.
+``_surgery``, ``_batches``, ``_ranks`` and ``_builtin``. Nothing in this folder imports
+the tiers above it (corpus, visualize, interop, cli); ``Tokenizer.explain`` and its HTML
+view reach ``bpetite.visualize`` by name when called. Words such as rank, id, chunk,
+word, short, long and huge mean what docs/architecture.md's glossary says.
 """
