@@ -182,14 +182,17 @@ def get_encoding(encoding_name: str) -> Tokenizer:
 @functools.cache
 def _built(name: str) -> Tokenizer:
     vocabulary = BUILTIN_VOCABULARIES[name]
-    merges, byte_order = _model(vocabulary.file, vocabulary.file_sha256)
-    return Tokenizer(
-        merges,
-        pattern=vocabulary.pattern,
-        special_tokens=vocabulary.special_tokens,
-        byte_order=byte_order,
-        name=name,
-    )
+    # One pause for the merges and the tables: the collection that follows a pause
+    # walks everything made during it, so two pauses would walk the merges twice.
+    with gc_paused():
+        merges, byte_order = _model(vocabulary.file, vocabulary.file_sha256)
+        return Tokenizer(
+            merges,
+            pattern=vocabulary.pattern,
+            special_tokens=vocabulary.special_tokens,
+            byte_order=byte_order,
+            name=name,
+        )
 
 
 @functools.cache
