@@ -91,6 +91,9 @@ INVALID_FIELDS = [
     pytest.param(
         _set("special_tokens", "<|u|>", SIZE), "special_tokens", id="special-shares-an-id"
     ),
+    pytest.param(
+        _set("special_tokens", "<|u|>", 2**31), "special_tokens", id="special-past-the-ids"
+    ),
     pytest.param(_set_flat(2, 258), "merges", id="merge-uses-its-own-id"),
 ]
 

@@ -20,7 +20,7 @@ from operator import itemgetter, lt
 from types import MappingProxyType
 from typing import Final
 
-from bpetite.core._constants import BASE_VOCAB_SIZE
+from bpetite.core._constants import BASE_VOCAB_SIZE, MAX_TOKEN_ID
 from bpetite.core._errors import ParameterError
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._pretokenizer import require_utf8
@@ -228,10 +228,11 @@ def check_training(training: Mapping[str, int] | None) -> dict[str, int]:
 def check_special_tokens(
     special_tokens: Sequence[str] | Mapping[str, int], mergeable_size: int
 ) -> dict[str, int]:
-    """Return text -> id for the special tokens, each distinct, non-empty, past the merges.
+    """Return text -> id for the special tokens: distinct, non-empty, past the merges.
 
     A sequence of texts gives them the ids from `mergeable_size` on, in order; a mapping
-    gives each its own id, which must be at or after `mergeable_size`.
+    gives each its own id, which must be at or after `mergeable_size`. No id passes
+    ``MAX_TOKEN_ID``, the largest an artifact stores.
     """
     if isinstance(special_tokens, str):
         raise TypeError(
@@ -254,6 +255,11 @@ def check_special_tokens(
             raise ParameterError(
                 f"special token {text!r} needs an id of its own at or after {mergeable_size} "
                 f"(past the mergeable vocabulary), got {token_id!r}"
+            )
+        if token_id > MAX_TOKEN_ID:
+            raise ParameterError(
+                f"special token {text!r} cannot take id {token_id}: ids run from 0 to "
+                f"{MAX_TOKEN_ID} (an artifact stores no larger one)"
             )
         ids[text] = token_id
         taken.add(token_id)
