@@ -18,6 +18,7 @@ if __name__ == "__main__":  # run as a script: import `benchmarks` from the repo
 from benchmarks import (
     big_corpus,
     dataset_encode,
+    first_contact,
     harness,
     openai_encode,
     openai_load,
@@ -34,6 +35,7 @@ SECTIONS: dict[str, harness.Measure] = {
     "encode": shakespeare_encode.run,
     "openai": openai_encode.run,
     "load": openai_load.run,
+    "first-contact": first_contact.run,
     "training": peer_training.run,
     "big-corpus": big_corpus.run,
     "sweep": trainer_sweep.run,
