@@ -496,12 +496,13 @@ class Tokenizer:
         ordinary: Callable[[str], _Part],
         special: Callable[[int], _Part],
     ) -> list[_Part]:
-        """The one path of every encode variant: check `text` and the policy, cut the text
-        into ordinary runs and allowed special tokens, and give each its part, in order.
+        """The one path of every encode variant: check `text` and the policy, then give
+        each part of the text its result, in order.
 
-        An ordinary run's part is ``ordinary(run)``, a special token's ``special(id)``;
-        the caller joins the parts (a list of ids, a count, packed bytes). A text with
-        no allowed special in it, the usual case, is one ordinary run.
+        A segment (a run of text between allowed special tokens) gives
+        ``ordinary(segment)``, a special token ``special(its id)``; the caller joins the
+        results (a list of ids, a count, packed bytes). A text with no allowed special
+        in it, the usual case, is one segment.
         """
         text = _valid_text(text, method, errors)
         specials = self._specials
