@@ -5,8 +5,8 @@ and short; everything here computes exactly what it does, faster. The error fami
 :mod:`bpetite.errors`; corpora larger than memory are :mod:`bpetite.corpus`, pictures
 and reports :mod:`bpetite.visualize`, other formats :mod:`bpetite.interop`.
 
-``import bpetite`` loads the model and nothing else: the corpus functions, the
-compression report and ``__version__`` load when first used.
+``import bpetite`` loads the model and nothing else: the built-in vocabularies, the
+corpus functions, the compression report and ``__version__`` load when first used.
 
 >>> from bpetite import Tokenizer
 >>> tokenizer = Tokenizer.train("ab ab ab", vocab_size=258)
@@ -17,7 +17,6 @@ compression report and ``__version__`` load when first used.
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from bpetite.core._builtin import get_encoding, list_encoding_names
 from bpetite.core._decoder import StreamDecoder
 from bpetite.core._errors import ArtifactError, BpetiteError
 from bpetite.core._patterns import PRESETS, SplitPattern
@@ -26,6 +25,7 @@ from bpetite.core._progress import Progress, ProgressCallback
 from bpetite.core._tokenizer import Tokenizer
 
 if TYPE_CHECKING:
+    from bpetite.core._builtin import get_encoding, list_encoding_names
     from bpetite.corpus._dataset import write_dataset
     from bpetite.corpus._train_files import train_counts, train_files
     from bpetite.visualize._eval import evaluate_compression
@@ -51,10 +51,13 @@ __all__ = [
     "write_dataset",
 ]
 
-#: Where each name that loads on first use (PEP 562) lives: the corpus functions and
-#: the compression report, then the names that left this face for their tier's public
-#: module (the errors, the dataset and report types), still reachable here, not listed.
+#: Where each name that loads on first use (PEP 562) lives: the built-in vocabularies
+#: (their tables and checksums), the corpus functions and the compression report, then
+#: the names that left this face for their tier's public module (the errors, the
+#: dataset and report types), still reachable here, not listed.
 _HOMES = {
+    "get_encoding": "bpetite.core._builtin",
+    "list_encoding_names": "bpetite.core._builtin",
     "train_files": "bpetite.corpus._train_files",
     "train_counts": "bpetite.corpus._train_files",
     "write_dataset": "bpetite.corpus._dataset",
