@@ -6,14 +6,20 @@ temp file; an existing file is only replaced when the caller says so; and the ne
 gets the permissions any new file would (``mkstemp`` makes it 0o600).
 """
 
+from __future__ import annotations
+
 import contextlib
 import errno
 import os
 from collections.abc import Iterator
-from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from bpetite.core._errors import OutputExistsError
+
+if TYPE_CHECKING:
+    # pathlib (with urllib.parse and ipaddress) is imported by the functions that make a
+    # Path, at the first write: `import bpetite` does not need it.
+    from pathlib import Path
 
 
 def write_atomically(path: str | os.PathLike[str], data: bytes, *, overwrite: bool) -> None:
@@ -37,6 +43,8 @@ def atomic_writer(path: str | os.PathLike[str], *, overwrite: bool) -> Iterator[
     without error; an exception (Ctrl-C included) removes it instead. The destination
     is checked before the block runs, with write_atomically's errors.
     """
+    from pathlib import Path
+
     destination = Path(path)
     check_destination(destination, overwrite=overwrite)
     fd, temp = _create_temp(destination.parent)
@@ -62,6 +70,8 @@ def publish_atomically(
     existing file unless `overwrite`: OutputExistsError). On failure the temp file
     is removed.
     """
+    from pathlib import Path
+
     temp = Path(temp)
     destination = Path(path)
     try:
@@ -126,6 +136,7 @@ def _create_temp(directory: Path) -> tuple[int, Path]:
     ``mkstemp`` creates it with ``O_EXCL``, safe against a name someone else holds.
     """
     import tempfile  # here, not at the top: only a write needs it (and its shutil, random)
+    from pathlib import Path
 
     fd, name = tempfile.mkstemp(dir=directory, prefix=".bpetite-", suffix=".tmp")
     return fd, Path(name)

@@ -17,7 +17,6 @@ import math
 import os
 import re
 import stat
-from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from bpetite.core._errors import ArtifactError, BpetiteError, shown
@@ -54,6 +53,8 @@ def read_limited(
     nothing; anything else (a pipe) is read up to one byte past the limit. OSErrors
     propagate. `what` names the document in the message (``artifact``).
     """
+    from pathlib import Path  # here: `import bpetite` need not load pathlib
+
     source = os.fspath(path)
     with Path(path).open("rb") as file:
         info = os.fstat(file.fileno())
