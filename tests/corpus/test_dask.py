@@ -20,10 +20,10 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from bpetite import Progress, Tokenizer, count_chunks, train_files, write_dataset
+from bpetite import Progress, Tokenizer, count_chunks, train_files, write_dataset  # noqa: E402
 from bpetite._internal import dask_count_files  # noqa: E402
 from bpetite.corpus._counting import count_files  # noqa: E402
-from bpetite.errors import InvalidUtf8Error
+from bpetite.errors import InvalidUtf8Error  # noqa: E402
 
 TEXT = "The cat sat on the mat. It'll be fine, 中文 😀\r\n  spaces \nend of line\n"
 

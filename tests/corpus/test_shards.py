@@ -19,9 +19,9 @@ np = pytest.importorskip("numpy")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from bpetite import Tokenizer, write_dataset
+from bpetite import Tokenizer, write_dataset  # noqa: E402
 from bpetite.corpus import _dataset  # noqa: E402
-from bpetite.errors import OutputExistsError, ParameterError
+from bpetite.errors import OutputExistsError, ParameterError  # noqa: E402
 
 BOS = "<|bos|>"
 EOT = "<|endoftext|>"
