@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         render_html,
         render_snippet,
         summarize,
+        token_label,
         token_pieces,
         visible,
     )
@@ -65,6 +66,7 @@ __all__ = [
     "render_plain",
     "render_snippet",
     "summarize",
+    "token_label",
     "token_pieces",
     "visible",
     "vocabulary_stats",
@@ -88,6 +90,7 @@ _HOMES = {
     "explain_train": "bpetite.visualize._explain",
     "make_piece": "bpetite.visualize._html",
     "partial_label": "bpetite.visualize._html",
+    "token_label": "bpetite.visualize._html",
     "render_html": "bpetite.visualize._html",
     "render_plain": "bpetite.visualize._render",
     "render_snippet": "bpetite.visualize._html",

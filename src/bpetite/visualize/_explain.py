@@ -26,7 +26,7 @@ from bpetite.core._atomic import write_atomically
 from bpetite.core._constants import BASE_VOCAB_SIZE, PRETOKENIZER_PATTERN
 from bpetite.core._errors import ParameterError
 from bpetite.visualize._explain_page import Kind, MergeRow, PageNode, render_fragment, render_page
-from bpetite.visualize._html import partial_label, token_text, visible
+from bpetite.visualize._html import plural, token_label
 
 if TYPE_CHECKING:
     # The reference is imported where it is used, so ``import bpetite`` does not load it.
@@ -85,8 +85,8 @@ class Explanation:
         after = self.rows[-1].tokens_after if self.rows else self.start_tokens
         what = "text" if self.kind == "encode" else "corpus"
         return (
-            f"{self.kind}: {_plural(len(self.rows), 'merge')} on a {what} of "
-            f"{_plural(self.total_bytes, 'byte')}, {self.start_tokens} tokens before, "
+            f"{self.kind}: {plural(len(self.rows), 'merge')} on a {what} of "
+            f"{plural(self.total_bytes, 'byte')}, {self.start_tokens} tokens before, "
             f"{after} after"
         )
 
@@ -290,7 +290,7 @@ def _note(step: TrainStep, tokens: Mapping[int, bytes]) -> str:
     """
 
     def named(pair: Pair) -> str:
-        return f"{_label(tokens[pair[0]])}+{_label(tokens[pair[1]])}"
+        return f"{token_label(tokens[pair[0]])}+{token_label(tokens[pair[1]])}"
 
     if step.tied:
         others = ", ".join(f"{named(pair)} {pair}" for pair in step.tied[:3])
@@ -299,12 +299,6 @@ def _note(step: TrainStep, tokens: Mapping[int, bytes]) -> str:
     if step.runners_up:
         return "next: " + "; ".join(f"{named(pair)} {n:,}" for pair, n in step.runners_up)
     return "the only pair left"
-
-
-def _label(data: bytes) -> str:
-    """A token in a note: its visible text, or ⟨hex⟩ if it is part of a character."""
-    text = token_text(data)
-    return partial_label(data) if text is None else visible(text)
 
 
 def _sample(text: str, pattern: str) -> str:
@@ -367,7 +361,3 @@ def _merge_nodes(nodes: Sequence[PageNode], pair: Pair, new_id: int, step: int) 
             result.append(nodes[i])
             i += 1
     return result
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from bpetite.core._constants import BASE_VOCAB_SIZE
-from bpetite.visualize._html import html_page, marker_for, partial_label, token_text, visible
+from bpetite.visualize._html import html_page, marker_for, token_label
 
 #: The chart's plot area in SVG units, and its margins for the axes' labels.
 _WIDTH: Final = 420
@@ -302,7 +302,7 @@ def _node_html(
             style = f' style="{end}--j:{whole}"'
         out.append(f'<t-l{style} data-id="{node.token_id}">{body}</t-l>')
         return
-    label = html.escape(_token_label(node.data))
+    label = html.escape(token_label(node.data))
     out.append(
         f'<t-n style="--a:{node.formed};{end}--h:{_hue(node.token_id)}" '
         f'data-id="{node.token_id}" title="id {node.token_id}: {label}">'
@@ -321,12 +321,6 @@ def _visible_char(char: str) -> str:
     return f'<span class="ws">{html.escape(marker)}</span>{line_break}'
 
 
-def _token_label(data: bytes) -> str:
-    """A token as the table shows it: visible text, or ⟨hex⟩ if it is part of a character."""
-    text = token_text(data)
-    return partial_label(data) if text is None else visible(text)
-
-
 # --------------------------------------------------------------------------- the table
 
 
@@ -341,12 +335,12 @@ def _table(page: str, kind: Kind, rows: Sequence[MergeRow], start_tokens: int) -
         f"<td>the bytes, before any merge<td><td><td>{start_tokens:,}{'<td>' if why else ''}",
     ]
     for row in rows:
-        left, right = (html.escape(_token_label(part)) for part in row.parts)
+        left, right = (html.escape(token_label(part)) for part in row.parts)
         note = f"<td>{html.escape(row.note)}" if why else ""
         lines.append(
             f'<tr><td><label><input type="radio" name="{page}" id="{page}-{row.step}"> '
             f"{row.step}</label><td><bdi>{left}</bdi> + <bdi>{right}</bdi>"
-            f"<td><bdi>{html.escape(_token_label(row.token))}</bdi> <small>id {row.new_id}</small>"
+            f"<td><bdi>{html.escape(token_label(row.token))}</bdi> <small>id {row.new_id}</small>"
             f"<td>{row.count:,}<td>{row.tokens_after:,}{note}"
         )
     lines.append("</tbody>\n</table>\n</div>")

@@ -61,6 +61,16 @@ def partial_label(data: bytes) -> str:
     return f"⟨{hex_bytes(data)}⟩"
 
 
+def token_label(data: bytes) -> str:
+    """A token as every view names it: its visible text, or ``⟨hex⟩`` if it is part of a character.
+
+    >>> token_label(b" the"), token_label(b"\\xf0\\x9f")
+    ('·the', '⟨f0 9f⟩')
+    """
+    text = token_text(data)
+    return partial_label(data) if text is None else visible(text)
+
+
 def token_text(data: bytes) -> str | None:
     """The text of one token on its own, or None when its bytes are not whole characters.
 
@@ -201,7 +211,7 @@ class Summary:
     def describe(self) -> str:
         """``"3 tokens, 11 bytes, 3.67 bytes per token"``."""
         return (
-            f"{_plural(self.tokens, 'token')}, {_plural(self.bytes, 'byte')}, "
+            f"{plural(self.tokens, 'token')}, {plural(self.bytes, 'byte')}, "
             f"{self.shown_ratio} bytes per token"
         )
 
@@ -214,8 +224,9 @@ def summarize(pieces: Sequence[TokenPiece]) -> Summary:
     return Summary(tokens=len(pieces), bytes=len(data), characters=characters)
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+def plural(count: int, noun: str) -> str:
+    """``plural(1234, "byte") -> "1,234 bytes"``: how every view counts things."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 
 
 # --------------------------------------------------------------------------- HTML
@@ -266,7 +277,7 @@ def render_html(pieces: Sequence[TokenPiece], *, source: str = "", show_ids: boo
     css = _CSS.replace("/* palette */", palette)
     tokens = "".join(_html_token(index, piece) for index, piece in enumerate(pieces))
     source_line = f'<p class="source">{html.escape(source)}</p>\n' if source else ""
-    title = f"bpetite: {_plural(summary.tokens, 'token')}"
+    title = f"bpetite: {plural(summary.tokens, 'token')}"
     return (
         html_page(title, css, ' class="ids"' if show_ids else "")
         + f"""<header>
@@ -332,7 +343,7 @@ def _shade_class(kind: PieceKind, index: int) -> str:
 def _html_token(index: int, piece: TokenPiece) -> str:
     classes = f"t {_shade_class(piece.kind, index)}"
     kind_note = {"text": "", "special": " · special token", "partial": " · part of a character"}
-    count = _plural(len(piece.data), "byte")
+    count = plural(len(piece.data), "byte")
     title = f"id {piece.token_id} · {count}: {piece.hex}{kind_note[piece.kind]}"
     body = "".join(
         f'<span class="ws">{html.escape(part)}</span>' if is_marker else html.escape(part)

@@ -11,7 +11,7 @@ from bpetite.cli._files import add_model_argument, model_from_args
 from bpetite.cli._inputs import read_input_text
 from bpetite.cli._output import is_terminal, stderr_console, write_json
 from bpetite.cli._parser import add_command, non_negative_int
-from bpetite.visualize import corpus_stats, partial_label, visible, vocabulary_stats
+from bpetite.visualize import corpus_stats, token_label, vocabulary_stats
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -80,8 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
 def token_display(token: Mapping[str, Any]) -> str:
     """A token dict from the statistics as a person reads it: ``·the`` or ``⟨f0 9f⟩``."""
-    text = token["text"]
-    return partial_label(bytes.fromhex(token["hex"])) if text is None else visible(text)
+    return token_label(bytes.fromhex(token["hex"]))
 
 
 def stats_tables(stats: Mapping[str, Any]) -> list[RenderableType]:
