@@ -180,25 +180,39 @@ def test_extended_reports_progress_of_the_new_merges() -> None:
 # ------------------------------------------------------------------ extended: specials
 
 
-def test_extended_refuses_a_special_in_the_way_naming_the_keyword() -> None:
+def test_extended_keeps_a_special_in_the_way_and_the_new_merges_skip_it() -> None:
+    """<|endoftext|> keeps 257; the new merge, index 257 (the reference's id), takes 258."""
     model = Tokenizer.train("ab ab ab", 257)  # <|endoftext|> at 257
-    with pytest.raises(ParameterError, match="renumber_specials=True") as caught:
-        model.extended("ab ab ab", 258)
-    assert "'<|endoftext|>' has id 257" in str(caught.value)
-    assert "at most 257" in str(caught.value)
-
-
-def test_extended_keeps_specials_out_of_the_way() -> None:
-    model = Tokenizer(
-        Tokenizer.train("ab ab ab", 257).merges, special_tokens={"<|a|>": 300, "<|b|>": 260}
-    )
     extended = model.extended("ab ab ab", 258)
-    assert extended.special_tokens == {"<|b|>": 260, "<|a|>": 300}
-    assert extended.merges == ((97, 98), (32, 256))
-    # up to the first special id is allowed; one more is not
-    model.extended("ab ab ab cd cd ef ef", 260)
-    with pytest.raises(ParameterError, match=r"'<\|b\|>' has id 260"):
-        model.extended("ab ab ab", 261)
+    assert ref.extend(model, "ab ab ab", 258) == [(97, 98), (32, 256)]
+    assert extended.merges == ((97, 98), (32, 256))  # both parts' ids are below 257
+    assert dict(extended.special_tokens) == {"<|endoftext|>": 257}
+    assert extended.vocab[258] == b" ab"
+    assert extended.encode(" ab<|endoftext|>") == [258, 257]
+    assert extended.n_vocab == 259
+    renumbered = model.extended("ab ab ab", 258, renumber_specials=True)
+    assert renumbered.encode(" ab<|endoftext|>") == [257, 258]
+
+
+def test_extended_merges_take_the_ids_the_specials_leave_free() -> None:
+    model = Tokenizer(
+        Tokenizer.train("ab ab ab", 257).merges, special_tokens={"<|a|>": 300, "<|b|>": 258}
+    )
+    corpus = "ab ab ab cd cd cd ef ef ef gh gh"
+    extended = model.extended(corpus, 262)
+    assert dict(extended.special_tokens) == {"<|b|>": 258, "<|a|>": 300}
+    # the reference's merges in indices; the ids skip 258
+    expected = ref.extend(model, corpus, 262)
+    to_id = {256: 256, 257: 257, 258: 259, 259: 260, 260: 261, 261: 262}
+    assert extended.merges == tuple(
+        (to_id.get(left, left), to_id.get(right, right)) for left, right in expected
+    )
+    assert sorted(set(extended.vocab) - {258, 300}) == [*range(258), *range(259, 263)]
+    renumbered = model.extended(corpus, 262, renumber_specials=True)
+    back = {index: to_id.get(index, index) for index in range(262)} | {262: 258, 263: 300}
+    for text in (corpus, "gh<|b|>ab<|a|>", "efcd ab"):
+        assert extended.encode(text) == [back[i] for i in renumbered.encode(text)]
+        assert extended.decode(extended.encode(text)) == text
 
 
 def test_renumbered_specials_follow_the_merges_in_id_order() -> None:
@@ -345,7 +359,7 @@ def test_drop_removes_first(model: Tokenizer) -> None:
 
 def test_collisions_are_refused_naming_both(model: Tokenizer) -> None:
     taken = r"'<\|x\|>' cannot take id 256: that is the mergeable token b'ab' \(a special's id"
-    with pytest.raises(ParameterError, match=taken + r" must be at or after 258\)"):
+    with pytest.raises(ParameterError, match=taken + r" must be one no mergeable token holds\)"):
         model.with_special_tokens({"<|x|>": 256})
     with pytest.raises(
         ParameterError,
@@ -456,17 +470,30 @@ def test_imported_vocabularies_extend_like_the_reference(
     assert extended.truncated(size).merges == imported.merges
 
 
-def test_imported_specials_in_the_way_are_refused_or_kept(imported: Tokenizer) -> None:
+def test_imported_specials_keep_their_ids_and_the_new_merges_skip_them(
+    imported: Tokenizer, domain_text: str
+) -> None:
+    """Every old id stays; the new tokens are the renumbered extension's, ids skipping the
+    specials'; every text gives the same tokens under both."""
     size = imported.mergeable_vocab_size
-    first_special = min(imported.special_tokens.values())
-    text = "MENENIUS AGRIPPA, zxqv " * 20  # words these vocabularies split
-    with pytest.raises(ParameterError, match="renumber_specials=True"):
-        imported.extended(text, first_special + 1)
-    if first_special > size:  # cl100k_base and o200k_base leave a gap: merges may fill it
-        kept = imported.extended(text, first_special)
-        assert kept.special_tokens == imported.special_tokens
-        assert kept.mergeable_vocab_size == first_special
-        assert kept.truncated(size).dumps() == imported.dumps()
+    specials = imported.special_tokens
+    text = domain_text
+    end = max(specials.values()) - size + 30  # past every special id
+    kept = imported.extended(text, size + end)
+    renumbered = imported.extended(text, size + end, renumber_specials=True)
+    assert kept.special_tokens == specials
+    assert kept.mergeable_vocab_size == renumbered.mergeable_vocab_size == size + end
+    assert all(kept.vocab[i] == token for i, token in imported.vocab.items())
+    new_ids = sorted(set(kept.vocab) - set(imported.vocab))
+    assert new_ids[0] == size + (size in specials.values())
+    assert not set(new_ids) & set(specials.values())
+    assert [kept.vocab[i] for i in new_ids] == [
+        renumbered.vocab[i] for i in range(size, size + end)
+    ]
+    to_kept = {i: kept.encode_single_token(token) for i, token in renumbered.vocab.items()}
+    for sample in (text, "MENENIUS zxqv<|endoftext|>AGRIPPA"):
+        assert kept.encode(sample) == [to_kept[i] for i in renumbered.encode(sample)]
+    assert kept.truncated(size).dumps() == imported.dumps()
 
 
 def test_an_extended_openai_vocabulary_encodes_as_tiktoken_does(shakespeare_text: str) -> None:

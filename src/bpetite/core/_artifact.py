@@ -33,6 +33,7 @@ from bpetite.core._constants import (
 )
 from bpetite.core._errors import ArtifactError, MissingKeyError, PatternError, shown
 from bpetite.core._gc import gc_paused
+from bpetite.core._ids import mergeable_ids, skipped_ids
 from bpetite.core._json import loads_json, read_limited
 from bpetite.core._model import (
     IDENTITY_BYTE_ORDER,
@@ -40,6 +41,7 @@ from bpetite.core._model import (
     Merges,
     Model,
     define,
+    indexed,
     mergeable_tokens,
     misplaced_id,
 )
@@ -79,10 +81,18 @@ _REQUIRED_KEYS_V2: Final = _REQUIRED_KEYS - {"merges", "vocab"} | {"pattern_name
 #: ``vocab`` is optional, since it follows from the merges, the byte order and the
 #: special tokens. This bpetite writes ``merges_flat`` and no ``vocab``, the smallest
 #: file and the quickest to check (measurements: docs/design-notes.md#the-compact-artifact).
-_OPTIONAL_KEYS_V2: Final = frozenset({"id_layout", "merges", "merges_flat", "training", "vocab"})
+_OPTIONAL_KEYS_V2: Final = frozenset(
+    {"id_layout", "merges", "merges_flat", "special_aliases", "training", "vocab"}
+)
 _MERGE_KEYS_V2: Final = ("merges", "merges_flat")
 #: ``id_layout`` fields: how ids depart from the default layout.
 _ID_LAYOUT_FIELDS: Final = frozenset({"byte_order", "special_ids"})
+#: ``id_layout.special_ids`` values. ``sparse``: the special ids follow the merges with
+#: gaps. ``interleaved``: some special id lies among the mergeable ids, which skip it
+#: (p50k_base's ``<|endoftext|>``); a bpetite that knows only ``sparse`` refuses such a
+#: file instead of misreading its ids.
+SPARSE: Final = "sparse"
+INTERLEAVED: Final = "interleaved"
 _SPECIAL_BYTES: Final = END_OF_TEXT_TOKEN.encode("utf-8")
 _INT_ONLY: Final = frozenset({int})
 _LIST_ONLY: Final = frozenset({list})
@@ -103,8 +113,8 @@ class Artifact:
     model: Model
 
     @property
-    def merges(self) -> Merges:
-        """The merges, checked with the model's rule."""
+    def merges(self) -> tuple[tuple[int, int], ...]:
+        """The merges in ids, checked with the model's rule."""
         return self.model.merges
 
     @property
@@ -132,9 +142,10 @@ class Artifact:
         """Every id's bytes, the special tokens' included: stored, or built from the merges."""
         if self.stored_vocab is not None:
             return self.stored_vocab
-        vocab = dict(enumerate(mergeable_tokens(self.merges, self.byte_order)))
-        for text, token_id in self.special_tokens.items():
-            vocab[token_id] = text.encode("utf-8")
+        model = self.model
+        tokens = mergeable_tokens(model.indexed, model.byte_order)
+        vocab = dict(zip(model.mergeable_ids, tokens, strict=True))
+        vocab.update(model.special_bytes())
         return vocab
 
     @property
@@ -231,7 +242,9 @@ def dumps_artifact(
     `vocab` (every id's bytes, the special tokens' included) is written by schema v1
     only; v2 leaves it to follow from the rest. Schema v1 when it can describe the state
     (GPT-2's pattern, exactly ``<|endoftext|>`` right after the merges, no training
-    metadata), else v2. `mergeable_vocab_size` is recomputed from `merges` so it cannot
+    metadata), else v2. `merges` are in ids; where a special id lies among the mergeable
+    ids, v2 says so in ``id_layout``. A text sharing its id with an earlier one is
+    written in ``special_aliases``. `mergeable_vocab_size` is recomputed from `merges` so it cannot
     drift from the list it describes, and `sort_keys` makes the bytes independent of
     the caller's dict order. The result is run through :func:`parse_artifact` before it
     is returned, so no caller can ever write an artifact that :func:`load` would reject
@@ -240,10 +253,15 @@ def dumps_artifact(
     split = resolve_pattern(pattern)
     size = BASE_VOCAB_SIZE + len(merges)
     order = tuple(byte_order)
+    # An id's first text is its own; a later text with the same id is its alias.
+    own: dict[str, int] = {}
+    aliases: dict[str, int] = {}
+    for text, token_id in special_tokens.items():
+        (aliases if token_id in own.values() else own)[text] = token_id
     artifact: dict[str, Any] = {
         "mergeable_vocab_size": size,
         "pretokenizer_pattern": split.source,
-        "special_tokens": dict(special_tokens),
+        "special_tokens": own,
     }
     if schema_version(merges, split, special_tokens, training or {}, order) == SCHEMA_VERSION:
         artifact["schema_version"] = SCHEMA_VERSION
@@ -257,10 +275,14 @@ def dumps_artifact(
         layout: dict[str, Any] = {}
         if order != IDENTITY_BYTE_ORDER:
             layout["byte_order"] = list(order)
-        if not _contiguous(special_tokens.values(), size):
-            layout["special_ids"] = "sparse"
+        if skipped_ids(size, own.values()):
+            layout["special_ids"] = INTERLEAVED
+        elif not _contiguous(own.values(), size):
+            layout["special_ids"] = SPARSE
         if layout:
             artifact["id_layout"] = layout
+        if aliases:
+            artifact["special_aliases"] = aliases
         if training:
             artifact["training"] = dict(training)
     data = json.dumps(artifact, sort_keys=True, separators=(",", ":")).encode("utf-8")
@@ -315,35 +337,48 @@ def _parse_artifact(data: bytes, source: str, trust_custom_pattern: bool) -> Art
     version = _check_schema_version(artifact, source)  # steps 4-6
     _check_top_level_keys(artifact, version, source)  # steps 7-8
     pattern = _parse_pattern(artifact, version, trust_custom_pattern, source)  # steps 9-10
-    if "merges_flat" in artifact:
+    flat = "merges_flat" in artifact
+    if flat:
         merges = _parse_flat_merges(artifact["merges_flat"], source)  # step 11 (v2)
     else:
         merges = _parse_merges(artifact["merges"], source)  # step 11
     size = _parse_mergeable_vocab_size(artifact["mergeable_vocab_size"], merges, source)
-    vocab = None
-    if "vocab" in artifact:
-        vocab = _parse_vocab(artifact["vocab"], source)  # step 14
-        _check_mergeable_ids_present(vocab, size, source)  # step 15
-    sparse, byte_order = False, IDENTITY_BYTE_ORDER
+    vocab = _parse_vocab(artifact["vocab"], source) if "vocab" in artifact else None  # step 14
+    layout, byte_order = None, IDENTITY_BYTE_ORDER
     if version != SCHEMA_VERSION and "id_layout" in artifact:
-        sparse, byte_order = _parse_id_layout(artifact["id_layout"], source)
+        layout, byte_order = _parse_id_layout(artifact["id_layout"], source)
+    ids: Sequence[int] = range(size)
+    special_tokens = None
+    if layout == INTERLEAVED:
+        # Step 18 first: the mergeable ids are the ones the special ids leave free.
+        special_tokens = _parse_special_tokens_v2(
+            artifact["special_tokens"], vocab, size, layout, source
+        )
+        ids = mergeable_ids(size, skipped_ids(size, special_tokens.values()))
     if vocab is not None:
+        _check_mergeable_ids_present(vocab, ids, source)  # step 15
         _check_base_bytes(vocab, byte_order, source)  # step 16
-    checked = _check_merged_ids(merges, "merges_flat" in artifact, source)  # step 17
+    checked = _check_merged_ids(merges, ids, flat, source)  # step 17
     if vocab is not None:
-        _check_merged_bytes(vocab, merges, source)  # step 17
+        _check_merged_bytes(vocab, checked, ids, source)  # step 17
+    aliases: dict[str, int] = {}
     if version == SCHEMA_VERSION:
         assert vocab is not None  # a required key of v1
         special_tokens = _parse_special_tokens(artifact["special_tokens"], vocab, size, source)
         training: dict[str, int] = {}
     else:
-        special_tokens = _parse_special_tokens_v2(
-            artifact["special_tokens"], vocab, size, sparse, source
-        )
+        if special_tokens is None:
+            special_tokens = _parse_special_tokens_v2(
+                artifact["special_tokens"], vocab, size, layout, source
+            )
+        if "special_aliases" in artifact:
+            aliases = _parse_special_aliases(artifact["special_aliases"], special_tokens, source)
         training = _parse_training(artifact["training"], source) if "training" in artifact else {}
     if vocab is not None:
-        _check_no_extra_ids(vocab, size, special_tokens, source)  # step 19
-    model = _defined(checked, pattern, special_tokens, byte_order, training, source)
+        _check_no_extra_ids(vocab, ids, special_tokens, source)  # step 19
+    # Each id's own text first, then its aliases: an id decodes to the first text listed.
+    specials = dict(sorted([*special_tokens.items(), *aliases.items()], key=operator.itemgetter(1)))
+    model = _defined(checked, pattern, specials, byte_order, training, source)
     parsed = Artifact(vocab, model)
     # A v1 file may be larger than the limit (written by a bpetite before the limit, and
     # loaded with a larger max_bytes); a v2 file of what v1 describes must need the room.
@@ -358,7 +393,7 @@ def _parse_artifact(data: bytes, source: str, trust_custom_pattern: bool) -> Art
 
 
 def _defined(
-    merges: Merges,
+    merges: Merges,  # in indices
     pattern: SplitPattern,
     special_tokens: dict[str, int],
     byte_order: tuple[int, ...],
@@ -379,6 +414,7 @@ def _defined(
             special_tokens=special_tokens,
             byte_order=byte_order,
             training=training,
+            in_indices=True,
         )
     except (ValueError, TypeError) as error:  # ParameterError, UnicodeEncodeError, ...
         _fail(source, str(error))
@@ -634,12 +670,18 @@ def _canonical_id(key: str) -> int | None:
     return int(key)
 
 
-def _check_mergeable_ids_present(vocab: dict[int, bytes], size: int, source: str) -> None:
-    """Step 15: every id below mergeable_vocab_size has an entry."""
-    if all(map(vocab.__contains__, range(size))):
+def _check_mergeable_ids_present(vocab: dict[int, bytes], ids: Sequence[int], source: str) -> None:
+    """Step 15: every mergeable id has an entry: 0 .. mergeable_vocab_size - 1, or, when
+    special ids are interleaved, the ids they leave free."""
+    if all(map(vocab.__contains__, ids)):
         return
-    missing = next(token_id for token_id in range(size) if token_id not in vocab)
-    _fail(source, f'vocab has no entry "{missing}"; ids 0..{size - 1} must all be present')
+    missing = next(token_id for token_id in ids if token_id not in vocab)
+    if isinstance(ids, range):
+        _fail(source, f'vocab has no entry "{missing}"; ids 0..{len(ids) - 1} must all be present')
+    _fail(
+        source,
+        f'vocab has no entry "{missing}", a mergeable id; every mergeable id must be present',
+    )
 
 
 def _check_base_bytes(vocab: dict[int, bytes], byte_order: Sequence[int], source: str) -> None:
@@ -653,47 +695,67 @@ def _check_base_bytes(vocab: dict[int, bytes], byte_order: Sequence[int], source
             )
 
 
-def _check_merged_ids(merges: list[tuple[int, int]], flat: bool, source: str) -> Merges:
+def _check_merged_ids(
+    merges: list[tuple[int, int]], ids: Sequence[int], flat: bool, source: str
+) -> Merges:
     """Step 17, first half: in rank order, each merge uses only ids made before its own.
 
-    The rule is the model's (:func:`~bpetite.core._model.misplaced_id`), the one the
-    Tokenizer constructor applies; only the words naming the offender are the file's.
+    The rule is the model's (:func:`~bpetite.core._model.misplaced_id`, on the merges in
+    indices), the one the Tokenizer constructor applies; only the words naming the
+    offender are the file's. Returns the merges in indices.
     """
-    misplaced = misplaced_id(merges)
+    if isinstance(ids, range):
+        in_indices = merges
+        misplaced = misplaced_id(merges)
+    else:
+        in_indices = indexed(merges, ids)  # -1 for an id no mergeable token holds
+        misplaced = None
+        if (in_indices and min(map(min, in_indices)) < 0) or misplaced_id(in_indices):
+            misplaced = next(
+                (rank, side)
+                for rank, merge in enumerate(in_indices)
+                for side in (0, 1)
+                if not 0 <= merge[side] < BASE_VOCAB_SIZE + rank
+            )
     if misplaced is not None:
         rank, side = misplaced
-        new_id = BASE_VOCAB_SIZE + rank
+        token_id, new_id = merges[rank][side], ids[BASE_VOCAB_SIZE + rank]
         where = f"merges_flat[{2 * rank + side}]" if flat else f"merges[{rank}][{side}]"
+        if token_id < new_id:  # below, yet not a mergeable id: a special token's
+            _fail(
+                source,
+                f"{where} is {token_id}, a special token's id; a merge joins mergeable tokens",
+            )
         _fail(
             source,
-            f"{where} is {_show(merges[rank][side])}, but merge {rank} creates id "
+            f"{where} is {_show(token_id)}, but merge {rank} creates id "
             f"{new_id} and may only use ids below it",
         )
-    return Merges(merges)
+    return Merges(in_indices)
 
 
 def _check_merged_bytes(
-    vocab: dict[int, bytes], merges: list[tuple[int, int]], source: str
+    vocab: dict[int, bytes], merges: Merges, ids: Sequence[int], source: str
 ) -> None:
     """Step 17, second half: each merged id's stored bytes are its pair's, concatenated.
 
-    Fast path: one whole-list comparison; on a mismatch the rank-order loop names the
-    first bad entry.
+    `merges` are in indices, and ``ids[i]`` is index ``i``'s id. Fast path: one
+    whole-list comparison; on a mismatch the rank-order loop names the first bad entry.
     """
-    size = BASE_VOCAB_SIZE + len(merges)
     lefts = map(operator.itemgetter(0), merges)
     rights = map(operator.itemgetter(1), merges)
-    table = list(map(vocab.__getitem__, range(size)))  # ids are contiguous by now
+    table = list(map(vocab.__getitem__, ids))  # every mergeable id is present by now
     joined = map(bytes.__add__, map(table.__getitem__, lefts), map(table.__getitem__, rights))
     if list(joined) == table[BASE_VOCAB_SIZE:]:
         return
     for rank, merge in enumerate(merges):
-        new_id = BASE_VOCAB_SIZE + rank
-        expected = vocab[merge[0]] + vocab[merge[1]]
+        new_id = ids[BASE_VOCAB_SIZE + rank]
+        expected = table[merge[0]] + table[merge[1]]
         if vocab[new_id] != expected:
+            pair = [ids[merge[0]], ids[merge[1]]]
             _fail(
                 source,
-                f'vocab["{new_id}"] must be the bytes of merges[{rank}] = {list(merge)} '
+                f'vocab["{new_id}"] must be the bytes of merges[{rank}] = {pair} '
                 f"concatenated, {_show(list(expected))}, got {_show(list(vocab[new_id]))}",
             )
 
@@ -734,13 +796,14 @@ def _contiguous(ids: Iterable[int], size: int) -> bool:
     return ordered == list(range(size, size + len(ordered)))
 
 
-def _parse_id_layout(layout: object, source: str) -> tuple[bool, tuple[int, ...]]:
-    """Optional ``id_layout``: whether special ids leave gaps, and the ids' byte order.
+def _parse_id_layout(layout: object, source: str) -> tuple[str | None, tuple[int, ...]]:
+    """Optional ``id_layout``: where the special ids lie, and the ids' byte order.
 
-    ``"special_ids": "sparse"`` allows gaps between special ids (as in OpenAI's
-    vocabularies); ``"byte_order"`` lists the byte of each id 0..255 when an imported
-    vocabulary numbers the bytes in its own order (GPT-2's, OpenAI's). Each appears
-    only when it departs from the default, so one tokenizer has one artifact.
+    ``"special_ids"`` is ``"sparse"`` when the special ids follow the merges with gaps
+    (as in cl100k_base), ``"interleaved"`` when one lies among the mergeable ids, which
+    skip it (as in p50k_base); ``"byte_order"`` lists the byte of each id 0..255 when
+    an imported vocabulary numbers the bytes in its own order (GPT-2's, OpenAI's). Each
+    appears only when it departs from the default, so one tokenizer has one artifact.
     """
     if not isinstance(layout, dict) or not layout:
         _fail(source, f"id_layout must be a non-empty object, got {_show(layout)}")
@@ -748,10 +811,12 @@ def _parse_id_layout(layout: object, source: str) -> tuple[bool, tuple[int, ...]
     if extra:
         shown = ", ".join(json.dumps(key) for key in sorted(extra))
         _fail(source, f"unexpected id_layout key(s) {shown}; known: byte_order, special_ids")
-    if "special_ids" in layout and layout["special_ids"] != "sparse":
+    special_ids = layout.get("special_ids")
+    if "special_ids" in layout and special_ids not in (SPARSE, INTERLEAVED):
         _fail(
             source,
-            f'id_layout["special_ids"] must be "sparse", got {_show(layout["special_ids"])}',
+            f'id_layout["special_ids"] must be "{SPARSE}" or "{INTERLEAVED}", got '
+            f"{_show(special_ids)}",
         )
     byte_order = IDENTITY_BYTE_ORDER
     if "byte_order" in layout:
@@ -774,20 +839,26 @@ def _parse_id_layout(layout: object, source: str) -> tuple[bool, tuple[int, ...]
                 'id_layout["byte_order"] is the default order 0..255; such an artifact '
                 "leaves it out",
             )
-    return "special_ids" in layout, byte_order
+    return special_ids, byte_order
 
 
 def _parse_special_tokens_v2(
-    special_tokens: object, vocab: dict[int, bytes] | None, size: int, sparse: bool, source: str
+    special_tokens: object,
+    vocab: dict[int, bytes] | None,
+    size: int,
+    layout: str | None,
+    source: str,
 ) -> dict[str, int]:
     """Step 18 (v2): distinct non-empty texts, each with its own id past the merges.
 
     The ids follow the mergeable vocabulary without gaps unless ``id_layout`` says
-    they are sparse (as in OpenAI's vocabularies), and only then may they have gaps.
-    A stored `vocab` must hold each text's UTF-8 bytes at its id.
+    they are sparse (as in OpenAI's vocabularies), and only then may they have gaps;
+    an interleaved layout lets them lie anywhere from 256 on, and at least one must lie
+    among the mergeable ids. A stored `vocab` must hold each text's UTF-8 bytes at its id.
     """
     if not isinstance(special_tokens, dict):
         _fail(source, f"special_tokens must be an object, got {_show(special_tokens)}")
+    least = BASE_VOCAB_SIZE if layout == INTERLEAVED else size
     seen: dict[int, str] = {}
     for text, token_id in special_tokens.items():
         field = f"special_tokens[{_show(text)}]"
@@ -799,14 +870,17 @@ def _parse_special_tokens_v2(
             _fail(source, f"special token {_show(text)} is not valid Unicode (a lone surrogate)")
         if not _is_int(token_id):
             _fail(source, f"{field} must be an integer, got {_show(token_id)}")
-        if not size <= token_id <= MAX_TOKEN_ID:
+        if not least <= token_id <= MAX_TOKEN_ID:
+            where = "256" if layout == INTERLEAVED else f"mergeable_vocab_size {size}"
             _fail(
-                source,
-                f"{field} is {token_id}, but special ids run from mergeable_vocab_size "
-                f"{size} to {MAX_TOKEN_ID}",
+                source, f"{field} is {token_id}, but special ids run from {where} to {MAX_TOKEN_ID}"
             )
         if token_id in seen:
-            _fail(source, f"{field} is {token_id}, the id of {_show(seen[token_id])} too")
+            _fail(
+                source,
+                f"{field} is {token_id}, the id of {_show(seen[token_id])} too (a second text "
+                "for one id is listed in special_aliases)",
+            )
         seen[token_id] = text
         if vocab is None:
             continue
@@ -818,20 +892,59 @@ def _parse_special_tokens_v2(
                 f'vocab["{token_id}"] must be the UTF-8 bytes of {_show(text)} '
                 f"{_show(list(encoded))}, got {_show(list(vocab[token_id]))}",
             )
+    if layout == INTERLEAVED:
+        if not skipped_ids(size, seen):
+            _fail(
+                source,
+                'id_layout["special_ids"] is "interleaved", but no special id lies among the '
+                "mergeable ids; such an artifact has no interleaved layout",
+            )
+        return {text: seen_id for seen_id, text in sorted(seen.items())}
     contiguous = _contiguous(seen, size)
-    if sparse and contiguous:
+    if layout == SPARSE and contiguous:
         _fail(
             source,
             'id_layout["special_ids"] is "sparse", but the special ids follow the mergeable '
             "vocabulary without gaps; such an artifact has no id_layout",
         )
-    if not sparse and not contiguous:
+    if layout is None and not contiguous:
         _fail(
             source,
             f"special token ids {_show(sorted(seen))} must run from mergeable_vocab_size {size} "
             'without gaps; an artifact with gaps records "id_layout": {"special_ids": "sparse"}',
         )
     return {text: seen_id for seen_id, text in sorted(seen.items())}
+
+
+def _parse_special_aliases(
+    aliases: object, special_tokens: dict[str, int], source: str
+) -> dict[str, int]:
+    """Optional ``special_aliases``: more texts for special ids, each its own text.
+
+    Each text is non-empty valid Unicode and no special token's; each id is one of
+    ``special_tokens``' ids, which decodes to that token's text (o200k_harmony gives
+    ``<|reserved_200018|>`` the id of ``<|endofprompt|>``).
+    """
+    if not isinstance(aliases, dict) or not aliases:
+        _fail(source, f"special_aliases must be a non-empty object, got {_show(aliases)}")
+    owners = {token_id: text for text, token_id in special_tokens.items()}
+    for text, token_id in aliases.items():
+        field = f"special_aliases[{_show(text)}]"
+        if not text:
+            _fail(source, "a special token must not be the empty string")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            _fail(source, f"special token {_show(text)} is not valid Unicode (a lone surrogate)")
+        if text in special_tokens:
+            _fail(source, f"{field}: {_show(text)} is in special_tokens already")
+        if not _is_int(token_id) or token_id not in owners:
+            _fail(
+                source,
+                f"{field} must be the id of a special token (an alias shares one), got "
+                f"{_show(token_id)}",
+            )
+    return dict(sorted(aliases.items(), key=lambda item: (item[1], item[0])))
 
 
 def _parse_training(training: object, source: str) -> dict[str, int]:
@@ -855,14 +968,15 @@ def _parse_training(training: object, source: str) -> dict[str, int]:
 
 
 def _check_no_extra_ids(
-    vocab: dict[int, bytes], size: int, special_tokens: dict[str, int], source: str
+    vocab: dict[int, bytes], ids: Sequence[int], special_tokens: dict[str, int], source: str
 ) -> None:
     """Step 19: only the mergeable ids and the specials' ids, so there are no stray entries."""
-    if len(vocab) > size + len(special_tokens):
-        specials = set(special_tokens.values())
-        extra = min(token_id for token_id in vocab if token_id >= size and token_id not in specials)
+    if len(vocab) > len(ids) + len(special_tokens):
+        known = set(ids) | set(special_tokens.values())
+        extra = min(token_id for token_id in vocab if token_id not in known)
         _fail(
             source,
-            f'vocab["{extra}"] is outside the vocabulary: ids run from 0 to '
-            f"{size - 1}, then the special tokens' ids",
+            f'vocab["{extra}"] is outside the vocabulary: its ids are the mergeable ids '
+            f"(0 to {len(ids) - 1} unless special ids lie among them), then the special "
+            "tokens' ids",
         )

@@ -3,7 +3,10 @@
 Ids 0..255 are the single bytes (``byte_order[i]`` is the byte of id ``i``); merge
 ``r`` joins two ids below ``256 + r`` into the new id ``256 + r``. That rule is what
 makes every token's bytes well defined. The vocabulary follows from the merges as
-:func:`bpetite.reference.vocab` defines it.
+:func:`bpetite.reference.vocab` defines it. A special token may hold an id among the
+merged tokens' (p50k_base's ``<|endoftext|>``); then the mergeable ids skip it, merge
+``r`` makes the ``256 + r``-th id no special token holds, and the encoder works in
+indices (:mod:`bpetite.core._ids`).
 
 :func:`define` is the one validation of a model's fields (merges, split pattern,
 special tokens, byte order, training record, name), and :class:`Model` what it
@@ -22,6 +25,7 @@ from typing import Final
 
 from bpetite.core._constants import BASE_VOCAB_SIZE, MAX_TOKEN_ID
 from bpetite.core._errors import ParameterError
+from bpetite.core._ids import index_table, mergeable_ids, skipped_ids, to_ids
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._pretokenizer import require_utf8
 
@@ -46,10 +50,13 @@ TRAINING_LEAST_BECAUSE: Final[Mapping[str, str]] = MappingProxyType(
 
 
 class Merges(tuple[Merge, ...]):
-    """A merge list that has passed :func:`check_merges`: int pairs that keep the rule.
+    """A merge list that has passed :func:`check_merges`: int pairs that keep the rule,
+    merge ``r`` joining two indices below ``256 + r``.
 
     The loader hands the constructor one of these, so a list checked once, step by step
-    in the loader's own words, is not walked a second time.
+    in the loader's own words, is not walked a second time. A model's merges in ids are
+    one only when its ids are its indices; where they skip a special token's id, the
+    merges in indices are (:attr:`Model.indexed`).
     """
 
     __slots__ = ()
@@ -102,16 +109,9 @@ def check_merges(merges: Sequence[Merge]) -> Merges:
         raise TypeError(
             f"merges must be a sequence of (left, right) pairs, got {type(merges).__name__}"
         )
-    if set(map(type, merges)) <= _PAIR_TYPES and set(map(len, merges)) <= _TWO_ONLY:
-        pairs = tuple(map(tuple, merges))
-        lefts = list(map(itemgetter(0), pairs))
-        rights = list(map(itemgetter(1), pairs))
-        if (
-            set(map(type, lefts)) | set(map(type, rights)) <= _INT_ONLY
-            and (not pairs or min(min(lefts), min(rights)) >= 0)
-            and misplaced_id(pairs) is None  # type: ignore[arg-type]
-        ):
-            return Merges(pairs)  # type: ignore[arg-type]
+    pairs = _int_pairs(merges)
+    if pairs is not None and misplaced_id(pairs) is None:
+        return Merges(pairs)
     for rank, merge in enumerate(merges):
         new_id = BASE_VOCAB_SIZE + rank
         if not (isinstance(merge, (tuple, list)) and len(merge) == 2) or not all(
@@ -123,10 +123,74 @@ def check_merges(merges: Sequence[Merge]) -> Merges:
     return Merges((merge[0], merge[1]) for merge in merges)  # tuple subclasses, for one
 
 
-def mergeable_tokens(merges: Iterable[Merge], byte_order: Sequence[int]) -> list[bytes]:
-    """The bytes of every id the merges define: the byte order's, then each pair joined.
+def check_ids(merges: Sequence[Merge], ids: Sequence[int]) -> list[Merge]:
+    """Return `merges`, written in ids that skip special tokens' (``ids[i]`` is index
+    ``i``'s), as pairs; or raise ParameterError naming the first bad one.
 
-    The merges must keep the rule (:func:`check_merges`), so both parts exist already.
+    Merge ``r`` must join two mergeable ids below its own, ``ids[256 + r]``.
+    """
+    pairs = _int_pairs(merges)
+    if pairs is not None:
+        in_indices = indexed(pairs, ids)
+        if (not in_indices or min(map(min, in_indices)) >= 0) and misplaced_id(in_indices) is None:
+            return pairs
+    table = index_table(ids)
+    for rank, merge in enumerate(merges):
+        new_id = ids[BASE_VOCAB_SIZE + rank]
+        if not (isinstance(merge, (tuple, list)) and len(merge) == 2) or not all(
+            type(part) is int and 0 <= part < new_id for part in merge
+        ):
+            raise ParameterError(
+                f"merges[{rank}] must be two token ids below {new_id}, got {merge!r}"
+            )
+        if -1 in (table[merge[0]], table[merge[1]]):
+            raise ParameterError(
+                f"merges[{rank}] is {merge!r}, but a merge joins mergeable tokens and a "
+                "special token holds one of those ids"
+            )
+    raise AssertionError("unreachable: the whole-list checks found a bad merge")  # pragma: no cover
+
+
+def _int_pairs(merges: Sequence[Merge]) -> list[Merge] | None:
+    """`merges` as a list of tuples when each is a tuple or list of two non-negative ints
+    (whole-list passes at C speed); None when any is not, for the caller's walk to name."""
+    if not (set(map(type, merges)) <= _PAIR_TYPES and set(map(len, merges)) <= _TWO_ONLY):
+        return None
+    pairs = list(map(tuple, merges))
+    lefts = list(map(itemgetter(0), pairs))
+    rights = list(map(itemgetter(1), pairs))
+    if set(map(type, lefts)) | set(map(type, rights)) <= _INT_ONLY and (
+        not pairs or min(min(lefts), min(rights)) >= 0
+    ):
+        return pairs  # type: ignore[return-value]
+    return None
+
+
+def indexed(merges: Sequence[Merge], ids: Sequence[int]) -> list[Merge]:
+    """`merges`, pairs of non-negative ids, with each id replaced by its index; -1 for an
+    id no mergeable token holds. ``ids[i]`` is the id of index ``i``.
+
+    >>> indexed([(97, 98), (256, 99), (258, 256)], [*range(257), 258])
+    [(97, 98), (256, 99), (257, 256)]
+    """
+    table = index_table(ids)
+    top = max(map(max, merges), default=-1)
+    if top >= len(table):
+        table += [-1] * (top + 1 - len(table))
+    return list(
+        zip(
+            map(table.__getitem__, map(itemgetter(0), merges)),
+            map(table.__getitem__, map(itemgetter(1), merges)),
+            strict=True,
+        )
+    )
+
+
+def mergeable_tokens(merges: Iterable[Merge], byte_order: Sequence[int]) -> list[bytes]:
+    """The bytes of every mergeable token, by index: the byte order's, then each pair joined.
+
+    The merges, written in indices, must keep the rule (:func:`check_merges`), so both
+    parts exist already.
 
     >>> mergeable_tokens([(97, 98), (256, 99)], IDENTITY_BYTE_ORDER)[256:]
     [b'ab', b'abc']
@@ -149,19 +213,40 @@ class Model:
 
     The merges, the split pattern, the special tokens (text to id) and the byte order
     decide every id; the training record and the name are provenance and decide none.
+    Two texts may share a special id: the first listed is the one the id decodes to,
+    the others are its aliases. `mergeable_ids` (the id of each mergeable token, by
+    index) and `indexed` (the merges in indices) follow from the merges and the special
+    ids; they are `range` and `merges` themselves unless a special token sits among the
+    mergeable ids.
     """
 
-    merges: Merges
+    merges: tuple[Merge, ...]
     pattern: SplitPattern
     special_tokens: Mapping[str, int]
     byte_order: tuple[int, ...]
     training: Mapping[str, int]
-    name: str | None = None
+    name: str | None
+    mergeable_ids: Sequence[int]
+    indexed: Merges
 
     @property
     def mergeable_size(self) -> int:
-        """The byte tokens plus the merges: every id ordinary text can encode to."""
+        """The byte tokens plus the merges: how many tokens ordinary text can encode to."""
         return BASE_VOCAB_SIZE + len(self.merges)
+
+    @property
+    def id_end(self) -> int:
+        """One past the largest id, special tokens included (tiktoken's ``n_vocab``)."""
+        ids = self.mergeable_ids
+        return max(ids[-1] + 1, *(token_id + 1 for token_id in self.special_tokens.values()))
+
+    def special_bytes(self) -> dict[int, bytes]:
+        """Each special id's bytes: the UTF-8 of the first text listed with that id."""
+        found: dict[int, bytes] = {}
+        for text, token_id in self.special_tokens.items():
+            if token_id not in found:
+                found[token_id] = text.encode("utf-8")
+        return found
 
 
 def define(
@@ -172,21 +257,49 @@ def define(
     byte_order: Sequence[int] | None = None,
     training: Mapping[str, int] | None = None,
     name: str | None = None,
+    in_indices: bool = False,
 ) -> Model:
     """Check every field of a model, in this order, and return them as a :class:`Model`.
 
     The arguments are :class:`~bpetite.Tokenizer`'s (its docstring says what each
     means). A field that breaks a rule raises ParameterError (TypeError for a value of
-    the wrong kind) whose message names the field.
+    the wrong kind) whose message names the field. The special tokens come before the
+    merges, whose ids skip any special id among theirs. `in_indices` says the merges
+    are written in indices (the trainer's, a shipped model file's), as
+    :class:`Merges` always are.
     """
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a str or None, got {type(name).__name__}")
-    checked = check_merges(merges)
+    if isinstance(merges, (str, bytes, Mapping)):
+        raise TypeError(
+            f"merges must be a sequence of (left, right) pairs, got {type(merges).__name__}"
+        )
+    count = BASE_VOCAB_SIZE + len(merges)
+    specials = check_special_tokens(special_tokens, count)
+    skipped = skipped_ids(count, specials.values())
+    ids = mergeable_ids(count, skipped)
+    in_ids: tuple[Merge, ...]
+    if not skipped:
+        in_ids = in_indices_checked = check_merges(merges)
+    elif in_indices:
+        in_indices_checked = check_merges(merges)
+        in_ids = tuple(to_ids(in_indices_checked, ids))
+    else:
+        in_ids = tuple(check_ids(merges, ids))
+        in_indices_checked = Merges(indexed(in_ids, ids))
     split = resolve_pattern(pattern)
     order = check_byte_order(byte_order)
     record = check_training(training)
-    specials = check_special_tokens(special_tokens, BASE_VOCAB_SIZE + len(checked))
-    return Model(checked, split, MappingProxyType(specials), order, MappingProxyType(record), name)
+    return Model(
+        in_ids,
+        split,
+        MappingProxyType(specials),
+        order,
+        MappingProxyType(record),
+        name,
+        ids,
+        in_indices_checked,
+    )
 
 
 def check_byte_order(byte_order: Sequence[int] | None) -> tuple[int, ...]:
@@ -228,11 +341,13 @@ def check_training(training: Mapping[str, int] | None) -> dict[str, int]:
 def check_special_tokens(
     special_tokens: Sequence[str] | Mapping[str, int], mergeable_size: int
 ) -> dict[str, int]:
-    """Return text -> id for the special tokens: distinct, non-empty, past the merges.
+    """Return text -> id for the special tokens: distinct non-empty texts, ids past the bytes.
 
     A sequence of texts gives them the ids from `mergeable_size` on, in order; a mapping
-    gives each its own id, which must be at or after `mergeable_size`. No id passes
-    ``MAX_TOKEN_ID``, the largest an artifact stores.
+    gives each its own id, any from 256 (the bytes hold 0..255) to ``MAX_TOKEN_ID``, the
+    largest an artifact stores. An id among the mergeable tokens' is skipped by them;
+    an id given to two texts makes the later an alias of the earlier (o200k_harmony's
+    ``<|reserved_200018|>`` of ``<|endofprompt|>``).
     """
     if isinstance(special_tokens, str):
         raise TypeError(
@@ -244,17 +359,16 @@ def check_special_tokens(
     else:
         pairs = [(text, mergeable_size + index) for index, text in enumerate(special_tokens)]
     ids: dict[str, int] = {}
-    taken: set[int] = set()
     for text, token_id in pairs:
         if not isinstance(text, str) or not text:
             raise ParameterError(f"a special token must be a non-empty str, got {text!r}")
         require_utf8(text, "special token")
         if text in ids:
             raise ParameterError(f"special token {text!r} is given twice")
-        if type(token_id) is not int or token_id < mergeable_size or token_id in taken:
+        if type(token_id) is not int or token_id < BASE_VOCAB_SIZE:
             raise ParameterError(
-                f"special token {text!r} needs an id of its own at or after {mergeable_size} "
-                f"(past the mergeable vocabulary), got {token_id!r}"
+                f"special token {text!r} needs an int id of at least {BASE_VOCAB_SIZE} (ids "
+                f"0..{BASE_VOCAB_SIZE - 1} are the bytes), got {token_id!r}"
             )
         if token_id > MAX_TOKEN_ID:
             raise ParameterError(
@@ -262,5 +376,4 @@ def check_special_tokens(
                 f"{MAX_TOKEN_ID} (an artifact stores no larger one)"
             )
         ids[text] = token_id
-        taken.add(token_id)
     return ids

@@ -5,12 +5,14 @@ checked by :func:`~bpetite.core._model.define` like any other (``Tokenizer``'s m
 of the same names build the tokenizer, so this module need not import one):
 
 * :func:`with_special_tokens` (:func:`edit_specials`): add, move or drop special
-  tokens; an id may not be a mergeable token's or another special's.
+  tokens; an id may not be a mergeable token's or another special's, and no edit may
+  free an id the mergeable ids skip (that would renumber the tokens after it).
 * :func:`truncated` (:func:`truncated_specials`): the first `n` mergeable tokens, the
   specials kept where they are or moved to follow the merges.
 * :func:`extended` (:func:`extend_merges`): more merges learned on a corpus as the model
   splits it: each chunk encoded with the existing merges, then the trainer's greedy
-  loop from there, the new ids following the old ones. Must equal
+  loop from there, the new merges taking the next ids no special token holds (or, with
+  `renumber`, the specials moved after them). In indices it must equal
   ``bpetite.reference.extend``.
 
 Training a model to ``m`` and extending it to ``n`` learns what training to ``n`` learns:
@@ -20,10 +22,11 @@ the pair counts and the tie-break continue from the same state.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 
 from bpetite.core._constants import BASE_VOCAB_SIZE, MAX_TOKEN_ID, MAX_VOCAB_SIZE
 from bpetite.core._errors import ParameterError
+from bpetite.core._ids import mergeable_ids, skipped_ids
 from bpetite.core._model import (
     TRAINING_LEAST_BECAUSE,
     TRAINING_OPTIONS,
@@ -46,13 +49,14 @@ def with_special_tokens(
     vocab: Mapping[int, bytes],
 ) -> Model:
     """`model` with its special tokens edited by :func:`edit_specials`; `vocab` is its."""
-    specials = edit_specials(model.special_tokens, tokens, drop, vocab, model.mergeable_size)
+    specials = edit_specials(model.special_tokens, tokens, drop, vocab, model.mergeable_ids)
     return define(
-        model.merges,
+        model.indexed,  # every mergeable id stays: edit_specials checked it
         pattern=model.pattern,
         special_tokens=specials,
         byte_order=model.byte_order,
         training=model.training,
+        in_indices=True,
     )
 
 
@@ -62,11 +66,12 @@ def truncated(model: Model, size: int, *, renumber: bool) -> Model:
         model.special_tokens, size, model.mergeable_size, renumber=renumber
     )
     return define(
-        model.merges[: size - BASE_VOCAB_SIZE],
+        model.indexed[: size - BASE_VOCAB_SIZE],
         pattern=model.pattern,
         special_tokens=specials,
         byte_order=model.byte_order,
         training=model.training,
+        in_indices=True,
     )
 
 
@@ -93,25 +98,26 @@ def extended(
     new_merges = extend_merges(
         chunk_counts,
         vocab_size,
-        vocab=vocab,
-        mergeable_size=model.mergeable_size,
+        token_lengths=[len(vocab[token_id]) for token_id in model.mergeable_ids],
         encode_chunk=encode_chunk,
-        specials=model.special_tokens,
         renumber=renumber,
         progress=progress,
         max_token_bytes=options["max_token_bytes"],
         min_frequency=options["min_frequency"],
     )
-    merges = model.merges + tuple(new_merges)
+    merges = model.indexed + tuple(new_merges)
     specials = dict(model.special_tokens)
     if renumber:
         specials = following(specials, BASE_VOCAB_SIZE + len(merges))
+    # Without `renumber` the new merges take the next ids no special token holds, and
+    # every existing id stays.
     return define(
         merges,
         pattern=model.pattern,
         special_tokens=specials,
         byte_order=model.byte_order,
         training=record,
+        in_indices=True,
     )
 
 
@@ -120,14 +126,15 @@ def edit_specials(
     tokens: Mapping[str, int] | Iterable[str],
     drop: Iterable[str],
     vocab: Mapping[int, bytes],
-    mergeable_size: int,
+    ids: Sequence[int],
 ) -> dict[str, int]:
     """The special tokens after dropping `drop`, then setting `tokens`, ordered by id.
 
     `tokens` maps a text to its id (a new special, or an existing one moved), or lists
     texts: each not yet special takes the next free id, one past the largest id in use
-    (a mergeable token's or a special's). `vocab` gives the bytes of the
-    `mergeable_size` mergeable tokens, to name the token an id would collide with.
+    (a mergeable token's or a special's). `ids` are the mergeable tokens' ids and
+    `vocab` their bytes, to name the token an id would collide with. An id the
+    mergeable ids skip must stay a special's: freed, it would renumber the tokens after it.
     """
     if isinstance(tokens, (str, bytes)):
         raise TypeError(
@@ -144,16 +151,17 @@ def edit_specials(
                 f"(its special tokens: {', '.join(map(repr, specials)) or 'none'})"
             )
         del table[text]
+    held = set(ids)
     if isinstance(tokens, Mapping):
         wanted = {_checked_text(text): token_id for text, token_id in tokens.items()}
         for text, token_id in wanted.items():
-            _check_special_id(text, token_id, vocab, mergeable_size)
+            _check_special_id(text, token_id, vocab, held)
     else:
         texts = [_checked_text(text) for text in tokens]
         repeated = sorted({text for text in texts if texts.count(text) > 1})
         if repeated:
             raise ParameterError(f"special token {repeated[0]!r} is given twice")
-        next_id = max([mergeable_size, *(token_id + 1 for token_id in table.values())])
+        next_id = max([ids[-1] + 1, *(token_id + 1 for token_id in table.values())])
         wanted = {}
         for text in texts:
             if text not in table:
@@ -161,16 +169,27 @@ def edit_specials(
                 next_id += 1
         if next_id - 1 > MAX_TOKEN_ID:
             raise ParameterError(f"special token ids may not pass {MAX_TOKEN_ID} (32-bit ids)")
-    table.update(wanted)
-    owners: dict[int, str] = {}
-    for text, token_id in table.items():
+    for text in wanted:
+        table.pop(text, None)  # a moved special leaves its old id
+    owners = {token_id: text for text, token_id in reversed(table.items())}  # the first
+    for text, token_id in wanted.items():
         other = owners.setdefault(token_id, text)
         if other != text:
-            first, second = (other, text) if text in wanted else (text, other)
+            first, second = (other, text)
             raise ParameterError(
                 f"special token {second!r} cannot take id {token_id}: special token "
                 f"{first!r} has it (drop or move {first!r} in the same call)"
             )
+    table.update(wanted)
+    count = len(ids)
+    if list(mergeable_ids(count, skipped_ids(count, table.values()))) != list(ids):
+        freed = min(set(skipped_ids(count, specials.values())) - set(table.values()))
+        texts = [text for text, token_id in specials.items() if token_id == freed]
+        raise ParameterError(
+            f"special token {texts[0]!r} holds id {freed}, among the mergeable tokens' ids; "
+            f"dropping or moving it would free that id and renumber every mergeable token "
+            f"after it: give id {freed} to another special token in the same call"
+        )
     return dict(sorted(table.items(), key=lambda item: item[1]))
 
 
@@ -194,34 +213,34 @@ def truncated_specials(
 
 
 def following(specials: Mapping[str, int], size: int) -> dict[str, int]:
-    """The specials moved to the ids right after `size` mergeable tokens, in id order.
+    """The specials moved to the ids right after `size` mergeable tokens, in id order;
+    texts that share an id still share one.
 
-    >>> following({"<|b|>": 900, "<|a|>": 700}, 258)
-    {'<|a|>': 258, '<|b|>': 259}
+    >>> following({"<|b|>": 900, "<|a|>": 700, "<|c|>": 900}, 258)
+    {'<|a|>': 258, '<|b|>': 259, '<|c|>': 259}
     """
-    ordered = sorted(specials, key=specials.__getitem__)
-    return {text: size + index for index, text in enumerate(ordered)}
+    moved = {old: size + index for index, old in enumerate(sorted(set(specials.values())))}
+    ordered = sorted(specials.items(), key=lambda item: item[1])  # stable: the first stays
+    return {text: moved[token_id] for text, token_id in ordered}
 
 
 def extend_merges(
     chunk_counts: Mapping[bytes, int],
     vocab_size: int,
     *,
-    vocab: Mapping[int, bytes],
-    mergeable_size: int,
+    token_lengths: Sequence[int],
     encode_chunk: Callable[[bytes], list[int]],
-    specials: Mapping[str, int],
     renumber: bool,
     progress: ProgressCallback | None,
     max_token_bytes: int | None,
     min_frequency: int | None,
 ) -> list[Merge]:
-    """The new merges learned on `chunk_counts` as `encode_chunk` splits each chunk.
+    """The new merges, in indices, learned on `chunk_counts` as `encode_chunk` splits each
+    chunk (into indices); `token_lengths` gives each existing token's length, by index.
 
-    Checked before any work: `vocab_size` is at least the current mergeable size, and
-    no special token holds an id a new merge could take unless `renumber` moves them.
+    Checked before any work: `vocab_size` is at least the current mergeable size.
     """
-    size = mergeable_size
+    size = len(token_lengths)
     check_vocab_size(vocab_size)
     if vocab_size > MAX_VOCAB_SIZE:
         raise ParameterError(
@@ -234,17 +253,9 @@ def extend_merges(
             f"vocab_size must be at least the mergeable vocabulary size {size} (an extension "
             f"keeps every merge; to drop merges use truncated()), got {vocab_size}"
         )
-    in_the_way = sorted((token_id, text) for text, token_id in specials.items())
-    if not renumber and in_the_way and in_the_way[0][0] < vocab_size:
-        token_id, text = in_the_way[0]
-        raise ParameterError(
-            f"vocab_size {vocab_size} would give new merges the ids {size}..{vocab_size - 1}, "
-            f"but special token {text!r} has id {token_id}: pass {RENUMBER}=True to move the "
-            f"special tokens after the new merges, or a vocab_size of at most {token_id}"
-        )
     words: dict[str, int] = {}
     for chunk, count in chunk_counts.items():
-        # one character per token id, as the trainer keeps its words
+        # one character per token index, as the trainer keeps its words
         word = "".join(map(chr, encode_chunk(chunk)))
         words[word] = words.get(word, 0) + count
     return train_merges(
@@ -253,7 +264,7 @@ def extend_merges(
         progress,
         max_token_bytes=max_token_bytes,
         min_frequency=min_frequency,
-        token_lengths=[len(vocab[token_id]) for token_id in range(size)],
+        token_lengths=token_lengths,
     )
 
 
@@ -287,18 +298,19 @@ def _checked_text(text: object) -> str:
 
 
 def _check_special_id(
-    text: str, token_id: object, vocab: Mapping[int, bytes], mergeable_size: int
+    text: str, token_id: object, vocab: Mapping[int, bytes], held: Set[int]
 ) -> None:
+    """A special's new id: an int no mergeable token holds (`held`), within 0..MAX_TOKEN_ID."""
     if isinstance(token_id, bool) or not isinstance(token_id, int):
         raise TypeError(f"special token {text!r} needs an int id, got {token_id!r}")
     if token_id < 0 or token_id > MAX_TOKEN_ID:
         raise ParameterError(
             f"special token {text!r} cannot take id {token_id}: ids run from 0 to {MAX_TOKEN_ID}"
         )
-    if token_id < mergeable_size:
+    if token_id in held:
         raise ParameterError(
             f"special token {text!r} cannot take id {token_id}: that is the mergeable token "
-            f"{vocab[token_id]!r} (a special's id must be at or after {mergeable_size})"
+            f"{vocab[token_id]!r} (a special's id must be one no mergeable token holds)"
         )
 
 

@@ -35,6 +35,7 @@ from bpetite.core._decoder import (
 from bpetite.core._encoder import Encoder
 from bpetite.core._errors import NotATokenError, ParameterError, UnknownTokenError
 from bpetite.core._gc import gc_paused
+from bpetite.core._ids import IdEncoder
 from bpetite.core._model import (
     IDENTITY_BYTE_ORDER,
     TRAINING_LEAST_BECAUSE,
@@ -110,9 +111,13 @@ class Tokenizer:
         the vocabulary well defined. `pattern` is a preset name (``gpt2``, ``cl100k``,
         ``o200k``) or a regex. `special_tokens` is a sequence of distinct texts, which
         take the ids after the mergeable vocabulary in order, or a mapping from text to
-        id for a vocabulary whose specials sit elsewhere. `byte_order` is for imported
-        vocabularies (GPT-2, ``cl100k_base``) whose ids 0..255 are the bytes in another
-        order: ``byte_order[i]`` is the byte of id ``i``; by default id ``i`` is byte ``i``.
+        id for a vocabulary whose specials sit elsewhere: any id from 256 on. An id among
+        the merged tokens' is skipped by them (p50k_base's ``<|endoftext|>`` at 50256:
+        merge ``r`` then makes the ``256 + r``-th id no special token holds), and two
+        texts given one id are aliases, the id decoding to the first. `byte_order` is for
+        imported vocabularies (GPT-2, ``cl100k_base``) whose ids 0..255 are the bytes in
+        another order: ``byte_order[i]`` is the byte of id ``i``; by default id ``i`` is
+        byte ``i``.
         `training` records the options the merges were learned with
         (``max_token_bytes``, ``min_frequency``); it changes no id, and the artifact
         keeps it. `name` is a label such as ``"cl100k_base"`` (tiktoken's ``name``); it
@@ -142,19 +147,25 @@ class Tokenizer:
         """Derive every table from the checked model."""
         self._model = model
         self._hash: int | None = None
-        vocab = mergeable_tokens(model.merges, model.byte_order)
+        vocab = mergeable_tokens(model.indexed, model.byte_order)  # by index
         self._special_ids = model.special_tokens
         self._specials = SpecialTokens(model.special_tokens)
-        self._vocab: dict[int, bytes] = dict(enumerate(vocab))
-        for text, token_id in model.special_tokens.items():
-            self._vocab[token_id] = text.encode("utf-8")
+        self._vocab: dict[int, bytes] = dict(zip(model.mergeable_ids, vocab, strict=True))
+        self._vocab.update(model.special_bytes())
         self._vocab_view: Mapping[int, bytes] = MappingProxyType(self._vocab)
         self._token_ids: dict[bytes, int] = {}
         byte_ids = None
         if model.byte_order != IDENTITY_BYTE_ORDER:
             byte_ids = bytes(sorted(range(BASE_VOCAB_SIZE), key=model.byte_order.__getitem__))
-        trained = isinstance(model.merges, LearnedMerges)
-        self._encoder = Encoder(model.merges, vocab, model.pattern.split, byte_ids, trained=trained)
+        trained = isinstance(model.indexed, LearnedMerges)
+        encoder = Encoder(model.indexed, vocab, model.pattern.split, byte_ids, trained=trained)
+        # The encoder works in indices; where the mergeable ids skip a special token's,
+        # its results are mapped to ids (core/_ids.py).
+        self._encoder: Encoder | IdEncoder = (
+            encoder
+            if isinstance(model.mergeable_ids, range)
+            else IdEncoder(encoder, model.mergeable_ids)
+        )
 
     def __reduce__(self) -> tuple[Callable[..., Tokenizer], tuple[Any, ...]]:
         """Pickle as the definition, not the tables: a worker process rebuilds them."""
@@ -340,7 +351,13 @@ class Tokenizer:
         }
         learned = LearnedMerges(merges)  # valid by construction, and every token whole
         return cls._from_model(
-            define(learned, pattern=split, special_tokens=special_tokens, training=training)
+            define(
+                learned,
+                pattern=split,
+                special_tokens=special_tokens,
+                training=training,
+                in_indices=True,
+            )
         )
 
     @classmethod
@@ -395,7 +412,9 @@ class Tokenizer:
 
     @property
     def merges(self) -> tuple[Merge, ...]:
-        """The merges in rank order: merge ``r`` joins ``(left, right)`` into id ``256 + r``."""
+        """The merges in rank order: merge ``r`` joins ``(left, right)`` into id ``256 + r``,
+        or, where special tokens hold ids among the merged tokens', the ``256 + r``-th id
+        no special token holds."""
         return self._model.merges
 
     @property
@@ -410,7 +429,7 @@ class Tokenizer:
 
     @property
     def mergeable_vocab_size(self) -> int:
-        """The byte tokens plus the merges: every id ordinary text can encode to."""
+        """The byte tokens plus the merges: how many tokens ordinary text can encode to."""
         return self._model.mergeable_size
 
     @property
@@ -866,18 +885,22 @@ class Tokenizer:
         The corpus (a text, or chunk counts cut with this tokenizer's pattern) is split
         as this tokenizer splits it: each chunk encoded with the existing merges. The
         new merges are then learned exactly as :meth:`train` learns them (most frequent
-        pair, ties to the smallest), with ids after the existing ones, so
-        ``train(c, m).extended(c, n, renumber_specials=True)`` is ``train(c, n)``, and
-        ``.truncated(m, renumber_specials=True)`` undoes it. Works on imported
-        vocabularies too (GPT-2, ``cl100k_base``).
+        pair, ties to the smallest). Works on imported vocabularies too (GPT-2,
+        ``cl100k_base``).
 
-        A special token whose id a new merge could take raises ParameterError before any
-        work, unless `renumber_specials` moves the specials after the new merges (in
-        the order of their ids). `max_token_bytes` and `min_frequency` default to the
-        options the tokenizer was trained with; the result records an option only when
-        every merge was learned under it.
+        Every special token keeps its id: the new merges take the next ids no special
+        token holds, so whatever was built on the old ids (a model trained with GPT-2's
+        ``<|endoftext|>`` at 50256) still reads them. `renumber_specials` instead moves
+        the specials after the new merges, in the order of their ids, as training
+        places them: ``train(c, m).extended(c, n, renumber_specials=True)`` is
+        ``train(c, n)``, and ``.truncated(m, renumber_specials=True)`` undoes it.
+        `max_token_bytes` and `min_frequency` default to the options the tokenizer was
+        trained with; the result records an option only when every merge was learned
+        under it.
 
-        >>> small = Tokenizer.train("ab ab ab", 257)
+        >>> small = Tokenizer.train("ab ab ab", 257)  # <|endoftext|> is 257
+        >>> small.extended("ab ab ab", 258).encode(" ab<|endoftext|>")
+        [258, 257]
         >>> small.extended("ab ab ab", 258, renumber_specials=True).merges
         ((97, 98), (32, 256))
         """
@@ -893,13 +916,18 @@ class Tokenizer:
                 counts,
                 vocab_size,
                 vocab=self._vocab,
-                encode_chunk=self._encoder.encode_chunk,
+                encode_chunk=self._index_encoder().encode_chunk,
                 renumber=renumber_specials,
                 progress=progress,
                 max_token_bytes=max_token_bytes,
                 min_frequency=min_frequency,
             )
         )
+
+    def _index_encoder(self) -> Encoder:
+        """The encoder in indices, which extension trains from (see core/_ids.py)."""
+        encoder = self._encoder
+        return encoder.indexed if isinstance(encoder, IdEncoder) else encoder
 
     # ------------------------------------------------------------------ identity
 
@@ -917,7 +945,7 @@ class Tokenizer:
 
     def __hash__(self) -> int:
         if self._hash is None:
-            merges, pattern, specials, byte_order = _definition(self)
+            merges, pattern, specials, byte_order, _ = _definition(self)
             self._hash = hash((merges, pattern, frozenset(specials.items()), byte_order))
         return self._hash
 
@@ -932,7 +960,7 @@ class Tokenizer:
     @property
     def n_vocab(self) -> int:
         """One past the largest id, special tokens included (tiktoken's name)."""
-        return max(self.mergeable_vocab_size, *(token + 1 for token in self._special_ids.values()))
+        return self._model.id_end
 
     @property
     def max_token_value(self) -> int:
@@ -1045,13 +1073,15 @@ class Tokenizer:
 
 def _definition(
     tokenizer: Tokenizer,
-) -> tuple[tuple[Merge, ...], str, dict[str, int], tuple[int, ...]]:
-    """What decides every id: merges, pattern, specials (text and id), byte order."""
+) -> tuple[tuple[Merge, ...], str, dict[str, int], tuple[int, ...], dict[int, bytes]]:
+    """What decides every id and text: merges, pattern, specials (text and id), byte
+    order, and the text each special id decodes to (the first of its aliases)."""
     return (
         tokenizer.merges,
         tokenizer.pattern,
         dict(tokenizer.special_tokens),
         tokenizer.byte_order,
+        {token_id: tokenizer.vocab[token_id] for token_id in tokenizer.special_tokens.values()},
     )
 
 
