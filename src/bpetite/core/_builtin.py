@@ -30,15 +30,15 @@ rank file also needs that file in ``tests/data/`` and the script run once.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import functools
 import hashlib
+import os
 import sys
 import zlib
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
@@ -52,9 +52,10 @@ from bpetite.core._tokenizer import Tokenizer
 MODEL_FILE_HEADER: Final = b"bpetite merges 1\n"
 #: Bytes per id in a shipped file: one plane each.
 ID_PLANES: Final = 3
-#: The package's data folder. Found from this file, not through importlib.resources,
-#: whose import costs a first ``get_encoding`` more than reading the file does.
-PACKAGE_DATA: Final = Path(__file__).resolve().parent.parent / "_data"
+#: The package's data folder, found from this file with ``os.path``: importing
+#: importlib.resources or pathlib would cost a first ``get_encoding`` more than reading
+#: the file does.
+PACKAGE_DATA: Final = os.path.join(os.path.dirname(os.path.dirname(__file__)), "_data")  # noqa: PTH118, PTH120
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +259,8 @@ def _unplaned(planes: bytes, count: int) -> array[int]:
 
 def read_packaged(file: str) -> bytes:
     """The compressed bytes of ``bpetite/_data/<file>``."""
-    return (PACKAGE_DATA / file).read_bytes()
+    with open(os.path.join(PACKAGE_DATA, file), "rb") as stream:  # noqa: PTH118, PTH123
+        return stream.read()
 
 
 def _verified(compressed: bytes, file: str, sha256: str) -> bytes:
@@ -288,9 +290,8 @@ def rank_file(encoding_name: str) -> bytes:
     """
     vocabulary = BUILTIN_VOCABULARIES[encoding_name]
     tokens = get_encoding(encoding_name).vocab
-    encode = base64.b64encode
     data = b"".join(
-        b"%s %d\n" % (encode(tokens[token_id]), token_id)
+        b"%s %d\n" % (binascii.b2a_base64(tokens[token_id], newline=False), token_id)
         for token_id in range(vocabulary.mergeable_vocab_size)
     )
     actual = hashlib.sha256(data).hexdigest()
