@@ -29,14 +29,15 @@ PACKAGE_DATA_DIR = Path(bpetite.__file__).resolve().parent / "_data"
 SHAKESPEARE = "tinyshakespeare.txt"
 #: GPT-2's published vocabulary, as ``bpetite import`` and tiktoken's ``gpt2`` read it.
 GPT2_FILES = ("encoder.json", "vocab.bpe", "gpt2.tiktoken")
-#: The rank files of tiktoken's ``cl100k_base`` and ``o200k_base`` encodings.
-OPENAI_FILES = ("cl100k_base.tiktoken", "o200k_base.tiktoken")
+#: The rank files of tiktoken's ``p50k_base``, ``cl100k_base`` and ``o200k_base`` encodings.
+OPENAI_FILES = ("p50k_base.tiktoken", "cl100k_base.tiktoken", "o200k_base.tiktoken")
 
 #: The rank files kept under tiktoken's names, by the name the tests give them.
 #: ``gpt2.tiktoken`` is tiktoken's ``r50k_base.tiktoken``: GPT-2's vocabulary in the rank
 #: format.
 RANK_FILES = {
     "gpt2.tiktoken": "r50k_base.tiktoken.gz",
+    "p50k_base.tiktoken": "p50k_base.tiktoken.gz",
     "cl100k_base.tiktoken": "cl100k_base.tiktoken.gz",
     "o200k_base.tiktoken": "o200k_base.tiktoken.gz",
 }
@@ -112,6 +113,7 @@ def build_tiktoken_cache(cache_dir: Path) -> Path:
 #: The file tiktoken downloads, by its URL's last part -> the committed copy's test name.
 TIKTOKEN_FILES = {
     "r50k_base.tiktoken": "gpt2.tiktoken",
+    "p50k_base.tiktoken": "p50k_base.tiktoken",
     "cl100k_base.tiktoken": "cl100k_base.tiktoken",
     "o200k_base.tiktoken": "o200k_base.tiktoken",
     "encoder.json": "encoder.json",

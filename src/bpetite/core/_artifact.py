@@ -33,11 +33,12 @@ from bpetite.core._constants import (
 )
 from bpetite.core._errors import ArtifactError, MissingKeyError, PatternError, shown
 from bpetite.core._gc import gc_paused
-from bpetite.core._ids import mergeable_ids, skipped_ids
+from bpetite.core._ids import index_table, mergeable_ids, skipped_ids
 from bpetite.core._json import loads_json, read_limited
 from bpetite.core._model import (
     IDENTITY_BYTE_ORDER,
     TRAINING_OPTIONS,
+    IndexedMerges,
     Merges,
     Model,
     define,
@@ -348,17 +349,19 @@ def _parse_artifact(data: bytes, source: str, trust_custom_pattern: bool) -> Art
     if version != SCHEMA_VERSION and "id_layout" in artifact:
         layout, byte_order = _parse_id_layout(artifact["id_layout"], source)
     ids: Sequence[int] = range(size)
+    skipped: tuple[int, ...] = ()
     special_tokens = None
     if layout == INTERLEAVED:
         # Step 18 first: the mergeable ids are the ones the special ids leave free.
         special_tokens = _parse_special_tokens_v2(
             artifact["special_tokens"], vocab, size, layout, source
         )
-        ids = mergeable_ids(size, skipped_ids(size, special_tokens.values()))
+        skipped = skipped_ids(size, special_tokens.values())
+        ids = mergeable_ids(size, skipped)
     if vocab is not None:
         _check_mergeable_ids_present(vocab, ids, source)  # step 15
         _check_base_bytes(vocab, byte_order, source)  # step 16
-    checked = _check_merged_ids(merges, ids, flat, source)  # step 17
+    checked = _check_merged_ids(merges, ids, skipped, flat, source)  # step 17
     if vocab is not None:
         _check_merged_bytes(vocab, checked, ids, source)  # step 17
     aliases: dict[str, int] = {}
@@ -414,7 +417,6 @@ def _defined(
             special_tokens=special_tokens,
             byte_order=byte_order,
             training=training,
-            in_indices=True,
         )
     except (ValueError, TypeError) as error:  # ParameterError, UnicodeEncodeError, ...
         _fail(source, str(error))
@@ -696,7 +698,11 @@ def _check_base_bytes(vocab: dict[int, bytes], byte_order: Sequence[int], source
 
 
 def _check_merged_ids(
-    merges: list[tuple[int, int]], ids: Sequence[int], flat: bool, source: str
+    merges: list[tuple[int, int]],
+    ids: Sequence[int],
+    skipped: Sequence[int],
+    flat: bool,
+    source: str,
 ) -> Merges:
     """Step 17, first half: in rank order, each merge uses only ids made before its own.
 
@@ -708,7 +714,8 @@ def _check_merged_ids(
         in_indices = merges
         misplaced = misplaced_id(merges)
     else:
-        in_indices = indexed(merges, ids)  # -1 for an id no mergeable token holds
+        # -1 for an id no mergeable token holds
+        in_indices = indexed(merges, index_table(len(ids), skipped))
         misplaced = None
         if (in_indices and min(map(min, in_indices)) < 0) or misplaced_id(in_indices):
             misplaced = next(
@@ -731,7 +738,7 @@ def _check_merged_ids(
             f"{where} is {_show(token_id)}, but merge {rank} creates id "
             f"{new_id} and may only use ids below it",
         )
-    return Merges(in_indices)
+    return IndexedMerges(in_indices)
 
 
 def _check_merged_bytes(

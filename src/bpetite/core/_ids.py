@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Sequence
-from itertools import chain
+from itertools import chain, pairwise
+from operator import itemgetter
 from typing import TYPE_CHECKING
-
-from bpetite.core._constants import BASE_VOCAB_SIZE
 
 if TYPE_CHECKING:
     from bpetite.core._encoder import Encoder
@@ -60,24 +59,22 @@ def mergeable_ids(count: int, skipped: Sequence[int]) -> Sequence[int]:
     return list(chain.from_iterable(map(range, [low + 1 for low in bounds], bounds[1:])))
 
 
-def index_table(ids: Sequence[int]) -> list[int]:
-    """Id -> index for every id up to the last of `ids` (a mergeable token's id list); -1
-    for an id no mergeable token holds.
+def index_table(count: int, skipped: Sequence[int]) -> list[int]:
+    """Id -> index for every id up to the last of `count` mergeable tokens', -1 for each
+    `skipped` id (a special token's).
 
-    >>> index_table([0, 1, 3])
+    >>> index_table(3, (2,))
     [0, 1, -1, 2]
     """
-    table = [-1] * (ids[-1] + 1 if ids else 0)
-    for index, token_id in enumerate(ids):
-        table[token_id] = index
-    return table
+    bounds = [-1, *skipped, count + len(skipped)]
+    runs = [range(low + 1 - k, high - k) for k, (low, high) in enumerate(pairwise(bounds))]
+    return list(chain(runs[0], *(chain((-1,), run) for run in runs[1:])))
 
 
-def to_ids(merges: Iterable[Merge], ids: Sequence[int]) -> list[Merge]:
+def to_ids(merges: Sequence[Merge], ids: Sequence[int]) -> list[Merge]:
     """Merges written in indices, written in ids (``ids[i]`` is index ``i``'s id)."""
-    pairs = list(merges)
-    lefts = map(ids.__getitem__, (left for left, _ in pairs))
-    rights = map(ids.__getitem__, (right for _, right in pairs))
+    lefts = map(ids.__getitem__, map(itemgetter(0), merges))
+    rights = map(ids.__getitem__, map(itemgetter(1), merges))
     return list(zip(lefts, rights, strict=True))
 
 
@@ -117,18 +114,3 @@ class IdEncoder:
             raise OverflowError(
                 f"token id {max(ids)} does not fit in array typecode {typecode!r}"
             ) from None
-
-
-def first_free(ids: Sequence[int], start: int = BASE_VOCAB_SIZE) -> int:
-    """The first id from `start` on that `ids` (sorted) does not hold.
-
-    >>> first_free([256, 257, 300])
-    258
-    """
-    expected = start
-    for token_id in ids:
-        if token_id > expected:
-            break
-        if token_id == expected:
-            expected += 1
-    return expected

@@ -62,6 +62,16 @@ class Merges(tuple[Merge, ...]):
     __slots__ = ()
 
 
+class IndexedMerges(Merges):
+    """Checked merges in indices, handed to :func:`define` by bpetite's own code (the
+    trainer, the loader, a shipped model file, surgery): define gives them the ids the
+    special tokens leave free. A model's ``merges`` is never one, so merges read back
+    from a tokenizer and passed to the constructor are read as ids, as any others are.
+    """
+
+    __slots__ = ()
+
+
 class LearnedMerges(Merges):
     """A merge list the trainer learned from byte chunks, from scratch.
 
@@ -123,18 +133,21 @@ def check_merges(merges: Sequence[Merge]) -> Merges:
     return Merges((merge[0], merge[1]) for merge in merges)  # tuple subclasses, for one
 
 
-def check_ids(merges: Sequence[Merge], ids: Sequence[int]) -> list[Merge]:
-    """Return `merges`, written in ids that skip special tokens' (``ids[i]`` is index
-    ``i``'s), as pairs; or raise ParameterError naming the first bad one.
+def check_ids(merges: Sequence[Merge], skipped: Sequence[int]) -> tuple[list[Merge], list[Merge]]:
+    """`merges`, written in ids that skip the `skipped` ids, as pairs in ids and in
+    indices; or ParameterError naming the first bad one.
 
-    Merge ``r`` must join two mergeable ids below its own, ``ids[256 + r]``.
+    Merge ``r`` must join two mergeable ids below its own (the ``256 + r``-th id that
+    `skipped` leaves free).
     """
+    count = BASE_VOCAB_SIZE + len(merges)
+    table = index_table(count, skipped)
     pairs = _int_pairs(merges)
     if pairs is not None:
-        in_indices = indexed(pairs, ids)
+        in_indices = indexed(pairs, table)
         if (not in_indices or min(map(min, in_indices)) >= 0) and misplaced_id(in_indices) is None:
-            return pairs
-    table = index_table(ids)
+            return pairs, in_indices
+    ids = mergeable_ids(count, skipped)
     for rank, merge in enumerate(merges):
         new_id = ids[BASE_VOCAB_SIZE + rank]
         if not (isinstance(merge, (tuple, list)) and len(merge) == 2) or not all(
@@ -166,17 +179,16 @@ def _int_pairs(merges: Sequence[Merge]) -> list[Merge] | None:
     return None
 
 
-def indexed(merges: Sequence[Merge], ids: Sequence[int]) -> list[Merge]:
-    """`merges`, pairs of non-negative ids, with each id replaced by its index; -1 for an
-    id no mergeable token holds. ``ids[i]`` is the id of index ``i``.
+def indexed(merges: Sequence[Merge], table: list[int]) -> list[Merge]:
+    """`merges`, pairs of non-negative ids, with each id replaced by its index in `table`
+    (:func:`~bpetite.core._ids.index_table`); -1 for an id no mergeable token holds.
 
-    >>> indexed([(97, 98), (256, 99), (258, 256)], [*range(257), 258])
+    >>> indexed([(97, 98), (256, 99), (258, 256)], [*range(257), -1, 257])
     [(97, 98), (256, 99), (257, 256)]
     """
-    table = index_table(ids)
     top = max(map(max, merges), default=-1)
     if top >= len(table):
-        table += [-1] * (top + 1 - len(table))
+        table = table + [-1] * (top + 1 - len(table))
     return list(
         zip(
             map(table.__getitem__, map(itemgetter(0), merges)),
@@ -257,16 +269,14 @@ def define(
     byte_order: Sequence[int] | None = None,
     training: Mapping[str, int] | None = None,
     name: str | None = None,
-    in_indices: bool = False,
 ) -> Model:
     """Check every field of a model, in this order, and return them as a :class:`Model`.
 
     The arguments are :class:`~bpetite.Tokenizer`'s (its docstring says what each
     means). A field that breaks a rule raises ParameterError (TypeError for a value of
     the wrong kind) whose message names the field. The special tokens come before the
-    merges, whose ids skip any special id among theirs. `in_indices` says the merges
-    are written in indices (the trainer's, a shipped model file's), as
-    :class:`Merges` always are.
+    merges, whose ids skip any special id among theirs; :class:`IndexedMerges` are
+    read as indices.
     """
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a str or None, got {type(name).__name__}")
@@ -279,14 +289,15 @@ def define(
     skipped = skipped_ids(count, specials.values())
     ids = mergeable_ids(count, skipped)
     in_ids: tuple[Merge, ...]
-    if not skipped:
+    in_indices_checked: Merges
+    if isinstance(merges, IndexedMerges):
+        in_indices_checked = merges
+        in_ids = Merges(to_ids(merges, ids) if skipped else merges)  # not IndexedMerges
+    elif not skipped:
         in_ids = in_indices_checked = check_merges(merges)
-    elif in_indices:
-        in_indices_checked = check_merges(merges)
-        in_ids = tuple(to_ids(in_indices_checked, ids))
     else:
-        in_ids = tuple(check_ids(merges, ids))
-        in_indices_checked = Merges(indexed(in_ids, ids))
+        pairs, in_index_pairs = check_ids(merges, skipped)
+        in_ids, in_indices_checked = tuple(pairs), Merges(in_index_pairs)
     split = resolve_pattern(pattern)
     order = check_byte_order(byte_order)
     record = check_training(training)

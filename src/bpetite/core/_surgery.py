@@ -30,6 +30,7 @@ from bpetite.core._ids import mergeable_ids, skipped_ids
 from bpetite.core._model import (
     TRAINING_LEAST_BECAUSE,
     TRAINING_OPTIONS,
+    IndexedMerges,
     Merge,
     Model,
     define,
@@ -51,12 +52,11 @@ def with_special_tokens(
     """`model` with its special tokens edited by :func:`edit_specials`; `vocab` is its."""
     specials = edit_specials(model.special_tokens, tokens, drop, vocab, model.mergeable_ids)
     return define(
-        model.indexed,  # every mergeable id stays: edit_specials checked it
+        IndexedMerges(model.indexed),  # every mergeable id stays: edit_specials checked it
         pattern=model.pattern,
         special_tokens=specials,
         byte_order=model.byte_order,
         training=model.training,
-        in_indices=True,
     )
 
 
@@ -66,12 +66,11 @@ def truncated(model: Model, size: int, *, renumber: bool) -> Model:
         model.special_tokens, size, model.mergeable_size, renumber=renumber
     )
     return define(
-        model.indexed[: size - BASE_VOCAB_SIZE],
+        IndexedMerges(model.indexed[: size - BASE_VOCAB_SIZE]),  # a prefix keeps the rule
         pattern=model.pattern,
         special_tokens=specials,
         byte_order=model.byte_order,
         training=model.training,
-        in_indices=True,
     )
 
 
@@ -105,7 +104,7 @@ def extended(
         max_token_bytes=options["max_token_bytes"],
         min_frequency=options["min_frequency"],
     )
-    merges = model.indexed + tuple(new_merges)
+    merges = IndexedMerges(model.indexed + tuple(new_merges))  # the trainer's continue them
     specials = dict(model.special_tokens)
     if renumber:
         specials = following(specials, BASE_VOCAB_SIZE + len(merges))
@@ -117,7 +116,6 @@ def extended(
         special_tokens=specials,
         byte_order=model.byte_order,
         training=record,
-        in_indices=True,
     )
 
 

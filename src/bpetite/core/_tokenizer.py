@@ -35,13 +35,15 @@ from bpetite.core._decoder import (
 from bpetite.core._encoder import Encoder
 from bpetite.core._errors import NotATokenError, ParameterError, UnknownTokenError
 from bpetite.core._gc import gc_paused
-from bpetite.core._ids import IdEncoder
+from bpetite.core._ids import IdEncoder, skipped_ids
 from bpetite.core._model import (
     IDENTITY_BYTE_ORDER,
     TRAINING_LEAST_BECAUSE,
     TRAINING_OPTIONS,
+    IndexedMerges,
     LearnedMerges,
     Merge,
+    Merges,
     Model,
     check_special_tokens,
     define,
@@ -349,15 +351,13 @@ class Tokenizer:
             )
             if value is not None
         }
-        learned = LearnedMerges(merges)  # valid by construction, and every token whole
+        learned: Merges = LearnedMerges(merges)  # valid by construction, every token whole
+        count = BASE_VOCAB_SIZE + len(merges)
+        if skipped_ids(count, check_special_tokens(special_tokens, count).values()):
+            # A special id among the learned tokens': they take the ids it leaves free.
+            learned = IndexedMerges(merges)
         return cls._from_model(
-            define(
-                learned,
-                pattern=split,
-                special_tokens=special_tokens,
-                training=training,
-                in_indices=True,
-            )
+            define(learned, pattern=split, special_tokens=special_tokens, training=training)
         )
 
     @classmethod
