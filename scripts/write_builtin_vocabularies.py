@@ -6,7 +6,9 @@ done here, once, and the package ships the result (the format is described in
 ``src/bpetite/core/_builtin.py``). For each rank file the built-in table names:
 
 1. read ``tests/data/<rank file>.gz`` and check it has tiktoken's sha256;
-2. recover each token's merge (the way ``bpetite import`` reads a ``.tiktoken`` file);
+2. recover each token's merge (the way ``bpetite import`` reads a ``.tiktoken`` file),
+   and write it in indices: the file's ids skip the ids the table's special tokens hold
+   among them (p50k_base's ``<|endoftext|>`` at 50256), every other id is its index;
 3. write ``src/bpetite/_data/<stem>.merges.gz`` (gzip -9, no name or time in the
    header) and print the sha256 of its content, which the table must hold.
 
@@ -23,10 +25,11 @@ import argparse
 import gzip
 import hashlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from bpetite._internal import (
+    BASE_VOCAB_SIZE,
     BUILTIN_VOCABULARIES,
     parse_ranks,
     recover_merges,
@@ -38,17 +41,37 @@ RANK_FILES = REPO_ROOT / "tests" / "data"
 PACKAGE_DATA = REPO_ROOT / "src" / "bpetite" / "_data"
 
 
-def model_of(rank_file: str, sha256: str) -> bytes:
-    """The content of the model file for `rank_file`, whose sha256 must be `sha256`."""
+def model_of(rank_file: str, sha256: str, special_ids: Collection[int]) -> bytes:
+    """The content of the model file for `rank_file`, whose sha256 must be `sha256`;
+    `special_ids` are the ids the table's special tokens hold in the names that use it."""
     path = RANK_FILES / f"{rank_file}.gz"
     data = gzip.decompress(path.read_bytes())
     if hashlib.sha256(data).hexdigest() != sha256:
         raise SystemExit(f"{path}: not tiktoken's {rank_file} (its sha256 is not {sha256})")
     recovered = recover_merges(parse_ranks(data, str(path)), str(path))
-    if not recovered.is_contiguous:
-        raise SystemExit(f"{path}: its ids are not 0, 1, 2, ..., which a model file cannot hold")
-    merges = [(left, right) for left, right, _ in recovered.merges]
+    if sorted(recovered.byte_ids) != list(range(BASE_VOCAB_SIZE)):
+        raise SystemExit(f"{path}: its bytes do not hold the ids 0..255")
+    made = [token_id for _, _, token_id in recovered.merges]
+    if made != free_ids(len(made), special_ids):
+        raise SystemExit(
+            f"{path}: its merged tokens' ids are not the ids its special tokens leave free "
+            "from 256 on, which a model file cannot hold"
+        )
+    index = dict(zip(made, range(BASE_VOCAB_SIZE, BASE_VOCAB_SIZE + len(made)), strict=True))
+    index.update((byte_id, byte_id) for byte_id in range(BASE_VOCAB_SIZE))
+    merges = [(index[left], index[right]) for left, right, _ in recovered.merges]
     return write_model_file(recovered.byte_order, merges)
+
+
+def free_ids(count: int, special_ids: Collection[int]) -> list[int]:
+    """The first `count` ids from 256 on that no special token holds."""
+    ids: list[int] = []
+    token_id = BASE_VOCAB_SIZE
+    while len(ids) < count:
+        if token_id not in special_ids:
+            ids.append(token_id)
+        token_id += 1
+    return ids
 
 
 def main(argv: Sequence[str]) -> int:
@@ -61,9 +84,14 @@ def main(argv: Sequence[str]) -> int:
         vocabulary.rank_file: (vocabulary.file, vocabulary.rank_file_sha256, vocabulary.file_sha256)
         for vocabulary in BUILTIN_VOCABULARIES.values()
     }
+    special_ids: dict[str, set[int]] = {}  # every name's that uses the rank file
+    for vocabulary in BUILTIN_VOCABULARIES.values():
+        special_ids.setdefault(vocabulary.rank_file, set()).update(
+            vocabulary.special_tokens.values()
+        )
     differences = 0
     for rank_file, (file, rank_sha256, file_sha256) in table.items():
-        content = model_of(rank_file, rank_sha256)
+        content = model_of(rank_file, rank_sha256, special_ids[rank_file])
         digest = hashlib.sha256(content).hexdigest()
         path = PACKAGE_DATA / file
         if not args.check:

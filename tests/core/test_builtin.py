@@ -37,13 +37,24 @@ from bpetite.errors import ParameterError
 from tests import datafiles
 from tests.strategies import MULTILINGUAL, texts, tricky_text
 
-NAMES = ("gpt2", "r50k_base", "cl100k_base", "o200k_base")
+NAMES = (
+    "gpt2",
+    "r50k_base",
+    "p50k_base",
+    "p50k_edit",
+    "cl100k_base",
+    "o200k_base",
+    "o200k_harmony",
+)
 #: The committed rank file (by its test name) each built-in's model was recovered from.
 RANK_FILES = {
     "gpt2": "gpt2.tiktoken",
     "r50k_base": "gpt2.tiktoken",
+    "p50k_base": "p50k_base.tiktoken",
+    "p50k_edit": "p50k_base.tiktoken",
     "cl100k_base": "cl100k_base.tiktoken",
     "o200k_base": "o200k_base.tiktoken",
+    "o200k_harmony": "o200k_base.tiktoken",
 }
 EXAMPLES = int(os.environ.get("BPETITE_OPENAI_EXAMPLES", "200"))
 
@@ -137,7 +148,7 @@ def test_a_pickled_builtin_keeps_its_name_and_ids() -> None:
     ("name", "error", "message"),
     [
         ("gpt3", ParameterError, "unknown encoding 'gpt3': bpetite has gpt2, r50k_base, "),
-        ("p50k_base", ParameterError, "o200k_base"),
+        ("p50k", ParameterError, "o200k_harmony"),
         ("", ParameterError, "unknown encoding ''"),
         (b"gpt2", TypeError, "encoding_name must be a str, got bytes"),
     ],
@@ -157,7 +168,9 @@ def test_the_model_holds_its_rank_files_tokens_and_ids(name: str, tmp_path: Path
     ranks = load_tiktoken_bpe(str(path), expected_hash=sha256)
     tokenizer = get_encoding(name)
     assert tokenizer.mergeable_vocab_size == len(ranks)
-    assert {tokenizer.vocab[i]: i for i in range(tokenizer.mergeable_vocab_size)} == ranks
+    special_ids = set(tokenizer.special_tokens.values())
+    mergeable = {token: i for i, token in tokenizer.vocab.items() if i not in special_ids}
+    assert mergeable == ranks
     constructor = datafiles.tiktoken_constructor(name)
     assert dict(tokenizer.special_tokens) == constructor["special_tokens"]
     if "explicit_n_vocab" in constructor:  # gpt2's and r50k_base's

@@ -12,10 +12,13 @@ A shipped file, ``bpetite/_data/<rank file's stem>.merges.gz``, is gzip of:
 
 1. the line ``bpetite merges 1\\n`` (the format and its version);
 2. 256 bytes: the byte order, ``byte_order[i]`` the byte of id ``i``;
-3. the merges' left ids, then their right ids, merge ``r`` making id ``256 + r``; each
-   list as three planes of one byte per id: every id's low byte, then every middle
-   byte, then every high byte (ids are below 2**24). Planes, not whole ids, because
-   the high bytes barely change, which gzip then stores in almost nothing.
+3. the merges' left indices, then their right indices, merge ``r`` making index
+   ``256 + r`` (its id, unless the names using the file give a special token an id
+   among the merged tokens': p50k_base's ``<|endoftext|>`` holds 50256, and the merged
+   tokens take the ids it leaves free); each list as three planes of one byte per
+   index: every low byte, then every middle byte, then every high byte (indices are
+   below 2**24). Planes, not whole numbers, because the high bytes barely change,
+   which gzip then stores in almost nothing.
 
 The sha256 of the decompressed file is in the table below and checked on every load;
 what it guarantees (the merges keep the model's rule, every token is tiktoken's) is
@@ -23,9 +26,10 @@ not proven again. The split pattern and special tokens are the ones tiktoken's
 ``tiktoken_ext/openai_public.py`` pins for the name. Each tokenizer is built once per
 process, as tiktoken caches its encodings, and shared: a tokenizer never changes.
 
-Adding an encoding that shares a file with another (tiktoken's ``p50k_edit`` is
-``p50k_base``'s ranks with other specials) is one entry in the table; one with a new
-rank file also needs that file in ``tests/data/`` and the script run once.
+Adding an encoding that shares a file with another (``p50k_edit`` is ``p50k_base``'s
+ranks with more specials, ``o200k_harmony`` ``o200k_base``'s) is one entry in the
+table; one with a new rank file also needs that file in ``tests/data/`` and the script
+run once.
 """
 
 from __future__ import annotations
@@ -45,7 +49,8 @@ from typing import Final
 from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite.core._errors import ArtifactError, ParameterError
 from bpetite.core._gc import gc_paused
-from bpetite.core._model import Merges
+from bpetite.core._ids import skipped_ids
+from bpetite.core._model import IndexedMerges, Merges
 from bpetite.core._tokenizer import Tokenizer
 
 #: The first line of a shipped model file: its format and version.
@@ -102,6 +107,11 @@ _R50K: Final = (
     "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
     "2faf79053172ec0f2dc577833b768b1c263a62c3381ca348389b6ef00f72a702",
 )
+_P50K: Final = (
+    "p50k_base.tiktoken",
+    "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
+    "2955a6cd05d3b2213cd2d89596fde788b92305b6a4010fd7d241fa60b24a1599",
+)
 _CL100K: Final = (
     "cl100k_base.tiktoken",
     "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
@@ -113,6 +123,32 @@ _O200K: Final = (
     "d60b573addcebfc2c5c4a2bd1c8312e8375c02810c11294fe8c490346aad4a93",
 )
 
+
+def _o200k_harmony_specials() -> dict[str, int]:
+    """tiktoken's special tokens for ``o200k_harmony`` (gpt-oss), ordered by id.
+
+    o200k_base's two, then gpt-oss's named ones, and ``<|reserved_N|>`` for every other
+    id N from 200000 to 201087: 200018 too, which ``<|endofprompt|>`` holds, so the
+    reserved text is an alias and the id decodes to ``<|endofprompt|>``, as tiktoken's does.
+    """
+    named = {
+        END_OF_TEXT_TOKEN: 199999,
+        "<|endofprompt|>": 200018,
+        "<|startoftext|>": 199998,
+        "<|return|>": 200002,
+        "<|constrain|>": 200003,
+        "<|channel|>": 200005,
+        "<|start|>": 200006,
+        "<|end|>": 200007,
+        "<|message|>": 200008,
+        "<|call|>": 200012,
+    }
+    gpt_oss = set(named.values()) - {named["<|endofprompt|>"]}
+    reserved = {f"<|reserved_{n}|>": n for n in range(200000, 201088) if n not in gpt_oss}
+    # sorted is stable: <|endofprompt|>, listed first, stays the first text of 200018
+    return dict(sorted([*named.items(), *reserved.items()], key=lambda item: item[1]))
+
+
 #: Every built-in vocabulary by name, in tiktoken's order. ``gpt2`` and ``r50k_base``
 #: are one vocabulary under two names: tiktoken reads ``gpt2`` from GPT-2's
 #: ``encoder.json`` and ``vocab.bpe`` and ``r50k_base`` from ``r50k_base.tiktoken``,
@@ -122,6 +158,21 @@ BUILTIN_VOCABULARIES: Final[Mapping[str, BuiltinVocabulary]] = MappingProxyType(
     {
         "gpt2": _vocabulary("gpt2", _R50K, "gpt2", {END_OF_TEXT_TOKEN: 50256}, 50256),
         "r50k_base": _vocabulary("r50k_base", _R50K, "gpt2", {END_OF_TEXT_TOKEN: 50256}, 50256),
+        # p50k's <|endoftext|> holds 50256, among its merged tokens' ids (50257..50280
+        # are 24 runs of spaces), which skip it.
+        "p50k_base": _vocabulary("p50k_base", _P50K, "gpt2", {END_OF_TEXT_TOKEN: 50256}, 50280),
+        "p50k_edit": _vocabulary(
+            "p50k_edit",
+            _P50K,
+            "gpt2",
+            {
+                END_OF_TEXT_TOKEN: 50256,
+                "<|fim_prefix|>": 50281,
+                "<|fim_middle|>": 50282,
+                "<|fim_suffix|>": 50283,
+            },
+            50280,
+        ),
         "cl100k_base": _vocabulary(
             "cl100k_base",
             _CL100K,
@@ -142,6 +193,9 @@ BUILTIN_VOCABULARIES: Final[Mapping[str, BuiltinVocabulary]] = MappingProxyType(
             {END_OF_TEXT_TOKEN: 199999, "<|endofprompt|>": 200018},
             199998,
         ),
+        "o200k_harmony": _vocabulary(
+            "o200k_harmony", _O200K, "o200k", _o200k_harmony_specials(), 199998
+        ),
     }
 )
 
@@ -149,8 +203,9 @@ BUILTIN_VOCABULARIES: Final[Mapping[str, BuiltinVocabulary]] = MappingProxyType(
 def list_encoding_names() -> list[str]:
     """The names :func:`get_encoding` accepts (tiktoken's function of the same name).
 
-    >>> list_encoding_names()
-    ['gpt2', 'r50k_base', 'cl100k_base', 'o200k_base']
+    >>> list_encoding_names()  # doctest: +NORMALIZE_WHITESPACE
+    ['gpt2', 'r50k_base', 'p50k_base', 'p50k_edit', 'cl100k_base', 'o200k_base',
+     'o200k_harmony']
     """
     return list(BUILTIN_VOCABULARIES)
 
@@ -187,6 +242,9 @@ def _built(name: str) -> Tokenizer:
     # walks everything made during it, so two pauses would walk the merges twice.
     with gc_paused():
         merges, byte_order = _model(vocabulary.file, vocabulary.file_sha256)
+        count = BASE_VOCAB_SIZE + len(merges)
+        if skipped_ids(count, vocabulary.special_tokens.values()):
+            merges = IndexedMerges(merges)  # the file's indices: ids skip the specials'
         return Tokenizer(
             merges,
             pattern=vocabulary.pattern,
@@ -289,13 +347,15 @@ def rank_file(encoding_name: str) -> bytes:
     running tiktoken itself offline on the same vocabulary (``bpetite compare-tiktoken``).
     """
     vocabulary = BUILTIN_VOCABULARIES[encoding_name]
-    tokens = get_encoding(encoding_name).vocab
+    tokenizer = get_encoding(encoding_name)
+    tokens, special_ids = tokenizer.vocab, set(tokenizer.special_tokens.values())
     data = b"".join(
         b"%s %d\n" % (binascii.b2a_base64(tokens[token_id], newline=False), token_id)
-        for token_id in range(vocabulary.mergeable_vocab_size)
+        for token_id in sorted(tokens)
+        if token_id not in special_ids
     )
     actual = hashlib.sha256(data).hexdigest()
-    if actual != vocabulary.rank_file_sha256:  # pragma: no cover - the tests check all four
+    if actual != vocabulary.rank_file_sha256:  # pragma: no cover - the tests check every one
         raise ArtifactError(
             f"the rank file written from bpetite's {encoding_name} has sha256 {actual}, not "
             f"tiktoken's {vocabulary.rank_file_sha256}; reinstall bpetite"
