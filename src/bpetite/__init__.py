@@ -5,8 +5,10 @@ and short; everything here computes exactly what it does, faster. The error fami
 :mod:`bpetite.errors`; corpora larger than memory are :mod:`bpetite.corpus`, pictures
 and reports :mod:`bpetite.visualize`, other formats :mod:`bpetite.interop`.
 
-``import bpetite`` loads the model and nothing else: the built-in vocabularies, the
-corpus functions, the compression report and ``__version__`` load when first used.
+``import bpetite`` loads nothing but this file: each name loads its module when first
+used (the model with ``Tokenizer``, the built-in vocabularies with ``get_encoding``, the
+corpus tier with its functions), so a script pays only for what it uses, and the
+command line has its signal handlers in place before any of bpetite's modules load.
 
 >>> from bpetite import Tokenizer
 >>> tokenizer = Tokenizer.train("ab ab ab", vocab_size=258)
@@ -17,15 +19,15 @@ corpus functions, the compression report and ``__version__`` load when first use
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from bpetite.core._decoder import StreamDecoder
-from bpetite.core._errors import ArtifactError, BpetiteError
-from bpetite.core._patterns import PRESETS, SplitPattern
-from bpetite.core._pretokenizer import count_chunks
-from bpetite.core._progress import Progress, ProgressCallback
-from bpetite.core._tokenizer import Tokenizer
-
 if TYPE_CHECKING:
+    from bpetite.core._decoder import StreamDecoder
+    from bpetite.core._errors import ArtifactError, BpetiteError
+    from bpetite.core._patterns import PRESETS, SplitPattern
+    from bpetite.core._pretokenizer import count_chunks
+    from bpetite.core._progress import Progress, ProgressCallback
+    from bpetite.core._tokenizer import Tokenizer
     from bpetite.core._builtin import get_encoding, list_encoding_names
+    from bpetite.core._model_names import encoding_for_model, encoding_name_for_model
     from bpetite.corpus._dataset import write_dataset
     from bpetite.corpus._train_files import train_counts, train_files
     from bpetite.visualize._eval import evaluate_compression
@@ -43,6 +45,8 @@ __all__ = [
     "Tokenizer",
     "__version__",
     "count_chunks",
+    "encoding_for_model",
+    "encoding_name_for_model",
     "evaluate_compression",
     "get_encoding",
     "list_encoding_names",
@@ -51,13 +55,24 @@ __all__ = [
     "write_dataset",
 ]
 
-#: Where each name that loads on first use (PEP 562) lives: the built-in vocabularies
-#: (their tables and checksums), the corpus functions and the compression report, then
-#: the names that left this face for their tier's public module (the errors, the
-#: dataset and report types), still reachable here, not listed.
+#: Where each name lives, loaded on first use (PEP 562): the model, the built-in
+#: vocabularies (their tables and checksums), the corpus functions and the compression
+#: report, then the names that left this face for their tier's public module (the
+#: errors, the dataset and report types), still reachable here, not listed.
 _HOMES = {
+    "Tokenizer": "bpetite.core._tokenizer",
+    "StreamDecoder": "bpetite.core._decoder",
+    "SplitPattern": "bpetite.core._patterns",
+    "PRESETS": "bpetite.core._patterns",
+    "count_chunks": "bpetite.core._pretokenizer",
+    "Progress": "bpetite.core._progress",
+    "ProgressCallback": "bpetite.core._progress",
+    "BpetiteError": "bpetite.core._errors",
+    "ArtifactError": "bpetite.core._errors",
     "get_encoding": "bpetite.core._builtin",
     "list_encoding_names": "bpetite.core._builtin",
+    "encoding_for_model": "bpetite.core._model_names",
+    "encoding_name_for_model": "bpetite.core._model_names",
     "train_files": "bpetite.corpus._train_files",
     "train_counts": "bpetite.corpus._train_files",
     "write_dataset": "bpetite.corpus._dataset",

@@ -13,13 +13,16 @@ import pytest
 import bpetite
 from bpetite import _internal, corpus, errors, visualize
 
-#: What a user calls: the tokenizer, the built-in vocabularies, split patterns, training
-#: and corpus functions, the compression report, progress events, and the two errors
-#: users catch most (the rest of the family is ``bpetite.errors``).
+#: What a user calls: the tokenizer, the built-in vocabularies (by name or by OpenAI
+#: model name), split patterns, training and corpus functions, the compression report,
+#: progress events, and the two errors users catch most (the rest of the family is
+#: ``bpetite.errors``).
 PUBLIC = {
     "Tokenizer",
     "get_encoding",
     "list_encoding_names",
+    "encoding_for_model",
+    "encoding_name_for_model",
     "SplitPattern",
     "StreamDecoder",
     "PRESETS",
@@ -146,9 +149,15 @@ NOT_ON_IMPORT = (
 )
 
 
-def test_a_fresh_import_loads_the_model_and_nothing_else() -> None:
+def test_a_fresh_import_loads_no_module_of_bpetite() -> None:
+    """``import bpetite`` runs its own file only (the CLI's signal handlers must be in
+    place before any heavier import); the tokenizer loads the model and nothing above it."""
     loaded = set(_fresh("import sys, bpetite; print(*sys.modules)").split())
-    assert "bpetite.core._tokenizer" in loaded  # the check sees what was loaded
+    assert "bpetite" in loaded  # the check sees what was loaded
+    assert not {name for name in loaded if name.startswith("bpetite.")}
+    code = "import sys, bpetite; bpetite.Tokenizer; print(*sys.modules)"
+    loaded = set(_fresh(code).split())
+    assert "bpetite.core._tokenizer" in loaded
     assert not loaded & set(NOT_ON_IMPORT)
 
 
