@@ -17,17 +17,20 @@ command line has its signal handlers in place before any of bpetite's modules lo
 """
 
 from importlib import import_module
-from typing import TYPE_CHECKING
+
+#: typing's own flag, spelled out so that this file imports nothing at all: type
+#: checkers treat the name as true, Python as false.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from bpetite.core._builtin import get_encoding, list_encoding_names
     from bpetite.core._decoder import StreamDecoder
     from bpetite.core._errors import ArtifactError, BpetiteError
+    from bpetite.core._model_names import encoding_for_model, encoding_name_for_model
     from bpetite.core._patterns import PRESETS, SplitPattern
     from bpetite.core._pretokenizer import count_chunks
     from bpetite.core._progress import Progress, ProgressCallback
     from bpetite.core._tokenizer import Tokenizer
-    from bpetite.core._builtin import get_encoding, list_encoding_names
-    from bpetite.core._model_names import encoding_for_model, encoding_name_for_model
     from bpetite.corpus._dataset import write_dataset
     from bpetite.corpus._train_files import train_counts, train_files
     from bpetite.visualize._eval import evaluate_compression
