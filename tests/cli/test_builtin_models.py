@@ -24,7 +24,18 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-@pytest.mark.parametrize("name", ["gpt2", "r50k_base", "cl100k_base", "o200k_base"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "gpt2",
+        "r50k_base",
+        "p50k_base",
+        "p50k_edit",
+        "cl100k_base",
+        "o200k_base",
+        "o200k_harmony",
+    ],
+)
 def test_encode_with_a_builtin_gives_tiktokens_ids(
     name: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -79,7 +90,8 @@ def test_a_file_of_that_name_wins_and_a_note_says_so(
         (
             "cl100k",
             "bpetite: error: model file 'cl100k' does not exist (the built-in vocabularies "
-            "are gpt2, r50k_base, cl100k_base, o200k_base)\n",
+            "are gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base, "
+            "o200k_harmony)\n",
         ),
         ("./gpt2", "bpetite: error: model file './gpt2' does not exist\n"),
     ],
@@ -103,7 +115,11 @@ def test_every_model_option_says_it_takes_a_name(
     assert main([command, "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "--model PATH|NAME" in text
-    assert "built-in vocabulary: gpt2, r50k_base, cl100k_base, o200k_base" in text
+    assert (
+        "built-in vocabulary: gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, "
+        "o200k_base, o200k_harmony (tiktoken's, shipped with bpetite), or of an OpenAI "
+        "model that uses one" in text
+    )
 
 
 def test_dataset_with_a_builtin_writes_tiktokens_ids(

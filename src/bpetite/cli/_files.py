@@ -1,7 +1,8 @@
 """Files a command writes, and the models it loads: checked early, written whole.
 
-A model is an artifact's path or the name of a built-in vocabulary (``cl100k_base``:
-:func:`bpetite.get_encoding`'s names). A file of that name in the current directory
+A model is an artifact's path, the name of a built-in vocabulary (``cl100k_base``:
+:func:`bpetite.get_encoding`'s names) or an OpenAI model's name (``gpt-4o``:
+:func:`bpetite.encoding_name_for_model`'s). A file of that name in the current directory
 wins, as a local directory wins over a hub name in Hugging Face's ``from_pretrained``,
 and a note says so; ``./gpt2`` always names a file.
 
@@ -21,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from bpetite import Tokenizer, get_encoding, list_encoding_names
+from bpetite import Tokenizer, encoding_name_for_model, get_encoding, list_encoding_names
 from bpetite._internal import MAX_ARTIFACT_BYTES, atomic_writer, shown, write_atomically
 from bpetite.cli._delivered import expect_output
 from bpetite.cli._errors import CliError
@@ -79,20 +80,33 @@ def check_result_output(args: argparse.Namespace) -> None:
 #: ``--model``'s help, for every command that takes one.
 MODEL_HELP = (
     "tokenizer artifact, or the name of a built-in vocabulary: "
-    f"{', '.join(list_encoding_names())} (tiktoken's, shipped with bpetite; a file of "
-    "that name in the current directory wins)"
+    f"{', '.join(list_encoding_names())} (tiktoken's, shipped with bpetite), or of an "
+    "OpenAI model that uses one (gpt-4o, gpt-3.5-turbo-0301, text-davinci-003...); a file "
+    "of that name in the current directory wins"
 )
 
 
 def builtin_model(value: str) -> str | None:
     """The built-in vocabulary ``--model value`` names, or None for a file.
 
-    A name is a built-in unless a file of that name exists; a directory or nothing
-    there leaves the name to the built-in.
+    A vocabulary's name, or an OpenAI model's as tiktoken maps it (an exact name or a
+    known prefix, ``gpt-4o-2024-05-13``), is a built-in unless a file of that name
+    exists; a directory or nothing there leaves the name to the built-in.
     """
-    if value in list_encoding_names() and not Path(value).is_file():
+    return None if Path(value).is_file() else _vocabulary_named(value)
+
+
+def _vocabulary_named(value: str) -> str | None:
+    """The built-in vocabulary `value` names, whatever the files: a value that looks like
+    a path (a separator, or ``.json`` at the end) is never a model's name."""
+    if value in list_encoding_names():
         return value
-    return None
+    if os.sep in value or "/" in value or value.endswith(".json"):
+        return None
+    try:
+        return encoding_name_for_model(value)
+    except KeyError:
+        return None
 
 
 def load_model(
@@ -108,7 +122,7 @@ def load_model(
     if name is not None:
         return get_encoding(name)
     quoted = shown(path)
-    if path in list_encoding_names():
+    if _vocabulary_named(path) is not None:
         note(
             f"bpetite: --model {path} is the file '{quoted}' in the current directory, not "
             "the built-in vocabulary of that name"
