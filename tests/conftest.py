@@ -1,4 +1,5 @@
-"""Shared fixtures: the committed test data, hypothesis profiles, and the skip policy.
+"""Shared fixtures: the committed test data, hypothesis profiles, the skip policy, and
+how the suite runs (in parallel, one pytest-xdist worker per CPU, for ``uv run pytest``).
 
 The data fixtures give the files in ``tests/data/`` (see ``tests/datafiles.py``):
 the contents directly, or decompressed copies in a session's temporary directory for
@@ -13,6 +14,7 @@ on (no POSIX permissions, no ``/proc``, no bash), never a missing file or packag
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Generator
 from pathlib import Path
 
@@ -68,6 +70,53 @@ def openai_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ``tiktoken.get_encoding`` would download.
     """
     return datafiles.unpack(datafiles.OPENAI_FILES, tmp_path_factory.mktemp("openai"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Run the whole suite in parallel: one pytest-xdist worker per CPU.
+
+    Only a run of the ``testpaths`` (``uv run pytest``, no paths given) is spread out by
+    default; named files or folders run in this process, where a module's fixtures are
+    built once and no workers start. ``-n N`` sets the number of workers either way
+    (``-n 0``: none), ``-p no:xdist`` turns the plugin off, and ``--pdb`` or
+    ``--collect-only`` keep one process. The default is set here rather than in
+    ``addopts``, where ``-n`` would be an unknown option under ``-p no:xdist``.
+
+    Work stealing: each worker starts on a contiguous share of the tests, so a module's
+    fixtures are mostly built by one worker, and a worker that runs dry takes tests
+    from the end of another's share.
+    """
+    if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
+        return
+    option = config.option
+    whole_suite = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    one_process = option.usepdb or option.collectonly
+    if option.numprocesses is None and whole_suite and not one_process:
+        option.numprocesses = "logical"
+    if option.numprocesses and option.dist == "no":
+        option.dist = "worksteal"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Share one bytecode cache among the run's processes when writing one is turned off.
+
+    The tests start hundreds of Python processes (the CLI, Dask, the workers). Under
+    ``PYTHONDONTWRITEBYTECODE`` (set on the project's machine) each would compile every
+    module it imports from source; instead they all write and read compiled modules
+    under pytest's temp root (``PYTHONPYCACHEPREFIX``), never beside the sources. The
+    xdist workers inherit it from this process, which starts them.
+    """
+    factory = getattr(config, "_tmp_path_factory", None)  # pytest's, made before this hook
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or factory is None:
+        return
+    prefix = factory.getbasetemp().parent / "bpetite-pycache"
+    prefix.mkdir(exist_ok=True)
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = str(prefix)
 
 
 @pytest.hookimpl(wrapper=True)
