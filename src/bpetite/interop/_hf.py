@@ -33,6 +33,7 @@ from bpetite.interop._model import (
     ImportResult,
     check_distinct_bytes,
     first_token_not_encoding_to_itself,
+    mergeable_ids,
 )
 from bpetite.interop._vocab_merges import import_tables, spell
 
@@ -95,14 +96,16 @@ def export_hf(tokenizer: Tokenizer) -> str:
     """Return the text of a ``tokenizer.json`` that encodes and decodes exactly like `tokenizer`.
 
     The split pattern becomes a Split pre-tokenizer and every special token an added
-    token with bpetite's id. Raises InteropError if two tokens share their bytes (a
+    token with bpetite's id, also where it sits among the mergeable ids (p50k_base's
+    ``<|endoftext|>``). Raises InteropError if two tokens share their bytes (a
     hand-made artifact can do that; the file's vocabulary maps each token's text to one
-    id) or for a custom pattern Hugging Face would read differently (see :func:`hf_regex`).
+    id), if two special texts share an id (o200k_harmony's alias), or for a custom
+    pattern Hugging Face would read differently (see :func:`hf_regex`).
     """
     check_distinct_bytes(tokenizer, "tokenizer.json")
+    _check_no_aliases(tokenizer)
     vocab = tokenizer.vocab
-    mergeable = tokenizer.mergeable_vocab_size
-    texts = [to_alphabet(vocab[token_id]) for token_id in range(mergeable)]
+    texts = {token_id: to_alphabet(vocab[token_id]) for token_id in mergeable_ids(tokenizer)}
     document = {
         "version": "1.0",
         "truncation": None,
@@ -152,15 +155,31 @@ def export_hf(tokenizer: Tokenizer) -> str:
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
 
 
-def _model_vocab(texts: list[str], tokenizer: Tokenizer) -> dict[str, int]:
+def _check_no_aliases(tokenizer: Tokenizer) -> None:
+    """Refuse two special texts for one id: tokenizer.json gives each id one token."""
+    owners: dict[int, str] = {}
+    for text, token_id in tokenizer.special_tokens.items():
+        first = owners.setdefault(token_id, text)
+        if first != text:
+            raise InteropError(
+                f"special tokens {json.dumps(first, ensure_ascii=False)} and "
+                f"{json.dumps(text, ensure_ascii=False)} share the id {token_id}; "
+                "tokenizer.json gives each id one token, so drop the second first: "
+                f"tokenizer.with_special_tokens(drop=[{text!r}])"
+            )
+
+
+def _model_vocab(texts: dict[int, str], tokenizer: Tokenizer) -> dict[str, int]:
     """The BPE model's vocabulary: each mergeable token's text, and sparse specials too.
 
     ``tokenizers`` gives an added token that is not in the model's vocabulary the next
-    free id, ignoring the id the file states; special ids with gaps keep theirs only
-    when the model's vocabulary lists them (as OpenAI-style files do).
+    free id, ignoring the id the file states; special ids with gaps, or among the
+    mergeable ids, keep theirs only when the model's vocabulary lists them (as
+    OpenAI-style files do).
     """
-    vocab = {text: token_id for token_id, text in enumerate(texts)}
-    if tokenizer.n_vocab == len(tokenizer.vocab):
+    vocab = {text: token_id for token_id, text in texts.items()}
+    specials = sorted(set(tokenizer.special_tokens.values()))
+    if specials == list(range(len(texts), len(texts) + len(specials))):
         return vocab
     for content, token_id in tokenizer.special_tokens.items():
         if vocab.setdefault(content, token_id) != token_id:

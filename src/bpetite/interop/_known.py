@@ -17,16 +17,21 @@ from typing import Final
 
 from bpetite._internal import BUILTIN_VOCABULARIES, BuiltinVocabulary
 
-#: sha256 of the file -> what tiktoken attaches to it. ``gpt2`` and ``r50k_base`` share
-#: one file, which is recognised as ``r50k_base``: tiktoken reads ``gpt2`` from GPT-2's
-#: ``encoder.json`` and ``vocab.bpe`` instead.
-KNOWN_TIKTOKEN_FILES: Final[Mapping[str, BuiltinVocabulary]] = MappingProxyType(
-    {
-        vocabulary.rank_file_sha256: vocabulary
-        for vocabulary in BUILTIN_VOCABULARIES.values()
-        if vocabulary.name != "gpt2"
-    }
-)
+
+def _first_per_file() -> dict[str, BuiltinVocabulary]:
+    """The first encoding of each rank file, after ``gpt2``: tiktoken reads ``gpt2``
+    from GPT-2's ``encoder.json`` and ``vocab.bpe``, so r50k's file is ``r50k_base``;
+    ``p50k_edit`` and ``o200k_harmony`` add special tokens to ``p50k_base``'s and
+    ``o200k_base``'s files, which are recognised as the base encodings."""
+    known: dict[str, BuiltinVocabulary] = {}
+    for vocabulary in BUILTIN_VOCABULARIES.values():
+        if vocabulary.name != "gpt2":
+            known.setdefault(vocabulary.rank_file_sha256, vocabulary)
+    return known
+
+
+#: sha256 of the file -> what tiktoken attaches to it.
+KNOWN_TIKTOKEN_FILES: Final[Mapping[str, BuiltinVocabulary]] = MappingProxyType(_first_per_file())
 
 
 def recognise(data: bytes) -> BuiltinVocabulary | None:

@@ -2,8 +2,9 @@
 
 Every format here is byte-level BPE, so a vocabulary is 256 single bytes plus tokens
 made by merges in rank order. Where the source numbers its merged tokens ``256 + r``
-(GPT-2, OpenAI's vocabularies), the tokenizer speaks the source's ids directly, with a
-byte order for its single bytes and the source's special-token ids; anything else is
+(GPT-2, OpenAI's vocabularies), or skips only its special tokens' ids among them
+(p50k_base), the tokenizer speaks the source's ids directly, with a byte order for its
+single bytes and the source's special-token ids; anything else is
 renumbered into bpetite's layout and mapped through :attr:`ImportResult.source_ids`.
 Anything bpetite cannot reproduce exactly raises :class:`InteropError` instead of
 being approximated.
@@ -109,6 +110,13 @@ def check_distinct_bytes(tokenizer: Tokenizer, target: str) -> None:
             )
 
 
+def mergeable_ids(tokenizer: Tokenizer) -> list[int]:
+    """The mergeable tokens' ids in order: 0 .. mergeable_vocab_size - 1, unless a special
+    token holds an id among them (p50k_base's ``<|endoftext|>``), which they skip."""
+    special_ids = set(tokenizer.special_tokens.values())
+    return [token_id for token_id in sorted(tokenizer.vocab) if token_id not in special_ids]
+
+
 def first_token_not_encoding_to_itself(tokenizer: Tokenizer) -> tuple[int, list[int]] | None:
     """The first merged token whose bytes bpetite does not encode as that token, and their ids.
 
@@ -117,7 +125,7 @@ def first_token_not_encoding_to_itself(tokenizer: Tokenizer) -> tuple[int, list[
     """
     encode_chunk = tokenizer.encode_chunk
     vocab = tokenizer.vocab
-    for token_id in range(BASE_VOCAB_SIZE, tokenizer.mergeable_vocab_size):
+    for token_id in mergeable_ids(tokenizer)[BASE_VOCAB_SIZE:]:
         ids = encode_chunk(vocab[token_id])
         if ids != [token_id]:
             return token_id, ids
@@ -211,19 +219,15 @@ def build_import(
     ordered = sorted(specials.items(), key=lambda item: item[1])
     _check_distinct_ids([*byte_ids, *merged_ids, *(source_id for _, source_id in ordered)])
 
-    if sorted(byte_ids) == list(range(BASE_VOCAB_SIZE)) and merged_ids == list(
-        range(BASE_VOCAB_SIZE, BASE_VOCAB_SIZE + len(merges))
+    if sorted(byte_ids) == list(range(BASE_VOCAB_SIZE)) and merged_ids == _free_ids(
+        len(merges), set(specials.values())
     ):
-        # The source's ids are bpetite's with the bytes in another order: speak them.
+        # The source's ids are bpetite's with the bytes in another order, the merged
+        # tokens skipping any special id among theirs (p50k_base's): speak them.
         order = sorted(range(BASE_VOCAB_SIZE), key=byte_ids.__getitem__)
         in_source = [*byte_ids]  # bpetite's byte id b -> the source's id of byte b
-        source_pairs = [
-            (
-                in_source[left] if left < BASE_VOCAB_SIZE else left,
-                in_source[right] if right < BASE_VOCAB_SIZE else right,
-            )
-            for left, right in pairs
-        ]
+        index_to_id = [*in_source, *merged_ids]  # pairs index earlier tokens: bytes, merges
+        source_pairs = [(index_to_id[left], index_to_id[right]) for left, right in pairs]
         tokenizer = _tokenizer(source_pairs, split, dict(ordered), order)
         return ImportResult(tokenizer, source_format, None, name)
 
@@ -231,6 +235,17 @@ def build_import(
     tokenizer = _tokenizer(pairs, split, [text for text, _ in ordered], None)
     source_ids = [*byte_ids, *merged_ids, *(source_id for _, source_id in ordered)]
     return ImportResult(tokenizer, source_format, tuple(source_ids), name)
+
+
+def _free_ids(count: int, special_ids: set[int]) -> list[int]:
+    """The first `count` ids from 256 on that no special token holds: the merged tokens'."""
+    ids: list[int] = []
+    token_id = BASE_VOCAB_SIZE
+    while len(ids) < count:
+        if token_id not in special_ids:
+            ids.append(token_id)
+        token_id += 1
+    return ids
 
 
 def _tokenizer(

@@ -32,6 +32,7 @@ from bpetite.interop._model import (
     build_import,
     check_distinct_bytes,
     first_token_not_encoding_to_itself,
+    mergeable_ids,
 )
 
 
@@ -46,7 +47,8 @@ class TiktokenExport:
     #: ``special_tokens``: every special token's text and bpetite's id for it.
     special_tokens: Mapping[str, int]
     #: ``explicit_n_vocab``: mergeable tokens plus special tokens, or None when the
-    #: special ids leave gaps (tiktoken checks that the ids fill 0..n_vocab-1).
+    #: ids leave gaps or a special id has two texts (tiktoken checks that the mergeable
+    #: tokens and the special texts number n_vocab, one per id 0..n_vocab-1).
     n_vocab: int | None
 
     @property
@@ -92,31 +94,34 @@ def export_tiktoken(tokenizer: Tokenizer) -> TiktokenExport:
     """Return the ``.tiktoken`` export of `tokenizer`, or raise InteropError if it would differ.
 
     Ranks are bpetite's ids (single bytes keep id == byte value; tiktoken never compares
-    single-byte ranks, only uses them as ids).
+    single-byte ranks, only uses them as ids), so where a special token holds an id
+    among the mergeable ones (p50k_base's ``<|endoftext|>``) the file skips it, as
+    OpenAI's does.
     """
     check_distinct_bytes(tokenizer, "the .tiktoken format")
+    ids = mergeable_ids(tokenizer)
     found = first_token_not_encoding_to_itself(tokenizer)
     if found is not None:
-        token_id, ids = found
-        left, right = tokenizer.merges[token_id - BASE_VOCAB_SIZE]
+        token_id, pieces = found
+        left, right = tokenizer.merges[ids.index(token_id) - BASE_VOCAB_SIZE]
         raise InteropError(
             f"token {token_id} {show_token(tokenizer.vocab[token_id])} is merge "
-            f"{left} + {right}, but bpetite encodes its own bytes as {ids}; tiktoken returns "
+            f"{left} + {right}, but bpetite encodes its own bytes as {pieces}; tiktoken returns "
             "a token for text with exactly its bytes and merges by the rank of concatenated "
             "bytes, so it would encode such text differently. This vocabulary cannot be a "
             ".tiktoken file (the hf format represents it exactly)"
         )
     vocab = tokenizer.vocab
-    mergeable = tokenizer.mergeable_vocab_size
     lines = (
-        f"{base64.b64encode(vocab[token_id]).decode('ascii')} {token_id}\n"
-        for token_id in range(mergeable)
+        f"{base64.b64encode(vocab[token_id]).decode('ascii')} {token_id}\n" for token_id in ids
     )
+    specials = dict(tokenizer.special_tokens)
+    filled = tokenizer.n_vocab == len(vocab) == len(ids) + len(specials)
     return TiktokenExport(
         ranks="".join(lines),
         pattern=tokenizer.pattern,
-        special_tokens=dict(tokenizer.special_tokens),
-        n_vocab=tokenizer.n_vocab if tokenizer.n_vocab == len(vocab) else None,
+        special_tokens=specials,
+        n_vocab=tokenizer.n_vocab if filled else None,
     )
 
 
@@ -139,8 +144,8 @@ def import_tiktoken(
     """Import a ``.tiktoken`` file, recovering each token's merge from the ranks.
 
     The file records neither its split pattern nor its special tokens. OpenAI's
-    official files (``r50k_base``, ``cl100k_base``, ``o200k_base``) are recognised by
-    their sha256 and get tiktoken's; any other file uses `pattern` (default GPT-2's)
+    official files (``r50k_base``, ``p50k_base``, ``cl100k_base``, ``o200k_base``) are
+    recognised by their sha256 and get tiktoken's; any other file uses `pattern` (default GPT-2's)
     and `special_tokens` (text -> id; default ``<|endoftext|>`` after the last rank).
     Each token's pair is recovered as :func:`bpetite.get_encoding` recovers it (see
     ``core/_ranks.py``). The result speaks the file's ranks as ids.
