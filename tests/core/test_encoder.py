@@ -143,7 +143,7 @@ def test_long_chunks_take_the_heap_path_and_stay_exact(
     "text",
     [
         "a" * 1_000_000,
-        "".join(random.Random(1).choice("abcdefghijklmnopqrstuvwxyz") for _ in range(1_000_000)),
+        "".join(random.Random(1).choices("abcdefghijklmnopqrstuvwxyz", k=1_000_000)),
         " " * 1_000_000,
         "7" * 1_000_000,
         "!?" * 500_000,
