@@ -18,9 +18,12 @@ import hashlib
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import bpetite
+
+if TYPE_CHECKING:
+    from bpetite.interop import ImportResult
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 #: The package's data folder (``bpetite/_data/``), where get_encoding reads its files.
@@ -157,6 +160,20 @@ def tiktoken_constructor(name: str) -> dict[str, Any]:
             patch.setattr(openai_public, "data_gym_to_mergeable_bpe_ranks", gpt2_ranks)
             constructor: dict[str, Any] = getattr(openai_public, name)()
     return constructor
+
+
+@functools.cache
+def imported_rank_file(name: str) -> ImportResult:
+    """bpetite's import of the committed rank file `name` (``"o200k_base.tiktoken"``), once.
+
+    Imported from a decompressed copy, as a user's file would be. Cached: the tests that
+    hold an imported OpenAI vocabulary against tiktoken share one import per process
+    instead of each reading 200,000 ranks again.
+    """
+    from bpetite.interop import import_vocabulary
+
+    with tempfile.TemporaryDirectory() as temporary:
+        return import_vocabulary([unpack([name], Path(temporary)) / name])
 
 
 @functools.cache

@@ -8,16 +8,12 @@ their rank files read from the committed copies instead of downloaded.
 import os
 import tempfile
 import unicodedata
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import tiktoken
-import tiktoken_ext.openai_public as openai_public
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tiktoken.load import load_tiktoken_bpe
 
 from bpetite import Tokenizer, get_encoding
 from bpetite.errors import DisallowedSpecialError, UnknownTokenError
@@ -40,12 +36,24 @@ def rank_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module", params=list(RANK_FILES))
-def pair(request: pytest.FixtureRequest, rank_dir: Path) -> Iterator[tuple[Tokenizer, Any]]:
-    name = request.param
-    path = rank_dir / RANK_FILES[name]
-    result = import_vocabulary([path])
-    assert result.name == name
-    yield _through_the_artifact(result.tokenizer, rank_dir), _tiktoken_encoding(name, path)
+def pair(request: pytest.FixtureRequest) -> tuple[Tokenizer, Any]:
+    return _pair(request.param)
+
+
+_PAIRS: dict[str, tuple[Tokenizer, Any]] = {}
+
+
+def _pair(name: str) -> tuple[Tokenizer, Any]:
+    """The rank file imported (tests/datafiles.py) then saved and loaded, and tiktoken's
+    encoding of it: built once, for the fixture and for the hypothesis tests, which cannot
+    take a module fixture."""
+    if name not in _PAIRS:
+        result = datafiles.imported_rank_file(RANK_FILES[name])
+        assert result.name == name
+        with tempfile.TemporaryDirectory() as folder:
+            loaded = _through_the_artifact(result.tokenizer, Path(folder))
+        _PAIRS[name] = (loaded, datafiles.tiktoken_encoding(name))
+    return _PAIRS[name]
 
 
 def _through_the_artifact(imported: Tokenizer, folder: Path) -> Tokenizer:
@@ -58,15 +66,6 @@ def _through_the_artifact(imported: Tokenizer, folder: Path) -> Tokenizer:
     assert dict(loaded.special_tokens) == dict(imported.special_tokens)
     assert loaded.pattern == imported.pattern
     return loaded
-
-
-def _tiktoken_encoding(name: str, path: Path) -> Any:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(
-            openai_public, "load_tiktoken_bpe", lambda *_, **__: load_tiktoken_bpe(str(path))
-        )
-        constructor = getattr(openai_public, name)()
-    return tiktoken.Encoding(**constructor)
 
 
 def test_the_builtin_of_the_name_is_the_imported_file(pair: tuple[Tokenizer, Any]) -> None:
@@ -135,20 +134,8 @@ def test_hypothesis_text_encodes_as_tiktoken(text: str) -> None:
         assert tokenizer.encode_ordinary(text) == encoding.encode_ordinary(text)
 
 
-_PAIRS: list[tuple[Tokenizer, Any]] = []
-
-
 def _all_pairs() -> list[tuple[Tokenizer, Any]]:
-    """The three pairs, built once (a hypothesis test cannot take a module fixture)."""
-    if not _PAIRS:
-        with tempfile.TemporaryDirectory() as folder:
-            rank_dir = datafiles.unpack(RANK_FILES.values(), Path(folder))
-            for name, file_name in RANK_FILES.items():
-                path = rank_dir / file_name
-                tokenizer = import_vocabulary([path]).tokenizer
-                loaded = _through_the_artifact(tokenizer, Path(folder))
-                _PAIRS.append((loaded, _tiktoken_encoding(name, path)))
-    return _PAIRS
+    return [_pair(name) for name in RANK_FILES]
 
 
 def test_an_unused_id_is_unknown(rank_dir: Path) -> None:

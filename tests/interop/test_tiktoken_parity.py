@@ -10,21 +10,15 @@ same keywords, so that difference is never what is compared.
 """
 
 import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import numpy
 import pytest
-import tiktoken
-import tiktoken_ext.openai_public as openai_public
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tiktoken.load import load_tiktoken_bpe
 
 from bpetite import Tokenizer
 from bpetite.errors import DisallowedSpecialError, NotATokenError
-from bpetite.interop import import_vocabulary
 from tests import datafiles
 from tests.strategies import MULTILINGUAL, texts, tricky_text
 
@@ -35,24 +29,12 @@ RANK_FILES = {
 }
 EXAMPLES = int(os.environ.get("BPETITE_TIKTOKEN_EXAMPLES", "200"))
 
-_PAIRS: dict[str, tuple[Tokenizer, Any]] = {}
-
 
 def pair(name: str) -> tuple[Tokenizer, Any]:
-    """bpetite's import of a rank file and tiktoken's encoding of the same file, built once."""
-    if name not in _PAIRS:
-        with tempfile.TemporaryDirectory() as folder:
-            path = datafiles.unpack([RANK_FILES[name]], Path(folder)) / RANK_FILES[name]
-            tokenizer = import_vocabulary([path]).tokenizer
-            with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(
-                    openai_public,
-                    "load_tiktoken_bpe",
-                    lambda *_, **__: load_tiktoken_bpe(str(path)),
-                )
-                constructor = getattr(openai_public, name)()
-        _PAIRS[name] = (tokenizer, tiktoken.Encoding(**constructor))
-    return _PAIRS[name]
+    """bpetite's import of a rank file and tiktoken's encoding of the same file, each built
+    once per process (tests/datafiles.py) and shared with the other interop tests."""
+    imported = datafiles.imported_rank_file(RANK_FILES[name])
+    return imported.tokenizer, datafiles.tiktoken_encoding(name)
 
 
 NAMES = pytest.mark.parametrize("name", list(RANK_FILES))
