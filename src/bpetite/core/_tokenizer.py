@@ -11,7 +11,7 @@ import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeVar, overload
 
 from bpetite.core import _artifact
 from bpetite.core._atomic import write_atomically
@@ -727,8 +727,9 @@ class Tokenizer:
                     self._token_ids.setdefault(token_bytes, token_id)
         return self._token_ids
 
-    # ------------------------------------------------------------------ token budgets
-    # Budgets are defined in core/_token_budget.py on the tokens of encode(text).
+    # ------------------------------------------------------------------ token budgets and chat
+    # Budgets are defined in core/_token_budget.py on the tokens of encode(text); chat
+    # formats live above the core, in bpetite.chat, reached by name when called.
 
     def is_within_limit(
         self,
@@ -858,6 +859,71 @@ class Tokenizer:
             self._vocab,
             count,
         )
+
+    @overload
+    def apply_chat_template(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        chat_template: str | None = None,
+        add_generation_prompt: bool = False,
+        tokenize: Literal[True] = True,
+        **template_vars: Any,
+    ) -> list[int]: ...
+
+    @overload
+    def apply_chat_template(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        chat_template: str | None = None,
+        add_generation_prompt: bool = False,
+        tokenize: Literal[False],
+        **template_vars: Any,
+    ) -> str: ...
+
+    @overload
+    def apply_chat_template(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        chat_template: str | None = None,
+        add_generation_prompt: bool = False,
+        tokenize: bool,
+        **template_vars: Any,
+    ) -> list[int] | str: ...
+
+    def apply_chat_template(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        chat_template: str | None = None,
+        add_generation_prompt: bool = False,
+        tokenize: bool = True,
+        **template_vars: Any,
+    ) -> list[int] | str:
+        """Render a conversation in a chat format, and encode it (Hugging Face's method).
+
+        `chat_template` is ``"harmony"`` (OpenAI's gpt-oss format, as ``openai-harmony``
+        renders it), ``"chatml"``, or a Jinja template, rendered exactly as
+        ``transformers`` renders one (``pip install bpetite[chat]`` for jinja2); None
+        means ``"harmony"`` for ``o200k_harmony`` and is refused elsewhere.
+        `add_generation_prompt` opens an assistant turn at the end; `template_vars`
+        (``bos_token=...``, ``tools=...``) are passed to a Jinja template. The result is
+        the ids, or the text with ``tokenize=False``. See :mod:`bpetite.chat`.
+        """
+        import importlib  # bpetite.chat sits above the core, which never imports it
+
+        chat = importlib.import_module("bpetite.chat")
+        result: list[int] | str = chat.apply_chat_template(
+            self,
+            messages,
+            chat_template=chat_template,
+            add_generation_prompt=add_generation_prompt,
+            tokenize=tokenize,
+            **template_vars,
+        )
+        return result
 
     # ------------------------------------------------------------------ identity
 
