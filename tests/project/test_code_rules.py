@@ -69,7 +69,7 @@ TIERS = ("reference", "core", "corpus", "visualize", "face", "interop", "cli")
 FACES = {"bpetite", "bpetite._internal", "bpetite.corpus", "bpetite.visualize"}
 #: What a shell (the CLI, interop, benchmarks, scripts) may import from bpetite: the
 #: public modules, the one internal door, and its own package's modules.
-SHELL_MAY_IMPORT = FACES | {"bpetite.reference", "bpetite.interop", "bpetite.cli"}
+SHELL_MAY_IMPORT = FACES | {"bpetite.reference", "bpetite.interop", "bpetite.cli", "bpetite.chat"}
 
 
 def _module_name(path: Path) -> str:
