@@ -7,6 +7,7 @@ value as ordinary text; and tiktoken's model table for which encoding a model us
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -18,6 +19,9 @@ from bpetite.chat import count_chat_tokens
 from bpetite.chat._count import encoding_name_for_model
 from tests import datafiles
 from tests.strategies import MULTILINGUAL, texts
+
+#: Hypothesis examples per property; raise it from the environment for a deeper run.
+EXAMPLES = int(os.environ.get("BPETITE_CHAT_EXAMPLES", "100"))
 
 
 def cookbook_count(messages: list[dict[str, str]], encoding: Any) -> int:
@@ -97,7 +101,7 @@ def test_the_cookbooks_example() -> None:
         max_size=4,
     )
 )
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 def test_any_conversation(messages: list[dict[str, str]]) -> None:
     expected = cookbook_count(messages, datafiles.tiktoken_encoding("o200k_base"))
     assert count_chat_tokens(messages, "gpt-4o") == expected

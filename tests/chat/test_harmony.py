@@ -9,6 +9,7 @@ special tokens at their ids, as ``o200k_harmony`` has them.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,9 @@ from hypothesis import strategies as st
 
 from bpetite import ParameterError, Tokenizer, get_encoding
 from tests.strategies import tricky_text
+
+#: Hypothesis examples per property; raise it from the environment for a deeper run.
+EXAMPLES = int(os.environ.get("BPETITE_CHAT_EXAMPLES", "150"))
 
 #: harmony's special tokens in o200k_harmony (tiktoken's and openai-harmony's table).
 HARMONY_SPECIALS = {
@@ -157,7 +161,7 @@ def conversations(draw: st.DrawFn) -> list[dict[str, str]]:
 
 
 @given(messages=conversations(), prompt=st.booleans())
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 def test_any_text_conversation_is_rendered_as_openai_harmony_renders_it(
     harmony: Any, tokenizer: Tokenizer, messages: list[dict[str, str]], prompt: bool
 ) -> None:

@@ -10,6 +10,7 @@ generation prompt.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,6 +25,9 @@ from bpetite.chat import CHATML_TEMPLATE
 from bpetite.chat import _jinja as jinja_module
 from bpetite.interop import export_hf
 from tests.strategies import MULTILINGUAL, tricky_text
+
+#: Hypothesis examples per property; raise it from the environment for a deeper run.
+EXAMPLES = int(os.environ.get("BPETITE_CHAT_EXAMPLES", "60"))
 
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<s>", "</s>"]
 ROLES: dict[str, Any] = {"bos_token": "<s>", "eos_token": "</s>"}
@@ -208,7 +212,7 @@ def test_reasoning_is_passed_under_each_name(
     generation_prompt=st.booleans(),
     template=st.sampled_from(sorted(TEMPLATES)),
 )
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 def test_any_text_renders_as_transformers_renders_it(
     tokenizer: Tokenizer,
     transformers_tokenizer: Any,

@@ -64,10 +64,12 @@ class TokenBudget:
     vocab: Mapping[int, bytes]
     count: Callable[[str], int]
 
-    def boundaries(self) -> Iterator[tuple[int, int]]:
+    def boundaries(self, *, inside_chunks: bool = True) -> Iterator[tuple[int, int]]:
         """Yield ``(tokens, end)`` at every boundary after 0, in order, lazily.
 
-        ``tokens`` is how many tokens of ``encode(text)`` lie before ``end``.
+        ``tokens`` is how many tokens of ``encode(text)`` lie before ``end``. Without
+        `inside_chunks`, only the boundaries at the ends of chunks and specials: enough
+        to count.
         """
         vocab, chunk_ids, pattern = self.vocab, self.chunk_ids, self.pattern
         tokens = 0
@@ -80,7 +82,7 @@ class TokenBudget:
                 continue
             for chunk in _chunks(pattern, segment):
                 ids = chunk_ids(chunk)
-                if len(ids) > 1:
+                if inside_chunks and len(ids) > 1:
                     # Inside the chunk: after each token whose successor starts a character.
                     inner = end
                     for index in range(len(ids) - 1):
@@ -93,7 +95,8 @@ class TokenBudget:
 
     def within_limit(self, max_tokens: int) -> bool:
         """Whether ``encode(text)`` has at most `max_tokens` ids; stops once it has more."""
-        return all(tokens <= max_tokens for tokens, _ in self.boundaries())
+        walk = self.boundaries(inside_chunks=False)
+        return all(tokens <= max_tokens for tokens, _ in walk)
 
     def truncate(self, max_tokens: int) -> str:
         """The longest prefix of the text within `max_tokens` (see the module's definition)."""

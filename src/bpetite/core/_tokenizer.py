@@ -817,16 +817,17 @@ class Tokenizer:
     ) -> tuple[list[str], list[tuple[int, int]]]:
         """Return the pieces of `text` and each one's ``(start, end)`` span in characters.
 
-        Greedily from the start, each piece is the longest that :meth:`truncate` would
-        keep of the text from its start: it ends where a token of ``encode(text)`` and a
-        character both end, at most `max_tokens` tokens on, and encodes alone to at most
-        `max_tokens` tokens. The next piece starts where this one ends, or, with
-        `overlap` ``k``, at the earliest such place at most ``k`` tokens before its end
-        (and after its start), so neighbours share up to ``k`` tokens of text. Each
-        piece is ``text[start:end]``, the first starts at 0, the last ends at
-        ``len(text)``, and each starts no later than the one before ends: the spans
-        give the text back. A stretch whose first characters alone need more than
-        `max_tokens` tokens (a character cut into byte tokens) raises ParameterError.
+        Greedily from the start, each piece ends at the furthest place where a token of
+        ``encode(text)`` and a character both end, at most `max_tokens` of those tokens
+        on, whose piece encodes alone to at most `max_tokens` tokens (as
+        :meth:`truncate` chooses its end). The next piece starts where this one ends,
+        or, with `overlap` ``k``, at the earliest such place after this one's start, at
+        most ``k`` tokens before its end, from which a piece reaches past its end; so
+        neighbours share up to ``k`` tokens of text. Each piece is
+        ``text[start:end]``, the first starts at 0, the last ends at ``len(text)``, and
+        each starts no later than the one before ends: the spans give the text back. A
+        stretch whose first characters alone need more than `max_tokens` tokens (a
+        character cut into byte tokens) raises ParameterError.
 
         >>> Tokenizer.train("ab ab", 257).chunk_with_offsets("ab ab ab", 3, overlap=1)
         (['ab ab', 'ab ab'], [(0, 5), (3, 8)])
