@@ -360,22 +360,15 @@ class Run:
     big_corpus_mb: float
 
 
-#: The rank files ship in the package (``bpetite/_data/``), not in tests/data/; GPT-2's
-#: is tiktoken's ``r50k_base.tiktoken``.
-PACKAGED_DATA = {
-    "gpt2.tiktoken": "r50k_base.tiktoken",
-    "cl100k_base.tiktoken": "cl100k_base.tiktoken",
-    "o200k_base.tiktoken": "o200k_base.tiktoken",
-}
+#: The committed data file of each name that is not simply ``tests/data/<name>.gz``:
+#: GPT-2's rank file is tiktoken's ``r50k_base.tiktoken``.
+RENAMED_DATA = {"gpt2.tiktoken": "r50k_base.tiktoken"}
 
 
 def data(name: str, cache: Path) -> Path:
-    """``tests/data/<name>.gz`` (or the package's rank file), unpacked to a stable path."""
+    """``tests/data/<name>.gz``, unpacked to a stable path."""
     path = cache / "data" / name
-    if name in PACKAGED_DATA:
-        source = REPO_ROOT / "src" / "bpetite" / "_data" / f"{PACKAGED_DATA[name]}.gz"
-    else:
-        source = REPO_ROOT / "tests" / "data" / f"{name}.gz"
+    source = REPO_ROOT / "tests" / "data" / f"{RENAMED_DATA.get(name, name)}.gz"
     content = gzip.decompress(source.read_bytes())
     if not path.is_file() or path.read_bytes() != content:
         path.parent.mkdir(parents=True, exist_ok=True)

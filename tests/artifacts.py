@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from bpetite import ArtifactError, MissingKeyError, reference
+from bpetite import ArtifactError, reference
 from bpetite.core._artifact import dumps_artifact, parse_artifact
 from bpetite.core._atomic import write_atomically
 from bpetite.core._constants import END_OF_TEXT_TOKEN
+from bpetite.errors import MissingKeyError
 
 EOT = END_OF_TEXT_TOKEN
 EOT_BYTES = list(EOT.encode("utf-8"))

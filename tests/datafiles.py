@@ -1,13 +1,13 @@
 """The committed test data, read straight from the gzip files.
 
-Most files sit in ``tests/data/`` and are described in ``tests/data/README.md``. OpenAI's
-rank files ship inside the package instead (``src/bpetite/_data/``, described in its
-README), because :func:`bpetite.get_encoding` reads them; the tests read those same
-files, never a second copy. Each README gives every file's source, licence and the
-sha256 of its decompressed content, and ``tests/project/test_data_files.py`` checks those
-hashes. Tests get the data through the fixtures in ``tests/conftest.py``, which use this
-module; a test or a command that needs a real file path gets a decompressed copy in a
-temporary directory from :func:`unpack`, never a file next to the repository.
+Every file sits in ``tests/data/`` and is described, with its source, licence and the
+sha256 of its decompressed content, in ``tests/data/README.md``;
+``tests/project/test_data_files.py`` checks those hashes. OpenAI's rank files are kept
+under tiktoken's names (``r50k_base.tiktoken.gz``); the package ships the merges
+recovered from them, not the files. Tests get the data through the fixtures in
+``tests/conftest.py``, which use this module; a test or a command that needs a real
+file path gets a decompressed copy in a temporary directory from :func:`unpack`, never
+a file next to the repository.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ GPT2_FILES = ("encoder.json", "vocab.bpe", "gpt2.tiktoken")
 #: The rank files of tiktoken's ``cl100k_base`` and ``o200k_base`` encodings.
 OPENAI_FILES = ("cl100k_base.tiktoken", "o200k_base.tiktoken")
 
-#: The rank files in the package, by the name the tests give them -> the packaged
-#: ``.gz``. ``gpt2.tiktoken`` is tiktoken's ``r50k_base.tiktoken``: GPT-2's vocabulary
-#: in the rank format.
-PACKAGED_FILES = {
+#: The rank files kept under tiktoken's names, by the name the tests give them.
+#: ``gpt2.tiktoken`` is tiktoken's ``r50k_base.tiktoken``: GPT-2's vocabulary in the rank
+#: format.
+RANK_FILES = {
     "gpt2.tiktoken": "r50k_base.tiktoken.gz",
     "cl100k_base.tiktoken": "cl100k_base.tiktoken.gz",
     "o200k_base.tiktoken": "o200k_base.tiktoken.gz",
@@ -52,11 +52,8 @@ TIKTOKEN_URLS = {
 
 
 def gz_path(name: str) -> Path:
-    """The committed gzip file of the data file `name`, in tests/data/ or the package."""
-    packaged = PACKAGED_FILES.get(name)
-    if packaged is not None:
-        return PACKAGE_DATA_DIR / packaged
-    return DATA_DIR / f"{name}.gz"
+    """The committed gzip file of the data file `name`."""
+    return DATA_DIR / RANK_FILES.get(name, f"{name}.gz")
 
 
 def committed_names() -> list[str]:

@@ -1,7 +1,12 @@
 """bpetite: a deterministic byte-level BPE tokenizer in pure Python.
 
 This is the public API. Read :mod:`bpetite.reference` first: the whole algorithm, naive
-and short; everything here computes exactly what it does, faster.
+and short; everything here computes exactly what it does, faster. The error family is
+:mod:`bpetite.errors`; corpora larger than memory are :mod:`bpetite.corpus`, pictures
+and reports :mod:`bpetite.visualize`, other formats :mod:`bpetite.interop`.
+
+``import bpetite`` loads the model and nothing else: the corpus functions, the
+compression report and ``__version__`` load when first used.
 
 >>> from bpetite import Tokenizer
 >>> tokenizer = Tokenizer.train("ab ab ab", vocab_size=258)
@@ -9,68 +14,33 @@ and short; everything here computes exactly what it does, faster.
 [256, 258, 256]
 """
 
+from importlib import import_module
+from typing import TYPE_CHECKING
+
 from bpetite.core._builtin import get_encoding, list_encoding_names
 from bpetite.core._decoder import StreamDecoder
-from bpetite.core._errors import (
-    ArtifactError,
-    BpetiteError,
-    CountsFileError,
-    DisallowedSpecialError,
-    InteropError,
-    InvalidUtf8Error,
-    MissingKeyError,
-    NotATokenError,
-    OutputExistsError,
-    ParameterError,
-    PatternError,
-    UnknownTokenError,
-    WorkerError,
-)
+from bpetite.core._errors import ArtifactError, BpetiteError
 from bpetite.core._patterns import PRESETS, SplitPattern
 from bpetite.core._pretokenizer import count_chunks
 from bpetite.core._progress import Progress, ProgressCallback
 from bpetite.core._tokenizer import Tokenizer
-from bpetite.corpus._dataset import Dataset, DatasetSplit, write_dataset
-from bpetite.corpus._train_files import train_counts, train_files
-from bpetite.visualize._eval import CompressionReport, TextResult, evaluate_compression
 
+if TYPE_CHECKING:
+    from bpetite.corpus._dataset import write_dataset
+    from bpetite.corpus._train_files import train_counts, train_files
+    from bpetite.visualize._eval import evaluate_compression
 
-def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("bpetite")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "0+unknown"
-
-
-__version__ = _package_version()
-del _package_version  # dir(bpetite) shows the public names only
+    __version__: str
 
 __all__ = [
     "PRESETS",
     "ArtifactError",
     "BpetiteError",
-    "CompressionReport",
-    "CountsFileError",
-    "Dataset",
-    "DatasetSplit",
-    "DisallowedSpecialError",
-    "InteropError",
-    "InvalidUtf8Error",
-    "MissingKeyError",
-    "NotATokenError",
-    "OutputExistsError",
-    "ParameterError",
-    "PatternError",
     "Progress",
     "ProgressCallback",
     "SplitPattern",
     "StreamDecoder",
-    "TextResult",
     "Tokenizer",
-    "UnknownTokenError",
-    "WorkerError",
     "__version__",
     "count_chunks",
     "evaluate_compression",
@@ -80,3 +50,55 @@ __all__ = [
     "train_files",
     "write_dataset",
 ]
+
+#: Where each name that loads on first use (PEP 562) lives: the corpus functions and
+#: the compression report, then the names that left this face for their tier's public
+#: module (the errors, the dataset and report types), still reachable here, not listed.
+_HOMES = {
+    "train_files": "bpetite.corpus._train_files",
+    "train_counts": "bpetite.corpus._train_files",
+    "write_dataset": "bpetite.corpus._dataset",
+    "evaluate_compression": "bpetite.visualize._eval",
+    "CountsFileError": "bpetite.errors",
+    "DisallowedSpecialError": "bpetite.errors",
+    "InteropError": "bpetite.errors",
+    "InvalidUtf8Error": "bpetite.errors",
+    "MissingKeyError": "bpetite.errors",
+    "NotATokenError": "bpetite.errors",
+    "OutputExistsError": "bpetite.errors",
+    "ParameterError": "bpetite.errors",
+    "PatternError": "bpetite.errors",
+    "UnknownTokenError": "bpetite.errors",
+    "WorkerError": "bpetite.errors",
+    "Dataset": "bpetite.corpus",
+    "DatasetSplit": "bpetite.corpus",
+    "CompressionReport": "bpetite.visualize",
+    "TextResult": "bpetite.visualize",
+}
+
+if not TYPE_CHECKING:  # the type checker sees the imports above, and no other name
+
+    def __getattr__(name: str) -> object:
+        """Load a name on first use: Python calls this only for a name not yet here."""
+        if name == "__version__":
+            value = _package_version()
+        elif name in _HOMES:
+            value = getattr(import_module(_HOMES[name]), name)
+        else:
+            raise AttributeError(f"module 'bpetite' has no attribute {name!r}")
+        globals()[name] = value  # found once: the next use is a plain lookup
+        return value
+
+
+def __dir__() -> list[str]:
+    """The public face only, loaded or not."""
+    return sorted(__all__)
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("bpetite")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"

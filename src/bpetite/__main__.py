@@ -1,4 +1,4 @@
-"""``python -m bpetite``: the same as the ``bpetite`` command."""
+"""``python -m bpetite``: the same as the ``bpetite`` command (``bpetite.cli.run``)."""
 
 from bpetite.cli import run
 

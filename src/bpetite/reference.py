@@ -177,8 +177,10 @@ def train(
 ) -> list[Pair]:
     """Learn up to ``vocab_size - 256`` merges from `text`: split, count chunks, merge.
 
-    A special token's text in the corpus is ordinary characters here; the specials get
-    their ids after training (see :class:`Model`).
+    Training read naively, and its definition: the core's ``train_merges`` (fast) and
+    ``visualize._trace.trace_train_counts`` (incremental) must equal it. A special
+    token's text in the corpus is ordinary characters here; the specials get their ids
+    after training (see :class:`Model`).
 
     >>> train("cab", 257)  # (99, 97) and (97, 98) tie at 1: the smaller pair wins
     [(97, 98)]
@@ -266,6 +268,10 @@ def trace_train(
     start: ModelLike | None = None,
 ) -> list[TrainStep]:
     """The training loop, each merge kept as a :class:`TrainStep`.
+
+    The naive reading: every pair is recounted after every merge. The incremental
+    ``visualize._trace.trace_train_counts`` equals it step for step on chunk counts, and
+    the fast ``core._trainer.train_merges`` merge for merge.
 
     A pair is a candidate only if its token has at most `max_token_bytes` bytes.
     Training stops after ``vocab_size - 256`` merges, when no candidate is left, or
@@ -372,22 +378,22 @@ def _byte_ids(byte_order: Sequence[int] | None) -> dict[int, int]:
     return {byte: idx for idx, byte in enumerate(byte_order or range(BASE_VOCAB_SIZE))}
 
 
-def _pieces(tokenizer: ModelLike, text: str, allowed_special: AllowedSpecial) -> list[str | int]:
-    """Text cut at its allowed special tokens: ordinary runs (str) and specials' ids (int).
+def _segments(tokenizer: ModelLike, text: str, allowed_special: AllowedSpecial) -> list[str | int]:
+    """Text cut at its allowed special tokens: the segments between (str) and their ids (int).
 
     The leftmost special wins, and of those starting there the longest.
     """
     specials = _specials(tokenizer.merges, tokenizer.special_tokens)
     if allowed_special != "all":  # the others are ordinary text
         specials = {text: specials[text] for text in allowed_special}
-    pieces: list[str | int] = []
+    segments: list[str | int] = []
     start = 0
     while found := [(i, -len(s), s) for s in specials if (i := text.find(s, start)) >= 0]:
         at, _, special = min(found)
-        pieces += [text[start:at], specials[special]]
+        segments += [text[start:at], specials[special]]
         start = at + len(special)
-    pieces.append(text[start:])
-    return [piece for piece in pieces if piece != ""]
+    segments.append(text[start:])
+    return [segment for segment in segments if segment != ""]
 
 
 def encode(
@@ -402,11 +408,11 @@ def encode(
     """
     ranks, byte_ids = _ranks(tokenizer.merges), _byte_ids(tokenizer.byte_order)
     ids: list[int] = []
-    for piece in _pieces(tokenizer, text, allowed_special):
-        if isinstance(piece, int):
-            ids.append(piece)  # a special token is its id, never split or merged
+    for segment in _segments(tokenizer, text, allowed_special):
+        if isinstance(segment, int):
+            ids.append(segment)  # a special token is its id, never split or merged
             continue
-        for chunk in split(piece, tokenizer.pattern):
+        for chunk in split(segment, tokenizer.pattern):
             ids += _encode_chunk(chunk.encode("utf-8"), ranks, byte_ids)
     return ids
 
@@ -463,11 +469,11 @@ def trace_encode(
         tokenizer.merges, byte_order=tokenizer.byte_order, special_tokens=tokenizer.special_tokens
     )
     steps: list[EncodeStep] = []
-    for piece in _pieces(tokenizer, text, allowed_special):
-        if isinstance(piece, int):
-            steps.append(EncodeStep(table[piece], (piece,), (table[piece],), special=True))
+    for segment in _segments(tokenizer, text, allowed_special):
+        if isinstance(segment, int):
+            steps.append(EncodeStep(table[segment], (segment,), (table[segment],), special=True))
             continue
-        for chunk in split(piece, tokenizer.pattern):
+        for chunk in split(segment, tokenizer.pattern):
             # _encode_chunk's loop, keeping the tokens after every merge
             data = chunk.encode("utf-8")
             tokens = [byte_ids[byte] for byte in data]

@@ -17,7 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetite import ParameterError, Tokenizer, get_encoding
+from bpetite import Tokenizer, get_encoding
+from bpetite.errors import ParameterError
 from tests.strategies import tricky_text
 
 #: Hypothesis examples per property; raise it from the environment for a deeper run.

@@ -20,9 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetite import ParameterError, Tokenizer
+from bpetite import Tokenizer
 from bpetite.chat import CHATML_TEMPLATE
 from bpetite.chat import _jinja as jinja_module
+from bpetite.errors import ParameterError
 from bpetite.interop import export_hf
 from tests.strategies import MULTILINGUAL, tricky_text
 

@@ -27,7 +27,7 @@ from bpetite.cli import _progress as progress
 from bpetite.cli import main
 from bpetite.cli.commands import _demo as demo
 from bpetite.cli.commands import _train as train
-from bpetite.visualize._render import render_plain, token_pieces
+from bpetite.visualize import render_plain, token_pieces
 from tests import datafiles
 from tests.datafiles import build_tiktoken_cache
 
@@ -367,7 +367,7 @@ def test_train_interrupted_leaves_no_file(
     tmp_path: Path,
     shakespeare_path: Path,
 ) -> None:
-    """Ctrl-C half-way: one line, exit 1, and neither the artifact nor a temp file."""
+    """Ctrl-C half-way: one line, exit 130, and neither the artifact nor a temp file."""
 
     def interrupting(phase: progress.PhaseProgress) -> Any:
         forward = progress.training_progress(phase)
@@ -383,7 +383,7 @@ def test_train_interrupted_leaves_no_file(
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     result = run(capsys, *train_argv(shakespeare_path, 2000, out_dir / "t.json"))
-    assert_fails(result, "interrupted")
+    assert_fails(result, "interrupted", code=130)
     assert "train: 200/1744 merges" in result.err
     assert list(out_dir.iterdir()) == []
 
@@ -1048,7 +1048,7 @@ def test_demo_removes_its_temporary_artifact_when_it_fails(
 
     monkeypatch.setattr(demo, "load_model", fail_after_save)
     result = run(capsys, "demo", "--input", str(corpus_file), "--vocab-size", "300")
-    assert_fails(result)
+    assert_fails(result, code=130 if failure == "KeyboardInterrupt" else 1)
     assert seen and seen[0].parent.parent == tmp_path / "temp"
     assert list((tmp_path / "temp").iterdir()) == []
 

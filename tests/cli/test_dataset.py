@@ -183,7 +183,7 @@ def test_standard_input_is_one_document(model: Path, tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
 def test_ctrl_c_while_workers_encode_writes_nothing(model: Path, tmp_path: Path) -> None:
-    """A real SIGINT to the parent: exit 1, one error line, no file, no temp dir, no worker."""
+    """A real SIGINT to the parent: exit 130, one error line, no file, no temp dir, no worker."""
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for index in range(8):  # about 8 MB: seconds of encoding, interrupted as it starts
@@ -202,7 +202,7 @@ def test_ctrl_c_while_workers_encode_writes_nothing(model: Path, tmp_path: Path)
     process.send_signal(signal.SIGINT)
     stdout, rest = process.communicate(timeout=60)
     err = (first + rest).decode()
-    assert process.returncode == 1, err
+    assert process.returncode == 130, err
     assert stdout == b""
     assert err.splitlines()[-1] == "bpetite: error: interrupted; nothing was written"
     assert "Traceback" not in err

@@ -239,7 +239,7 @@ def test_permission_denied(
 
 @needs_posix
 def test_sigint_during_training_leaves_nothing(tmp_path: Path) -> None:
-    """A real SIGINT mid-training: exit 1, one error line, no artifact, no temp file.
+    """A real SIGINT mid-training: exit 130, one error line, no artifact, no temp file.
 
     Random words give hundreds of thousands of distinct chunks, so training runs for
     seconds after it reports "started"; the signal lands inside the trainer.
@@ -267,7 +267,7 @@ def test_sigint_during_training_leaves_nothing(tmp_path: Path) -> None:
     process.send_signal(signal.SIGINT)
     stdout, rest = process.communicate(timeout=60)
     err = (seen + rest).decode()
-    assert process.returncode == 1, err
+    assert process.returncode == 130, err
     assert stdout == b""
     assert "Traceback" not in err
     assert err.splitlines()[-1] == "bpetite: error: interrupted; nothing was written"

@@ -346,7 +346,7 @@ def test_docs_scaling_runs_as_shown(tmp_path: Path) -> None:
 def test_ctrl_c_while_workers_count_stops_them_and_writes_nothing(
     tmp_path: Path, shakespeare_text: str
 ) -> None:
-    """A real SIGINT to the parent: exit 1, one error line, no file, no worker left."""
+    """A real SIGINT to the parent: exit 130, one error line, no file, no worker left."""
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for index in range(16):  # 18 MB: seconds of counting, interrupted as it starts
@@ -364,7 +364,7 @@ def test_ctrl_c_while_workers_count_stops_them_and_writes_nothing(
     process.send_signal(signal.SIGINT)
     stdout, rest = process.communicate(timeout=60)
     err = (first + rest).decode()
-    assert process.returncode == 1, err
+    assert process.returncode == 130, err
     assert stdout == b""
     assert err.splitlines()[-1] == "bpetite: error: interrupted; nothing was written"
     assert "Traceback" not in err

@@ -22,7 +22,7 @@ from bpetite import Tokenizer, reference
 from bpetite.cli import main
 from bpetite.cli._render import render_ansi
 from bpetite.cli.commands._inspect import stats_tables
-from bpetite.visualize._render import PALETTE, token_pieces
+from bpetite.visualize import PALETTE, token_pieces
 from tests.rendering import expected_label, parse_page, parse_plain
 
 _CORPUS = (
@@ -436,7 +436,7 @@ def test_tables_show_token_text_literally() -> None:
 def test_visualize_and_commands_do_not_import_rich(model: Path, tmp_path: Path) -> None:
     code = (
         "import sys\n"
-        "import bpetite, bpetite.visualize._render\n"
+        "import bpetite, bpetite.visualize\n"
         "import bpetite.cli.commands._show, bpetite.cli.commands._inspect\n"
         "import bpetite.cli._render\n"
         "assert 'rich' not in sys.modules, 'imported rich'\n"

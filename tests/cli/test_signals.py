@@ -1,5 +1,8 @@
 """What a Ctrl-C or a SIGTERM leaves behind, at each moment, and what the message says.
 
+Ctrl-C exits 130 and SIGTERM 143 (128 + the signal's number, as a shell reports a
+process the signal ended), after the same cleanup, with one line on stderr. While the
+command starts (its modules and the model still loading): that line and nothing else.
 Before the first byte of a result: stdout empty, no output file, "nothing was
 written". While the result is written: stdout holds a prefix of it, and the message
 gives its exact length and says it is incomplete. After the last byte: the whole
@@ -21,6 +24,7 @@ import subprocess
 import sys
 import termios
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -28,7 +32,7 @@ from typing import IO, Any
 import pytest
 
 from bpetite import Tokenizer
-from bpetite.cli import EXIT_TERMINATED, main
+from bpetite.cli import EXIT_INTERRUPTED, EXIT_TERMINATED, main
 from bpetite.cli._files import save_model
 from bpetite.cli.commands import _decode, _encode, _train
 from tests.processes import catches_sigterm, clean_env, cpu_seconds, wait_for
@@ -39,12 +43,15 @@ needs_proc = pytest.mark.skipif(
 
 #: (signal, exit code, how the message starts)
 SIGNALS = [
-    pytest.param(signal.SIGINT, 1, "interrupted", id="SIGINT"),
+    pytest.param(signal.SIGINT, EXIT_INTERRUPTED, "interrupted", id="SIGINT"),
     pytest.param(signal.SIGTERM, EXIT_TERMINATED, "terminated by SIGTERM", id="SIGTERM"),
 ]
 #: CPU seconds a command runs after reading its input before the test signals it: far
 #: into encoding or decoding the input below, which takes over a second.
 WORKING_SECONDS = 0.3
+#: Seconds after a command's handlers exist at which a start is interrupted: while the
+#: CLI's modules, the parser and the command's module load, and while the model loads.
+STARTING_MOMENTS = (0, 0.005, 0.02, 0.05, 0.1, 0.2)
 
 
 # --------------------------------------------------------------------------- data
@@ -141,6 +148,69 @@ def feed(process: subprocess.Popen[bytes], data: bytes) -> None:
     wait_for(drained, "the command reads its input", process=process)
     stdin.close()
     process.stdin = None  # closed: communicate() must not flush it
+
+
+# --------------------------------------------------------------------------- while starting
+
+
+@needs_proc
+@pytest.mark.parametrize("moment", STARTING_MOMENTS)
+@pytest.mark.parametrize(("signum", "code", "how"), SIGNALS)
+def test_a_signal_while_the_command_starts_prints_one_line(
+    big: dict[str, Path],
+    reaped: list[subprocess.Popen[bytes]],
+    signum: int,
+    code: int,
+    how: str,
+    moment: float,
+) -> None:
+    """From the moment ``bpetite`` handles signals (it does so before importing its
+    parser, its commands or the model), a signal gives one line, the exit code, and an
+    empty stdout: never a traceback from an import cut short.
+
+    The command loads ``o200k_base`` and then encodes 20 MB, seconds of work, so every
+    moment lands before its result. /proc shows when SIGTERM gets its handler; the
+    interpreter's own start and ``import bpetite`` come before it.
+    """
+    command = [sys.executable, "-m", "bpetite", "encode", "--model", "o200k_base"]
+    command += ["--input", str(big["text"])]
+    process = start(reaped, command, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    wait_for(lambda: catches_sigterm(process.pid), "the handlers", process=process)
+    time.sleep(moment)
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=60)
+    assert (process.returncode, stdout) == (code, b""), stderr
+    assert stderr.decode() == f"bpetite: error: {how}; nothing was written\n"
+
+
+def test_the_handlers_exist_before_the_cli_loads_its_commands() -> None:
+    """The moments above start when SIGTERM gets its handler; this is what makes them
+    the start: the entry imports the standard library and its signal module only, and
+    handles both signals before it imports the parser, the commands or the model."""
+    code = (
+        "import signal, sys\n"
+        "class Spy:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'bpetite.cli._main':\n"
+        "            handled = signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None)\n"
+        "            sys.stderr.write(f'handled: {handled}\\n')\n"
+        "        return None\n"
+        "import bpetite\n"
+        "before = set(sys.modules)\n"
+        "import bpetite.cli\n"
+        "sys.stderr.write(' '.join(sorted(set(sys.modules) - before)) + '\\n')\n"
+        "sys.meta_path.insert(0, Spy())\n"
+        "sys.argv = ['bpetite', 'encode', '--model', 'gpt2', '--text', 'hello']\n"
+        "bpetite.cli.run()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert (result.returncode, result.stdout) == (0, "[31373]\n"), result.stderr
+    loaded, handled = result.stderr.splitlines()
+    ours = {name for name in loaded.split() if name.startswith("bpetite")}
+    assert ours <= {"bpetite.cli", "bpetite.cli._errors", "bpetite.cli._signals"}
+    assert handled == "handled: True"
 
 
 # --------------------------------------------------------------------------- before the first byte
@@ -408,7 +478,7 @@ def test_a_signal_between_two_outputs_names_the_one_written(
         ["train", "--input", str(shakespeare_path), "--vocab-size", "300", "--vocab-size",
          "260", "--output", pattern]
     )  # fmt: skip
-    assert code == 1
+    assert code == EXIT_INTERRUPTED
     written = [path.name for path in tmp_path.iterdir()]
     assert len(written) == 1
     (name,) = written

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from bpetite import ArtifactError, DisallowedSpecialError, WorkerError
-from bpetite.cli import _COMMANDS, build_parser, main
+from bpetite import ArtifactError
+from bpetite.cli import build_parser, main
+from bpetite.cli._main import COMMANDS as _COMMANDS
+from bpetite.errors import DisallowedSpecialError, WorkerError
 from tests.conftest import REPO_ROOT
 
 CLI_DIR = REPO_ROOT / "src" / "bpetite" / "cli"
@@ -101,19 +103,21 @@ def test_an_unexpected_exception_is_not_dressed_up(
 
 
 @pytest.mark.parametrize(
-    ("error", "line"),
+    ("error", "line", "code"),
     [
-        (ArtifactError("the artifact is bad"), "bpetite: error: the artifact is bad"),
-        (DisallowedSpecialError("special found"), "bpetite: error: special found"),
-        (WorkerError("a worker died"), "bpetite: error: a worker died"),
+        (ArtifactError("the artifact is bad"), "bpetite: error: the artifact is bad", 1),
+        (DisallowedSpecialError("special found"), "bpetite: error: special found", 1),
+        (WorkerError("a worker died"), "bpetite: error: a worker died", 1),
         (
             FileNotFoundError(2, "No such file or directory", "corpus.txt"),
             "bpetite: error: corpus.txt: No such file or directory",
+            1,
         ),
-        (KeyboardInterrupt(), "bpetite: error: interrupted; nothing was written"),
+        (KeyboardInterrupt(), "bpetite: error: interrupted; nothing was written", 130),
         (
             UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"),
             "bpetite: error: an input is not valid UTF-8",
+            1,
         ),
     ],
 )
@@ -122,8 +126,9 @@ def test_expected_failures_are_one_line(
     capsys: pytest.CaptureFixture[str],
     error: BaseException,
     line: str,
+    code: int,
 ) -> None:
-    assert run_with_failing_handler(monkeypatch, error) == 1
+    assert run_with_failing_handler(monkeypatch, error) == code
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith(line)

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from bpetite import PRESETS, ArtifactError, MissingKeyError, Tokenizer, reference
+from bpetite import PRESETS, ArtifactError, Tokenizer, reference
 from bpetite.core._artifact import dumps_artifact, parse_artifact
 from bpetite.core._constants import MAX_TOKEN_ID
 from bpetite.core._patterns import MAX_CUSTOM_PATTERN_CHARS
+from bpetite.errors import MissingKeyError
 from tests.conftest import REPO_ROOT
 from tests.docs_runner import doc_blocks, run_doctest
 

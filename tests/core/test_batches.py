@@ -15,14 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import (
-    DisallowedSpecialError,
-    ParameterError,
-    Tokenizer,
-    count_chunks,
-    reference,
-    train_files,
-)
+from bpetite import Tokenizer, count_chunks, reference, train_files
+from bpetite.errors import DisallowedSpecialError, ParameterError
 from tests.strategies import texts, tricky_text
 
 SPECIAL = "<|endoftext|>"

@@ -4,18 +4,23 @@ The oracle is tiktoken itself, built offline: tiktoken's own constructors in
 ``tiktoken_ext.openai_public`` (its patterns, special tokens and ``explicit_n_vocab``,
 not bpetite's table), reading the files from this repository instead of the network,
 with tiktoken's own hash checks. ``gpt2`` is read by tiktoken from GPT-2's
-``encoder.json`` and ``vocab.bpe``, a source independent of the rank file bpetite uses.
+``encoder.json`` and ``vocab.bpe``, a source independent of the rank file bpetite's
+model was recovered from. The package ships merges, not rank files: each built-in is
+checked against its rank file as tiktoken reads it (every token's bytes and id), and
+the rank file written back from it must be the committed one, byte for byte.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import os
 import pickle
 import subprocess
 import sys
 import unicodedata
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,14 +28,23 @@ import regex
 import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiktoken.load import load_tiktoken_bpe
 
 import bpetite
-from bpetite import ArtifactError, ParameterError, Tokenizer, get_encoding, list_encoding_names
+from bpetite import ArtifactError, Tokenizer, get_encoding, list_encoding_names
 from bpetite.core import _builtin
+from bpetite.errors import ParameterError
 from tests import datafiles
 from tests.strategies import MULTILINGUAL, texts, tricky_text
 
 NAMES = ("gpt2", "r50k_base", "cl100k_base", "o200k_base")
+#: The committed rank file (by its test name) each built-in's model was recovered from.
+RANK_FILES = {
+    "gpt2": "gpt2.tiktoken",
+    "r50k_base": "gpt2.tiktoken",
+    "cl100k_base": "cl100k_base.tiktoken",
+    "o200k_base": "o200k_base.tiktoken",
+}
 EXAMPLES = int(os.environ.get("BPETITE_OPENAI_EXAMPLES", "200"))
 
 
@@ -134,27 +148,81 @@ def test_an_unknown_name_is_refused(name: Any, error: type[Exception], message: 
     assert message in str(raised.value)
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_the_model_holds_its_rank_files_tokens_and_ids(name: str, tmp_path: Path) -> None:
+    """Every mergeable token's bytes and id as tiktoken's own loader reads the rank file,
+    nothing more, and tiktoken's special tokens."""
+    path = datafiles.unpack([RANK_FILES[name]], tmp_path) / RANK_FILES[name]
+    sha256 = _builtin.BUILTIN_VOCABULARIES[name].rank_file_sha256
+    ranks = load_tiktoken_bpe(str(path), expected_hash=sha256)
+    tokenizer = get_encoding(name)
+    assert tokenizer.mergeable_vocab_size == len(ranks)
+    assert {tokenizer.vocab[i]: i for i in range(tokenizer.mergeable_vocab_size)} == ranks
+    constructor = datafiles.tiktoken_constructor(name)
+    assert dict(tokenizer.special_tokens) == constructor["special_tokens"]
+    if "explicit_n_vocab" in constructor:  # gpt2's and r50k_base's
+        assert tokenizer.n_vocab == constructor["explicit_n_vocab"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_rank_file_written_back_is_the_committed_one(name: str) -> None:
+    """The strongest check of the shipped model: its tokens, written as a rank file, are
+    byte for byte the file OpenAI publishes (and so have tiktoken's sha256 for it)."""
+    written = _builtin.rank_file(name)
+    assert written == datafiles.read_bytes(RANK_FILES[name])
+    vocabulary = _builtin.BUILTIN_VOCABULARIES[name]
+    assert hashlib.sha256(written).hexdigest() == vocabulary.rank_file_sha256
+
+
+def test_a_model_file_reads_back_as_written() -> None:
+    """The format's round trip, with ids at every plane's edges."""
+    byte_order = bytes(reversed(range(256)))
+    merges = [(0, 255), (256, 1), (257, 257), *((i, i + 1) for i in range(258, 70_000))]
+    merges.append((0xFFFF, 0x10000))
+    data = _builtin.write_model_file(byte_order, merges)
+    assert data.startswith(_builtin.MODEL_FILE_HEADER)
+    order, lefts, rights = _builtin.parse_model_file(data)
+    assert order == byte_order
+    assert list(zip(lefts, rights, strict=True)) == merges
+    with pytest.raises(ValueError, match="not a bpetite model file"):
+        _builtin.parse_model_file(data[:-1])
+    with pytest.raises(ValueError, match="does not fit in 3 bytes"):
+        _builtin.write_model_file(byte_order, [(0, 1 << 24)])
+
+
+def test_the_script_writes_the_shipped_files() -> None:
+    """scripts/write_builtin_vocabularies.py --check: each shipped model is what the
+    script recovers from its rank file now, and the table holds its sha256."""
+    script = Path(__file__).resolve().parents[2] / "scripts" / "write_builtin_vocabularies.py"
+    result = subprocess.run(
+        [sys.executable, str(script), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "DIFFERS" not in result.stdout
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
-        (lambda data: data[:-1000], "is damaged (Compressed file ended"),
-        (lambda data: b"not gzip" + data, "is damaged (Not a gzipped file"),
-        (
-            lambda data: _regzip(lambda plain: plain.replace(b"IQ== 0", b"Ig== 0", 1))(data),
-            "its sha256 is ",
-        ),
+        (lambda data: data[:-1000], "is damaged (Error -5"),
+        (lambda data: b"not gzip" + data, "is damaged (Error -3"),
+        (lambda data: _regzip(lambda plain: plain[:-1] + bytes([plain[-1] ^ 1]))(data), "sha256"),
     ],
 )
 def test_a_damaged_file_is_refused(
     monkeypatch: pytest.MonkeyPatch, damage: Callable[[bytes], bytes], message: str
 ) -> None:
-    genuine = _builtin.read_packaged("r50k_base.tiktoken.gz")
+    genuine = _builtin.read_packaged("r50k_base.merges.gz")
     monkeypatch.setattr(_builtin, "read_packaged", lambda file: damage(genuine))
     vocabulary = _builtin.BUILTIN_VOCABULARIES["gpt2"]
     with pytest.raises(ArtifactError) as raised:
-        _builtin._model.__wrapped__(vocabulary.file, vocabulary.sha256)
+        _builtin._model.__wrapped__(vocabulary.file, vocabulary.file_sha256)
     assert message in str(raised.value)
-    assert "bpetite/_data/r50k_base.tiktoken.gz" in str(raised.value)
+    assert "bpetite/_data/r50k_base.merges.gz" in str(raised.value)
     assert "reinstall bpetite" in str(raised.value)
 
 

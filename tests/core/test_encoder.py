@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from bpetite import Tokenizer, reference
 from bpetite.core import _encoder as encoder_module
 from bpetite.core._encoder import CHUNK_CACHE_SIZE, EAGER_PROOF_MERGES, LONG_CHUNK_BYTES, Encoder
-from bpetite.core._pretokenizer import PRETOKENIZER
+from bpetite.core._patterns import resolve_pattern
 from tests.strategies import merge_lists, texts, tricky_text
 
 
@@ -22,7 +22,7 @@ def encoder_for(merges: Sequence[tuple[int, int]], *, lazy: bool = False) -> Enc
     return Encoder(
         merges,
         [vocab[i] for i in range(len(vocab))],
-        PRETOKENIZER.findall,
+        resolve_pattern("gpt2").compiled.findall,
         prove_up_to=-1 if lazy else EAGER_PROOF_MERGES,
     )
 
@@ -115,7 +115,7 @@ def test_tinyshakespeare_sampled_chunks_match_rank_pass(
 ) -> None:
     """Every chunk would take minutes with one pass per rank at 32000, so sample them."""
     tokenizer = shakespeare_tokenizers[vocab_size]
-    distinct = sorted(set(PRETOKENIZER.findall(shakespeare_text)))
+    distinct = sorted(set(resolve_pattern("gpt2").compiled.findall(shakespeare_text)))
     sample = random.Random(vocab_size).sample(distinct, 150 if vocab_size > 512 else 600)
     for chunk in sample:
         data = chunk.encode("utf-8")

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 
 import bpetite
-from bpetite import ArtifactError, BpetiteError, CountsFileError, InteropError, Tokenizer
+from bpetite import ArtifactError, BpetiteError, Tokenizer
 from bpetite._internal import loads_json, parse_json_ids
 from bpetite.core._artifact import MAX_ARTIFACT_BYTES, parse_artifact
 from bpetite.core._json import MAX_JSON_DEPTH, read_limited
 from bpetite.corpus._counts_file import parse_counts
+from bpetite.errors import CountsFileError, InteropError, ParameterError
 from bpetite.interop import import_vocabulary
 
 # --------------------------------------------------------------------------- the reader
@@ -131,8 +132,8 @@ def test_id_lists() -> None:
 )
 def test_bad_id_lists(text: str, fragment: str) -> None:
     with pytest.raises(ValueError, match=r"^ids: ") as excinfo:
-        parse_json_ids(text, source="ids", error=bpetite.ParameterError)
-    assert type(excinfo.value) is bpetite.ParameterError
+        parse_json_ids(text, source="ids", error=ParameterError)
+    assert type(excinfo.value) is ParameterError
     assert fragment in str(excinfo.value)
 
 
@@ -160,7 +161,7 @@ def test_every_reader_refuses_hostile_json_with_its_own_error(
 
 
 def test_the_interop_error_is_bpetites() -> None:
-    assert bpetite.interop.InteropError is bpetite.InteropError
+    assert bpetite.interop.InteropError is InteropError
     assert issubclass(bpetite.interop.InteropError, BpetiteError)
 
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetite import ParameterError, StreamDecoder, Tokenizer, UnknownTokenError
+from bpetite import StreamDecoder, Tokenizer
+from bpetite.errors import ParameterError, UnknownTokenError
 from tests.strategies import ROUNDTRIP_CASES
 
 EXAMPLES = int(os.environ.get("BPETITE_STREAM_EXAMPLES", "300"))

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetite import DisallowedSpecialError, Tokenizer, reference
+from bpetite import Tokenizer, reference
+from bpetite.errors import DisallowedSpecialError
 from tests.strategies import MULTILINGUAL, ROUNDTRIP_CASES, texts
 
 EXAMPLES = int(os.environ.get("BPETITE_OFFSET_EXAMPLES", "300"))

@@ -15,14 +15,8 @@ import tiktoken_ext.openai_public as openai_public
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import (
-    PRESETS,
-    DisallowedSpecialError,
-    ParameterError,
-    PatternError,
-    Tokenizer,
-    reference,
-)
+from bpetite import PRESETS, Tokenizer, reference
+from bpetite.errors import DisallowedSpecialError, ParameterError, PatternError
 from tests.strategies import texts, tricky_text
 
 CORPUS = (

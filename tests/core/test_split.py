@@ -6,11 +6,17 @@ from hypothesis import given
 
 from bpetite import reference
 from bpetite.core._constants import PRETOKENIZER_PATTERN
-from bpetite.core._pretokenizer import count_chunks, pretokenize, require_utf8
+from bpetite.core._patterns import resolve_pattern
+from bpetite.core._pretokenizer import count_chunks, require_utf8
 from tests.strategies import texts
 
 #: The specification's pattern, copied from its text: the code's constant must equal it.
 SPEC_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+
+def pretokenize(text: str) -> list[bytes]:
+    """The UTF-8 chunks of `text` by the default split, as every stage receives it."""
+    return [chunk.encode("utf-8") for chunk in resolve_pattern("gpt2").split(text)]
 
 
 def test_pattern_is_the_spec_pattern_character_for_character() -> None:

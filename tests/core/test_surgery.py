@@ -21,8 +21,9 @@ import tiktoken
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import ParameterError, Progress, Tokenizer, count_chunks, get_encoding
+from bpetite import Progress, Tokenizer, count_chunks, get_encoding
 from bpetite import reference as ref
+from bpetite.errors import ParameterError
 from tests.strategies import tricky_text
 
 #: Every string of up to five characters over a three-letter alphabet: 364 corpora.

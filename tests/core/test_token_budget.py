@@ -20,14 +20,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetite import (
-    DisallowedSpecialError,
-    ParameterError,
-    PatternError,
-    Tokenizer,
-    get_encoding,
-)
+from bpetite import Tokenizer, get_encoding
 from bpetite.core import _token_budget
+from bpetite.errors import DisallowedSpecialError, ParameterError, PatternError
 from tests.strategies import MULTILINGUAL, ROUNDTRIP_CASES, texts
 
 EXAMPLES = int(os.environ.get("BPETITE_BUDGET_EXAMPLES", "200"))

@@ -14,17 +14,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bpetite
-from bpetite import (
-    ArtifactError,
-    BpetiteError,
+from bpetite import ArtifactError, BpetiteError, Tokenizer, count_chunks, errors, reference
+from bpetite.errors import (
     MissingKeyError,
     NotATokenError,
     OutputExistsError,
     ParameterError,
-    Tokenizer,
     UnknownTokenError,
-    count_chunks,
-    reference,
 )
 from tests.strategies import texts, tricky_text
 
@@ -178,11 +174,14 @@ def test_errors_are_one_family_that_keeps_the_builtins() -> None:
     assert issubclass(ParameterError, ValueError)
     # A bare KeyError prints its message in quotes; the family prints it as written.
     assert str(UnknownTokenError("unknown token id 7")) == "unknown token id 7"
+    for name in errors.__all__:
+        value = getattr(errors, name)
+        assert issubclass(value, BpetiteError), name
+        assert value.__module__ == "bpetite.errors", name  # tracebacks name the public home
     for name in bpetite.__all__:
         value = getattr(bpetite, name)
         if isinstance(value, type) and issubclass(value, BaseException):
-            assert issubclass(value, BpetiteError), name
-            assert value.__module__ == "bpetite", name
+            assert value is getattr(errors, name), name
 
 
 def test_vocab_size_below_the_bytes_is_a_parameter_error() -> None:

@@ -18,14 +18,14 @@ from hypothesis import strategies as st
 from bpetite import Tokenizer, count_chunks, reference
 from bpetite.core._encoder import Encoder
 from bpetite.core._model import LearnedMerges, mergeable_tokens
-from bpetite.core._pretokenizer import PRETOKENIZER
+from bpetite.core._patterns import resolve_pattern
 from tests.datafiles import shakespeare_text
 
 
 def _proven_whole(merges: tuple[tuple[int, int], ...]) -> list[bool]:
     """Every id's wholeness as the encoder's proof settles it, for an unmarked list."""
     vocab = mergeable_tokens(tuple(merges), tuple(range(256)))
-    encoder = Encoder(tuple(merges), vocab, PRETOKENIZER.split)
+    encoder = Encoder(tuple(merges), vocab, resolve_pattern("gpt2").split)
     return [encoder.is_whole(token) for token in range(len(vocab))]
 
 

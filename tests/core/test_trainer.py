@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import ParameterError, Progress, Tokenizer, reference
+from bpetite import Progress, Tokenizer, reference
 from bpetite.core import _trainer
 from bpetite.core._pretokenizer import count_chunks
 from bpetite.core._trainer import PROGRESS_EVERY, Pair, train_merges
+from bpetite.errors import ParameterError
 from tests.strategies import texts, tricky_text
 
 
@@ -145,7 +146,7 @@ def test_tinyshakespeare_32000_early_stops_at_21528(shakespeare_text: str) -> No
     assert 256 + len(tokenizer.merges) == 21528
 
 
-# --------------------------------------------------------------------------- long chunks
+# --------------------------------------------------------------------------- huge and long words
 
 
 class _MeteredStr(str):
@@ -184,13 +185,13 @@ def scanned(chunk: bytes, vocab_size: int) -> int:
 
 
 @pytest.mark.parametrize("unit", [b"a", b"ab", b"abc", b"abcdefghij"])
-def test_one_long_chunk_is_not_rescanned_per_merge(unit: bytes) -> None:
+def test_one_huge_word_is_not_rescanned_per_merge(unit: bytes) -> None:
     """A chunk of 40k bytes is scanned a bounded number of times over, never per occurrence.
 
     The string layout kept a chunk once per created occurrence in its occurrence lists and
     rescanned the whole chunk for each entry: about 10^9 characters here (quadratic). A
-    long word is rescanned until that has cost ``RESCANS`` times its length (a visit scans
-    it about three times), then laid out as positions: with ``RESCANS`` at 2, the bound
+    huge word is rescanned until that has cost ``RESCANS`` times its length (a visit scans
+    it about three times), then laid out as a long word: with ``RESCANS`` at 2, the bound
     allows 16 full scans of the chunk, its first count included.
     """
     chunk = unit * (40_000 // len(unit))
@@ -205,7 +206,7 @@ def test_many_medium_chunks_are_scanned_linearly() -> None:
     metered: dict[bytes, int] = {_MeteredBytes(chunk): count for chunk, count in corpus.items()}
     assert train_merges(metered, 2000) == train_merges(corpus, 2000)
     assert _MeteredStr.meter[0] > 0  # the meter sees the trainer's scans at all
-    assert _MeteredStr.meter[0] <= 3 * _trainer.LONG_CHUNK * sum(map(len, corpus))
+    assert _MeteredStr.meter[0] <= 3 * _trainer.HUGE_CHUNK_BYTES * sum(map(len, corpus))
 
 
 def visits(chunk_counts: dict[bytes, int], vocab_size: int) -> tuple[list[Pair], int]:
@@ -224,7 +225,7 @@ def visits(chunk_counts: dict[bytes, int], vocab_size: int) -> tuple[list[Pair],
 
 
 @pytest.mark.parametrize("unit", [b"a", b"ab", b"abc", b"aab", b"abcdefghij"])
-def test_index_entries_visited_are_linear_in_one_long_chunk(unit: bytes) -> None:
+def test_index_entries_visited_are_linear_in_one_huge_chunk(unit: bytes) -> None:
     """Each index entry is visited at most once: the initial pairs (fewer than the bytes)
     plus at most two per merged occurrence (fewer than the bytes again)."""
     chunk = unit * (40_000 // len(unit))
@@ -233,22 +234,22 @@ def test_index_entries_visited_are_linear_in_one_long_chunk(unit: bytes) -> None
     assert visited < 3 * len(chunk)
 
 
-long_units = st.lists(st.sampled_from(b"abc"), min_size=1, max_size=4).map(bytes)
+run_units = st.lists(st.sampled_from(b"abc"), min_size=1, max_size=4).map(bytes)
 
 
 @given(
-    st.lists(st.tuples(long_units, st.integers(1, 40), st.integers(1, 3)), min_size=1, max_size=4),
+    st.lists(st.tuples(run_units, st.integers(1, 40), st.integers(1, 3)), min_size=1, max_size=4),
     st.integers(256, 300),
     st.sampled_from([0, 8, 10**9]),
 )
-def test_long_chunks_match_naive_in_either_layout(
-    parts: list[tuple[bytes, int, int]], vocab_size: int, long_chunk: int
+def test_runs_match_naive_in_every_layout(
+    parts: list[tuple[bytes, int, int]], vocab_size: int, huge_chunk_bytes: int
 ) -> None:
-    """Runs and repeated patterns, laid out as positions (0), strings (10**9), or mixed."""
+    """Runs and repeated patterns, as huge words (0), short words (10**9), or mixed (8)."""
     chunks: dict[bytes, int] = {}
     for unit, repeats, count in parts:
         chunks[unit * repeats] = chunks.get(unit * repeats, 0) + count
-    with patch.object(_trainer, "LONG_CHUNK", long_chunk):
+    with patch.object(_trainer, "HUGE_CHUNK_BYTES", huge_chunk_bytes):
         fast = train_merges(chunks, vocab_size)
     assert fast == reference.train_counts(chunks, vocab_size)
 
@@ -261,22 +262,22 @@ def test_long_chunks_match_naive_in_either_layout(
     ),
     st.integers(256, 300),
 )
-def test_position_layout_matches_naive_on_weighted_chunks(
+def test_huge_layout_matches_naive_on_weighted_chunks(
     chunks: dict[bytes, int], vocab_size: int
 ) -> None:
-    with patch.object(_trainer, "LONG_CHUNK", 1):
+    with patch.object(_trainer, "HUGE_CHUNK_BYTES", 1):
         fast = train_merges(chunks, vocab_size)
     assert fast == reference.train_counts(chunks, vocab_size)
 
 
 def test_every_word_of_a_small_alphabet_agrees_exhaustively() -> None:
-    """Every chunk of up to 7 letters over {a, b}, alone, in both layouts, to completion."""
+    """Every chunk of up to 7 letters over {a, b}, alone, short and huge, to completion."""
     for length in range(2, 8):
         for letters in product(b"ab", repeat=length):
             chunk = bytes(letters)
             expected = reference.train_counts({chunk: 1}, 300)
-            for long_chunk in (1, 10**9):
-                with patch.object(_trainer, "LONG_CHUNK", long_chunk):
+            for huge_chunk_bytes in (1, 10**9):
+                with patch.object(_trainer, "HUGE_CHUNK_BYTES", huge_chunk_bytes):
                     assert train_merges({chunk: 1}, 300) == expected, chunk
 
 
@@ -318,9 +319,9 @@ def test_options_match_the_naive_trainer(
     vocab_size: int,
     max_token_bytes: int | None,
     min_frequency: int | None,
-    long_chunk: int,
+    huge_chunk_bytes: int,
 ) -> None:
-    with patch.object(_trainer, "LONG_CHUNK", long_chunk):
+    with patch.object(_trainer, "HUGE_CHUNK_BYTES", huge_chunk_bytes):
         fast = train_merges(
             chunks, vocab_size, max_token_bytes=max_token_bytes, min_frequency=min_frequency
         )

@@ -13,7 +13,7 @@ import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import InvalidUtf8Error, Progress, reference
+from bpetite import Progress, reference
 from bpetite.corpus import _counting as counting
 from bpetite.corpus._counting import (
     Piece,
@@ -22,6 +22,7 @@ from bpetite.corpus._counting import (
     expand_inputs,
     plan_pieces,
 )
+from bpetite.errors import InvalidUtf8Error
 
 
 def _chunks(text: str) -> list[bytes]:

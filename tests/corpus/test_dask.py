@@ -20,16 +20,10 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from bpetite import (  # noqa: E402 - after the skip, which must come first
-    InvalidUtf8Error,
-    Progress,
-    Tokenizer,
-    count_chunks,
-    train_files,
-    write_dataset,
-)
+from bpetite import Progress, Tokenizer, count_chunks, train_files, write_dataset
 from bpetite._internal import dask_count_files  # noqa: E402
 from bpetite.corpus._counting import count_files  # noqa: E402
+from bpetite.errors import InvalidUtf8Error
 
 TEXT = "The cat sat on the mat. It'll be fine, 中文 😀\r\n  spaces \nend of line\n"
 

@@ -25,16 +25,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetite import (
-    InvalidUtf8Error,
-    OutputExistsError,
-    ParameterError,
-    Progress,
-    Tokenizer,
-    WorkerError,
-    write_dataset,
-)
+from bpetite import Progress, Tokenizer, write_dataset
 from bpetite.corpus._streaming import encode_pieces
+from bpetite.errors import InvalidUtf8Error, OutputExistsError, ParameterError, WorkerError
 from bpetite.interop import import_vocabulary
 from tests.strategies import texts
 

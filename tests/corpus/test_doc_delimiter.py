@@ -24,19 +24,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetite import (
-    PRESETS,
-    InvalidUtf8Error,
-    ParameterError,
-    Progress,
-    Tokenizer,
-    reference,
-    train_files,
-    write_dataset,
-)
+from bpetite import PRESETS, Progress, Tokenizer, reference, train_files, write_dataset
 from bpetite.corpus import _delimited, count_files
 from bpetite.corpus._counting import plan_inputs
 from bpetite.corpus._delimited import find_cut, measure_documents, split_documents
+from bpetite.errors import InvalidUtf8Error, ParameterError
 from tests.strategies import texts
 
 EOT = "<|endoftext|>"

@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from bpetite import ParameterError, Tokenizer, count_chunks, train_files  # noqa: E402
+from bpetite import Tokenizer, count_chunks, train_files
 from bpetite.corpus import count_files  # noqa: E402
+from bpetite.errors import ParameterError
 from tests.nanochat import nanochat_text_iterator  # noqa: E402
 from tests.strategies import texts  # noqa: E402
 

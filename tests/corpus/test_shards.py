@@ -19,8 +19,9 @@ np = pytest.importorskip("numpy")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from bpetite import OutputExistsError, ParameterError, Tokenizer, write_dataset  # noqa: E402
+from bpetite import Tokenizer, write_dataset
 from bpetite.corpus import _dataset  # noqa: E402
+from bpetite.errors import OutputExistsError, ParameterError
 
 BOS = "<|bos|>"
 EOT = "<|endoftext|>"

@@ -16,7 +16,7 @@ import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import PRESETS, DisallowedSpecialError, InvalidUtf8Error, PatternError, Tokenizer
+from bpetite import PRESETS, Tokenizer
 from bpetite.core._patterns import SplitPattern, custom_pattern
 from bpetite.corpus import _streaming as streaming
 from bpetite.corpus._streaming import (
@@ -29,6 +29,7 @@ from bpetite.corpus._streaming import (
     read_blocks,
     stream_file_text,
 )
+from bpetite.errors import DisallowedSpecialError, InvalidUtf8Error, PatternError
 from tests.strategies import any_text
 
 #: Every preset's pattern compiled straight from its source: the whole-text reference.

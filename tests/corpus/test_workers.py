@@ -26,11 +26,12 @@ from types import FrameType
 
 import pytest
 
-from bpetite import Progress, WorkerError, reference, train_files
-from bpetite.cli import EXIT_TERMINATED, main
+from bpetite import Progress, reference, train_files
+from bpetite.cli import EXIT_INTERRUPTED, EXIT_TERMINATED, main
 from bpetite.corpus import _counting as counting
 from bpetite.corpus import _workers as pool
 from bpetite.corpus._counting import Piece, count_files
+from bpetite.errors import WorkerError
 
 
 def _chunks(text: str) -> list[bytes]:
@@ -447,7 +448,7 @@ def test_cli_a_killed_worker_is_one_line_and_exit_1(
     ("signum", "code", "message"),
     [
         (signal.SIGTERM, EXIT_TERMINATED, "terminated by SIGTERM; nothing was written"),
-        (signal.SIGINT, 1, "interrupted; nothing was written"),
+        (signal.SIGINT, EXIT_INTERRUPTED, "interrupted; nothing was written"),
     ],
     ids=["SIGTERM", "SIGINT"],
 )

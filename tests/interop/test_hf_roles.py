@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from bpetite import InteropError, ParameterError, Tokenizer, get_encoding
+from bpetite import Tokenizer, get_encoding
 from bpetite.cli import main
+from bpetite.errors import InteropError, ParameterError
 from bpetite.interop import HF_FILES, export_hf, export_hf_pretrained, write_hf_pretrained
 from tests import datafiles
 from tests.strategies import MULTILINGUAL

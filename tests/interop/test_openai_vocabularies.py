@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiktoken.load import load_tiktoken_bpe
 
-from bpetite import DisallowedSpecialError, Tokenizer, UnknownTokenError
+from bpetite import Tokenizer, get_encoding
+from bpetite.errors import DisallowedSpecialError, UnknownTokenError
 from bpetite.interop import import_vocabulary
 from tests import datafiles
 from tests.strategies import MULTILINGUAL, texts, tricky_text
@@ -66,6 +67,17 @@ def _tiktoken_encoding(name: str, path: Path) -> Any:
         )
         constructor = getattr(openai_public, name)()
     return tiktoken.Encoding(**constructor)
+
+
+def test_the_builtin_of_the_name_is_the_imported_file(pair: tuple[Tokenizer, Any]) -> None:
+    """get_encoding ships the merges this import recovers from the rank file, not the file:
+    the two must be one model."""
+    imported, encoding = pair
+    builtin = get_encoding(encoding.name)
+    assert builtin.merges == imported.merges
+    assert builtin.byte_order == imported.byte_order
+    assert dict(builtin.special_tokens) == dict(imported.special_tokens)
+    assert builtin.pattern == imported.pattern
 
 
 def test_every_token_has_tiktokens_bytes(pair: tuple[Tokenizer, Any]) -> None:

@@ -22,7 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiktoken.load import load_tiktoken_bpe
 
-from bpetite import DisallowedSpecialError, NotATokenError, Tokenizer
+from bpetite import Tokenizer
+from bpetite.errors import DisallowedSpecialError, NotATokenError
 from bpetite.interop import import_vocabulary
 from tests import datafiles
 from tests.strategies import MULTILINGUAL, texts, tricky_text

@@ -3,7 +3,9 @@
 * No code touches another object's underscore attribute (``obj._x`` where ``obj`` is
   not ``self`` or ``cls``): if a shell needs one, the public API is missing something.
 * Imports point down the tiers (reference, core, corpus, visualize, the faces, interop,
-  the CLI), and no two modules import each other.
+  the CLI), and no two modules import each other. A lower tier reaches a higher one only
+  as :data:`REACHES_UP` lists: by name, when called, never by an import statement. A
+  module looked up by name is named by a literal, or listed in the module's ``_HOMES``.
 * The shells (``bpetite.cli``, ``bpetite.interop``, benchmarks, scripts) import the
   public modules and ``bpetite._internal``, no other private module; nothing outside
   ``tests/`` imports ``tests``.
@@ -63,10 +65,11 @@ def test_no_foreign_underscore_attributes(path: Path) -> None:
 
 
 #: The tiers of src/bpetite, lowest first: a module imports only from its own tier or
-#: a lower one. The reference stands alone; the faces (``bpetite``, ``bpetite.corpus``,
-#: ``bpetite.visualize``, ``bpetite._internal``) gather the tiers below the shells.
+#: a lower one. The reference stands alone; the faces (``bpetite``, ``bpetite.errors``,
+#: ``bpetite.corpus``, ``bpetite.visualize``, ``bpetite._internal``) gather the tiers below
+#: the shells.
 TIERS = ("reference", "core", "corpus", "visualize", "face", "interop", "cli")
-FACES = {"bpetite", "bpetite._internal", "bpetite.corpus", "bpetite.visualize"}
+FACES = {"bpetite", "bpetite._internal", "bpetite.errors", "bpetite.corpus", "bpetite.visualize"}
 #: What a shell (the CLI, interop, benchmarks, scripts) may import from bpetite: the
 #: public modules, the one internal door, and its own package's modules.
 SHELL_MAY_IMPORT = FACES | {"bpetite.reference", "bpetite.interop", "bpetite.cli", "bpetite.chat"}
@@ -86,13 +89,87 @@ def _tier(module: str) -> str:
     return second if second in TIERS else "face"
 
 
-def _bpetite_imports(path: Path) -> Iterator[tuple[int, str]]:
-    """Every bpetite module `path` imports, at module level or inside a function."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+#: The one way a lower tier reaches a higher one, and every place that does it. The
+#: tokenizer's ``explain`` and ``_repr_html_`` return pages and explanations, which live in
+#: ``bpetite.visualize`` above the core: the method looks the tier up by name when called
+#: (``import_module("bpetite.visualize")``), so importing the core never loads it, and the
+#: return type is imported for the type checker only, under ``if TYPE_CHECKING:``. An
+#: import statement that runs is never allowed upward; a new pair here is a decision a
+#: reviewer sees. Each pair is (the module reaching up, the module it reaches).
+#: ``apply_chat_template`` reaches ``bpetite.chat`` (the chat formats, jinja2) the same way.
+REACHES_UP = {
+    ("bpetite.core._tokenizer", "bpetite.visualize"),
+    ("bpetite.core._tokenizer", "bpetite.chat"),
+}
+#: How a module reaches another: an import statement that runs (at module level or in a
+#: function), one for the type checker only, or a module looked up by name when called.
+RUNS, TYPE_ONLY, BY_NAME = "import", "type-only import", "by name"
+_IMPORTERS_BY_NAME = {"import_module", "__import__"}
+#: A face that loads its names on first use (PEP 562) looks each one's module up in a
+#: module-level dict of this name, ``{"name": "bpetite.corpus._streaming", ...}``: its
+#: values are the modules it reaches by name, checked as every other reach is.
+HOMES = "_HOMES"
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _calls_an_importer(call: ast.Call) -> bool:
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in _IMPORTERS_BY_NAME
+
+
+def _named_module(call: ast.Call) -> str | None:
+    """The module ``import_module("bpetite.x")`` names: an f-string's leading text,
+    ``f"bpetite.cli.commands._{name}"`` -> ``bpetite.cli.commands``."""
+    if not call.args:
+        return None
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if isinstance(arg, ast.JoinedStr) and arg.values:
+        first = arg.values[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return first.value.rsplit(".", 1)[0]
+    return None  # named at run time: test_the_only_reaches_up_are_the_listed_ones refuses it
+
+
+def _homes(tree: ast.Module) -> ast.Dict | None:
+    """The module-level ``_HOMES = {...}`` dict literal of `tree`, if it has one."""
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Dict)
+            and any(isinstance(name, ast.Name) and name.id == HOMES for name in node.targets)
+        ):
+            return node.value
+    return None
+
+
+def _reaches(path: Path) -> Iterator[tuple[int, str, str]]:
+    """Every bpetite module `path` reaches, as (line, module, how): RUNS, TYPE_ONLY or BY_NAME."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    homes = _homes(tree)
+    for home in homes.values if homes else ():
+        name = home.value if isinstance(home, ast.Constant) else None
+        if isinstance(name, str) and name.split(".")[0] == "bpetite":
+            yield home.lineno, name, BY_NAME
+
+    def visit(node: ast.AST, how: str) -> Iterator[tuple[int, str, str]]:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                yield from visit(child, TYPE_ONLY)
+            for child in node.orelse:
+                yield from visit(child, how)
+            return
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] == "bpetite":
-                    yield node.lineno, alias.name
+                    yield node.lineno, alias.name, how
         elif (
             isinstance(node, ast.ImportFrom)
             and node.module
@@ -102,7 +179,22 @@ def _bpetite_imports(path: Path) -> Iterator[tuple[int, str]]:
                 # `from bpetite.core import _encoder` imports a module
                 place = ROOT / "src" / Path(*node.module.split("."), alias.name)
                 is_module = place.with_suffix(".py").exists() or place.is_dir()
-                yield node.lineno, f"{node.module}.{alias.name}" if is_module else node.module
+                target = f"{node.module}.{alias.name}" if is_module else node.module
+                yield node.lineno, target, how
+        elif isinstance(node, ast.Call):
+            named = _named_module(node) if _calls_an_importer(node) else None
+            if named is not None and named.split(".")[0] == "bpetite":
+                yield node.lineno, named, BY_NAME
+        for part in ast.iter_child_nodes(node):
+            yield from visit(part, how)
+
+    yield from visit(tree, RUNS)
+
+
+def _bpetite_imports(path: Path) -> Iterator[tuple[int, str]]:
+    """Every bpetite module `path` imports or looks up by name, wherever it does."""
+    for line, target, _ in _reaches(path):
+        yield line, target
 
 
 SOURCES = sorted((ROOT / "src" / "bpetite").rglob("*.py"))
@@ -112,17 +204,52 @@ SOURCES = sorted((ROOT / "src" / "bpetite").rglob("*.py"))
 def test_imports_point_down_the_tiers(path: Path) -> None:
     module = _module_name(path)
     own = TIERS.index(_tier(module))
-    imports = list(_bpetite_imports(path))
+    reaches = list(_reaches(path))
     if TIERS[own] == "reference":  # the oracle shares the spec's constants, no code
-        found = [f"{path.name}:{line}: {target}" for line, target in imports]
-        found = [line for line in found if not line.endswith(": bpetite.core._constants")]
+        found = [f"{path.name}:{line}: {target} ({how})" for line, target, how in reaches]
+        found = [line for line in found if ": bpetite.core._constants (" not in line]
     else:
         found = [
-            f"{path.name}:{line}: {module} ({TIERS[own]}) imports {target} ({_tier(target)})"
-            for line, target in imports
+            f"{path.name}:{line}: {module} ({TIERS[own]}) reaches {target} "
+            f"({_tier(target)}) with {how}"
+            for line, target, how in reaches
             if TIERS.index(_tier(target)) > own
+            and not (how != RUNS and (module, target) in REACHES_UP)
         ]
     assert not found, "imports from a higher tier:\n" + "\n".join(found)
+
+
+def test_the_only_reaches_up_are_the_listed_ones() -> None:
+    """Every pair in :data:`REACHES_UP` is used, by name, and nothing else reaches up."""
+    found: dict[tuple[str, str], set[str]] = {}
+    for path in SOURCES:
+        module = _module_name(path)
+        own = TIERS.index(_tier(module))
+        for _, target, how in _reaches(path):
+            if own and TIERS.index(_tier(target)) > own:
+                found.setdefault((module, target), set()).add(how)
+    assert set(found) == REACHES_UP
+    for pair, ways in found.items():
+        assert BY_NAME in ways and RUNS not in ways, (pair, ways)
+    unchecked = []
+    for path in SOURCES:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        homes = _homes(tree)
+        if homes is not None:  # its lookups read the dict, whose values are checked above
+            unchecked += [
+                f"{path.name}:{value.lineno}: {ast.unparse(value)}"
+                for value in homes.values
+                if not (isinstance(value, ast.Constant) and isinstance(value.value, str))
+            ]
+            continue
+        unchecked += [
+            f"{path.name}:{node.lineno}: {ast.unparse(node)}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and _calls_an_importer(node)
+            and _named_module(node) is None
+        ]
+    assert not unchecked, "modules looked up by a name made at run time:\n" + "\n".join(unchecked)
 
 
 def test_no_import_circles() -> None:

@@ -1,10 +1,10 @@
 """The committed data is what its READMEs say it is, byte for byte.
 
-Two folders hold it: ``tests/data/`` (read by the tests only) and the package's
-``src/bpetite/_data/`` (read at run time: the demo's corpus and the rank files behind
-``get_encoding``, which the tests read too, so there is one copy of each). Each file's
-sha256 is computed from the gzip file here and compared with its README's table, and
-the tables' hashes with the ones published independently: the download script's for
+Two folders hold it: ``tests/data/`` (read by the tests only: TinyShakespeare, GPT-2's
+files, OpenAI's rank files) and the package's ``src/bpetite/_data/`` (read at run time:
+the demo's corpus and the models behind ``get_encoding``). Each file's sha256 is
+computed from the gzip file here and compared with its README's table, and the tables'
+hashes with the ones published independently: the download script's for
 TinyShakespeare, tiktoken's own ``expected_hash`` values for OpenAI's files. The
 corpus packaged for ``bpetite demo`` must be the same TinyShakespeare.
 """
@@ -26,7 +26,7 @@ from tests.datafiles import (
     GPT2_FILES,
     OPENAI_FILES,
     PACKAGE_DATA_DIR,
-    PACKAGED_FILES,
+    RANK_FILES,
     SHAKESPEARE,
     committed_names,
     read_bytes,
@@ -59,11 +59,11 @@ def test_each_readme_lists_every_file_of_its_folder_and_nothing_else(folder: Pat
 
 def test_the_tests_name_every_file_and_read_each_from_one_place() -> None:
     assert committed_names() == gz_names(DATA_DIR)
-    packaged = {name.removesuffix(".gz") for name in PACKAGED_FILES.values()}
-    assert packaged | {SHAKESPEARE} == set(gz_names(PACKAGE_DATA_DIR))
-    assert {SHAKESPEARE, *GPT2_FILES, *OPENAI_FILES} == set(committed_names()) | set(PACKAGED_FILES)
-    assert not set(committed_names()) & set(PACKAGED_FILES), "a rank file has two copies"
-    assert not packaged & set(committed_names()), "a rank file has two copies"
+    rank_files = {file.removesuffix(".gz") for file in RANK_FILES.values()}
+    assert rank_files <= set(committed_names())
+    tested = {SHAKESPEARE, *GPT2_FILES, *OPENAI_FILES}
+    assert tested == set(committed_names()) - rank_files | set(RANK_FILES)
+    assert not rank_files & set(gz_names(PACKAGE_DATA_DIR)), "a rank file ships"
 
 
 @pytest.mark.parametrize(
@@ -78,11 +78,10 @@ def test_every_file_has_the_size_and_sha256_in_its_readme(folder: Path, name: st
     assert hashlib.sha256(content).hexdigest() == digest
 
 
-@pytest.mark.parametrize("name", [*committed_names(), *PACKAGED_FILES])
+@pytest.mark.parametrize("name", [*committed_names(), *RANK_FILES])
 def test_the_helpers_read_each_file_by_its_test_name(name: str) -> None:
-    digests = {**readme_table(DATA_DIR), **readme_table(PACKAGE_DATA_DIR)}
-    file_name = PACKAGED_FILES.get(name, f"{name}.gz").removesuffix(".gz")
-    assert sha256(name) == digests[file_name][1]
+    file_name = RANK_FILES.get(name, f"{name}.gz").removesuffix(".gz")
+    assert sha256(name) == readme_table(DATA_DIR)[file_name][1]
 
 
 def test_tinyshakespeare_is_the_file_the_download_script_verifies() -> None:
@@ -101,19 +100,20 @@ def test_openai_files_are_the_ones_tiktoken_checks() -> None:
     assert source_file is not None and source_file.origin is not None
     source = Path(source_file.origin).read_text(encoding="utf-8")
     pinned = set(re.findall(r'_hash="([0-9a-f]{64})"', source))
-    for name in GPT2_FILES:
-        if name not in PACKAGED_FILES:
-            assert readme_table(DATA_DIR)[name][1] in pinned, f"tiktoken does not pin {name}"
-    packaged = readme_table(PACKAGE_DATA_DIR)
-    for file in PACKAGED_FILES.values():
-        assert packaged[file.removesuffix(".gz")][1] in pinned, f"tiktoken does not pin {file}"
+    for name in [*GPT2_FILES, *OPENAI_FILES]:
+        file_name = RANK_FILES.get(name, f"{name}.gz").removesuffix(".gz")
+        assert readme_table(DATA_DIR)[file_name][1] in pinned, f"tiktoken does not pin {name}"
 
 
-def test_get_encoding_checks_the_hashes_in_the_readme() -> None:
-    """The table get_encoding verifies against agrees with the README, file for file."""
-    packaged = readme_table(PACKAGE_DATA_DIR)
+def test_get_encoding_checks_the_hashes_in_the_readmes() -> None:
+    """The tables get_encoding verifies against agree with the READMEs, file for file:
+    each model's own sha256, and tiktoken's of the rank file it was recovered from."""
+    models, ranks = readme_table(PACKAGE_DATA_DIR), readme_table(DATA_DIR)
     for vocabulary in BUILTIN_VOCABULARIES.values():
-        assert packaged[vocabulary.file.removesuffix(".gz")][1] == vocabulary.sha256
+        assert models[vocabulary.file.removesuffix(".gz")][1] == vocabulary.file_sha256
+        assert ranks[vocabulary.rank_file][1] == vocabulary.rank_file_sha256
+    shipped = {vocabulary.file.removesuffix(".gz") for vocabulary in BUILTIN_VOCABULARIES.values()}
+    assert shipped | {SHAKESPEARE} == set(gz_names(PACKAGE_DATA_DIR))
 
 
 def test_the_demo_corpus_in_the_package_is_tinyshakespeare() -> None:

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from bpetite._internal import BUILTIN_VOCABULARIES
 from tests.conftest import REPO_ROOT
-from tests.datafiles import PACKAGE_DATA_DIR, PACKAGED_FILES, SHAKESPEARE, read_bytes
+from tests.datafiles import PACKAGE_DATA_DIR, SHAKESPEARE, read_bytes
 
 #: Never copied into the build tree: version control, environments, caches, outputs.
 NOT_SOURCE = {".git", ".venv", "dist", "build", "data", "results"}
@@ -27,6 +28,8 @@ CACHES = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypoth
 STRAYS = ("tokenizer.json", "data/tinyshakespeare.txt", "notes.md", "src/scratch.py")
 #: Besides the package, the wheel holds only its metadata.
 WHEEL_METADATA = {"METADATA", "WHEEL", "RECORD", "entry_points.txt", "licenses/LICENSE"}
+#: The models get_encoding loads, one per rank file (gpt2 and r50k_base share one).
+MODEL_FILES = sorted({vocabulary.file for vocabulary in BUILTIN_VOCABULARIES.values()})
 
 
 def source_files(root: Path, relative: str) -> set[str]:
@@ -83,8 +86,7 @@ def test_the_wheel_holds_the_package_its_data_and_py_typed_only(
         names = set(archive.namelist())
         corpus = archive.read("bpetite/_data/tinyshakespeare.txt.gz")
         archive_bytes = {
-            f"bpetite/_data/{file}": archive.read(f"bpetite/_data/{file}")
-            for file in PACKAGED_FILES.values()
+            f"bpetite/_data/{file}": archive.read(f"bpetite/_data/{file}") for file in MODEL_FILES
         }
         licence = archive.read("bpetite-1.0.0.dist-info/licenses/LICENSE")
     package = {name for name in names if name.startswith("bpetite/")}
@@ -95,11 +97,11 @@ def test_the_wheel_holds_the_package_its_data_and_py_typed_only(
         "bpetite/py.typed",
         "bpetite/_data/README.md",
         "bpetite/_data/tinyshakespeare.txt.gz",
-        "bpetite/_data/r50k_base.tiktoken.gz",
-        "bpetite/_data/cl100k_base.tiktoken.gz",
-        "bpetite/_data/o200k_base.tiktoken.gz",
+        "bpetite/_data/r50k_base.merges.gz",
+        "bpetite/_data/cl100k_base.merges.gz",
+        "bpetite/_data/o200k_base.merges.gz",
     }
-    for file in PACKAGED_FILES.values():  # get_encoding's rank files, as committed
+    for file in MODEL_FILES:  # get_encoding's models, as committed
         assert archive_bytes[f"bpetite/_data/{file}"] == (PACKAGE_DATA_DIR / file).read_bytes()
     assert metadata == WHEEL_METADATA
     assert licence == (REPO_ROOT / "LICENSE").read_bytes()

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetite import PRESETS, SplitPattern, Tokenizer, UnknownTokenError, count_chunks
+from bpetite import PRESETS, SplitPattern, Tokenizer, count_chunks
 from bpetite import reference as ref
+from bpetite.errors import UnknownTokenError
 from bpetite.interop import import_vocabulary
 from tests.strategies import MULTILINGUAL, ROUNDTRIP_CASES, texts, tricky_text
 

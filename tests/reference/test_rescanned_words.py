@@ -1,8 +1,8 @@
 """Whole-word rescans (``core/_rescan.py``) equal the reference: one merge, training, encoding.
 
-A merge of a long word counts the new token's neighbours one of three ways (``str.find``
+A merge of a huge word counts the new token's neighbours one of three ways (``str.find``
 for few occurrences, ``str.count`` for dense ones among few characters, regex scans of
-the word and its reverse in windows); the trainer and the encoder rescan a long word
+the word and its reverse in windows); the trainer and the encoder rescan a huge word
 until that has cost ``RESCANS`` times its length, then go on with linked positions.
 Each test forces every way and every switch point with small thresholds, so that short
 words exercise what megabytes would, and compares with :mod:`bpetite.reference`:
@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from bpetite import Tokenizer
 from bpetite import reference as ref
 from bpetite.core import _encoder, _rescan, _trainer
-from bpetite.core._rescan import merge_word, pair_counts
+from bpetite.core._rescan import count_pairs, merge_word
 from bpetite.interop import import_vocabulary
 
 #: How each neighbour count is forced: (FIND_AT_MOST, DENSE, SMALL_ALPHABET, WINDOW).
@@ -92,24 +92,24 @@ def test_one_merge_any_way(word: str, pair: str) -> None:
             check_one_merge(word, pair)
 
 
-def test_pair_counts_both_ways() -> None:
+def test_count_pairs_both_ways() -> None:
     for small in (0, 10**9):
         with patch.object(_rescan, "SMALL_ALPHABET", small):
             for length in range(8):
                 for letters in product("ab\u0101", repeat=length):
                     word = "".join(letters)
-                    assert pair_counts(word) == pairs_of(word), word
+                    assert count_pairs(word) == pairs_of(word), word
 
 
 # ------------------------------------------------------------------ training
 
-#: Long words from one byte on; rescans never, soon, or never stopping.
+#: Huge words from one byte on; rescans never, soon, or never stopping.
 RESCANS = (0, 1, 3, 10**9)
 
 
 def train_rescanned(chunks: dict[bytes, int], vocab_size: int, rescans: int, name: str) -> object:
     with way(name), ExitStack() as stack:
-        stack.enter_context(patch.object(_trainer, "LONG_CHUNK", 1))
+        stack.enter_context(patch.object(_trainer, "HUGE_CHUNK_BYTES", 1))
         stack.enter_context(patch.object(_trainer, "RESCANS", rescans))
         return _trainer.train_merges(chunks, vocab_size)
 

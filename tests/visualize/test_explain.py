@@ -19,16 +19,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import (
-    PRESETS,
-    DisallowedSpecialError,
-    ParameterError,
-    Tokenizer,
-    get_encoding,
-    reference,
-)
+from bpetite import PRESETS, Tokenizer, get_encoding, reference
 from bpetite.core._tokenizer import NOTEBOOK_SAMPLE
-from bpetite.core._trace import trace_train_counts
+from bpetite.errors import DisallowedSpecialError, ParameterError
 from bpetite.interop import import_vocabulary
 from bpetite.visualize import (
     MAX_TRAIN_BYTES,
@@ -37,6 +30,7 @@ from bpetite.visualize import (
     explain_encode,
     explain_train,
 )
+from bpetite.visualize._trace import trace_train_counts
 from tests.rendering import parse_page
 from tests.strategies import MULTILINGUAL, merge_lists, texts, tricky_text
 from tests.visualize.explain_pages import ExplainPage

@@ -16,8 +16,9 @@ import pytest
 
 from bpetite import Tokenizer
 from bpetite.cli import main
+from bpetite.visualize import PALETTE, PARTIAL_BACKGROUNDS, render_html
 from bpetite.visualize._eval import BAR_COLOURS
-from bpetite.visualize._render import PALETTE, PARTIAL_BACKGROUNDS, marker_for, render_html
+from bpetite.visualize._html import marker_for
 from tests.rendering import expected_label, parse_page
 from tests.visualize.browser import png_colours, require_browser, rgb_set, run_browser
 

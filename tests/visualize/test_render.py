@@ -15,20 +15,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bpetite import Tokenizer, reference
-from bpetite.visualize._render import (
+from bpetite.visualize import (
     PALETTE,
     TokenPiece,
     corpus_stats,
     make_piece,
-    marker_for,
     render_html,
     render_plain,
     summarize,
     token_pieces,
     visible,
-    visible_parts,
     vocabulary_stats,
 )
+from bpetite.visualize._html import marker_for, visible_parts
 from tests.rendering import expected_label, parse_page, parse_plain
 
 # A corpus that makes merged tokens out of pipes, backslashes, brackets and the

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from bpetite import ParameterError, Tokenizer, get_encoding, list_encoding_names
+from bpetite import Tokenizer, get_encoding, list_encoding_names
 from bpetite.chat._messages import checked_messages, required_text
+from bpetite.errors import ParameterError
 
 TOKENS_PER_MESSAGE: Final = 3
 TOKENS_PER_NAME: Final = 1

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from bpetite import ParameterError
 from bpetite.chat._messages import optional_text, required_text
+from bpetite.errors import ParameterError
 
 #: The name ``chat_template=`` takes.
 HARMONY: Final = "harmony"

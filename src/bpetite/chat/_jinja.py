@@ -22,7 +22,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, Final
 
-from bpetite import ParameterError
+from bpetite.errors import ParameterError
 
 #: The oldest jinja2 accepted: older ones have known sandbox escapes (transformers' floor).
 MIN_JINJA2: Final = (3, 1, 6)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bpetite import ParameterError
+from bpetite.errors import ParameterError
 
 
 def checked_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from bpetite import ParameterError
 from bpetite.chat._harmony import HARMONY, harmony_parts
 from bpetite.chat._jinja import render_jinja
 from bpetite.chat._messages import checked_messages, required_text
+from bpetite.errors import ParameterError
 
 if TYPE_CHECKING:
     from bpetite import Tokenizer

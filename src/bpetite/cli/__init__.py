@@ -2,139 +2,90 @@
 
 Results go to stdout and nothing else does; progress, tables and errors go to stderr.
 Exit codes: 0 success, 1 a failure the user can act on (missing file, invalid UTF-8,
-corrupt artifact, a counting worker killed, Ctrl-C, ...), 2 a usage error (argparse's
-convention), 143 stopped by SIGTERM. A user's mistake never prints a traceback; an
-unexpected exception is a bug and does.
+corrupt artifact, a counting worker killed, ...), 2 a usage error (argparse's
+convention), 130 stopped by Ctrl-C (SIGINT) and 143 by SIGTERM, after the cleanup. A
+user's mistake never prints a traceback; an unexpected exception is a bug and does.
 
-Each subcommand lives in its own module ``bpetite.cli.commands._<name>`` exposing
-``register(subparsers)``, which adds its parser and sets ``handler`` to a function
-``(args) -> int``. Command modules use bpetite's public API and the shared helpers
-(``_output``, ``_inputs``, ``_files``, ``_parser``, ``_progress``, ``_sources``,
-``_render``), never each other; ``_signals`` and ``_delivered`` serve ``main`` and the
-writers. ``rich`` is imported only when something is drawn, so ``import bpetite`` never
-pulls it in.
+``bpetite`` (:func:`run`) and ``python -m bpetite`` start here. This module imports
+only the standard library and ``_signals``, and handles Ctrl-C and SIGTERM before
+anything else is loaded: the parser, the command's module and the library's tables
+load after, so a signal while they load ends like a signal mid-command, in one line
+and exit 130 or 143, never a traceback. (What runs before, the interpreter's own start
+and ``import bpetite``, is outside any command's reach.) Running a command imports that
+command's module only (``_main``), and ``rich`` only when something is drawn.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn
 
-import bpetite
-from bpetite import BpetiteError
-from bpetite._internal import shown
-from bpetite.cli._delivered import delivered, start_command
 from bpetite.cli._errors import CliError
-from bpetite.cli._output import error_line, write_stderr
-from bpetite.cli._signals import Terminated, signals_raise
-
-#: Subcommand modules, in the order ``--help`` lists them.
-_COMMANDS: tuple[str, ...] = (
-    "train",
-    "encode",
-    "decode",
-    "truncate",
-    "chunk",
-    "chat",
-    "compare_tiktoken",
-    "demo",
-    "show",
-    "explain",
-    "inspect",
-    "export",
-    "import",
-    "extend",
-    "trim",
-    "specials",
-    "count",
-    "dataset",
-    "eval",
+from bpetite.cli._signals import (
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    Terminated,
+    handle_signals,
+    ignore_signals,
+    signals_raise,
 )
 
-Handler = Callable[[argparse.Namespace], int]
-
-#: The exit code after SIGTERM: 128 + 15, what a shell reports for a process the signal
-#: ended, so a supervisor can tell "stopped" from "failed" (1) after the cleanup ran.
-EXIT_TERMINATED = 128 + signal.SIGTERM
-
-
-def build_parser() -> argparse.ArgumentParser:
-    from bpetite.cli._parser import Parser
-
-    parser = Parser(
-        prog="bpetite",
-        description="Train, run and inspect deterministic byte-level BPE tokenizers.",
-    )
-    parser.add_argument("--version", action="version", version=f"bpetite {bpetite.__version__}")
-    subparsers = parser.add_subparsers(
-        dest="command", metavar="COMMAND", required=True, parser_class=Parser
-    )
-    for name in _COMMANDS:
-        importlib.import_module(f"bpetite.cli.commands._{name}").register(subparsers)
-    return parser
+if TYPE_CHECKING:
+    from bpetite.cli._main import build_parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one bpetite command and return its exit code (tests call this in-process).
 
-    Caught and printed as one line (exit 1): CliError, any BpetiteError, an OSError
-    about a named file, a UnicodeDecodeError of an input, Ctrl-C. Nothing else. The line
-    says what had been written when it happened: nothing, part of the result on stdout
-    (how many bytes), the whole of it, or which output files.
+    The signal handlers in place before come back afterwards.
     """
-    parser = build_parser()
+    with signals_raise():
+        return _run(argv)
+
+
+def run() -> NoReturn:
+    """The console-script entry point: signals stay handled until the process ends."""
+    sys.exit(_run(None, install=True))
+
+
+def _run(argv: Sequence[str] | None, *, install: bool = False) -> int:
+    """The command, and the one line a signal leaves wherever it lands once the handlers
+    exist: while the command's modules load, while it runs, or after it returned."""
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:  # --help, --version, or a usage error (code 2)
-        return exit_.code if isinstance(exit_.code, int) else 1
-    handler: Handler = args.handler
-    start_command()
-    try:
-        with signals_raise():
-            return handler(args)
-    except CliError as error:
-        return _fail(str(error))
+        if install:
+            handle_signals()
+        from bpetite.cli._main import run_command
+
+        code = run_command(argv)
+        ignore_signals()
+        return code
     except KeyboardInterrupt:
-        return _stopped("interrupted")
+        return _stopped("interrupted", EXIT_INTERRUPTED)
     except Terminated:
-        _stopped("terminated by SIGTERM")
-        return EXIT_TERMINATED
-    except BrokenPipeError:
-        # The reader went away (`bpetite encode ... | head`): not worth a message.
-        return 1
-    except BpetiteError as error:  # str() is the bare message
-        return _fail(str(error))
-    except UnicodeDecodeError as error:
-        return _fail(f"an input is not valid UTF-8: {error}")
-    except OSError as error:
-        if error.filename is None:
-            raise  # not about a file the user named: a bug, with its traceback
-        return _fail(_describe_os_error(error))
+        return _stopped("terminated by SIGTERM", EXIT_TERMINATED)
 
 
-def run() -> None:
-    """The console-script entry point."""
-    sys.exit(main())
+def _stopped(how: str, code: int) -> int:
+    """Print what a signal left behind: nothing, or what had been written before it.
 
+    Later signals are ignored by now (``_signals``), so importing the writers here (a
+    signal may have come before anything else was loaded) cannot be cut short.
+    """
+    from bpetite.cli._delivered import delivered
+    from bpetite.cli._output import error_line, write_stderr
 
-def _fail(message: str) -> int:
-    """Print the failure's one line, with what had been written before it, if anything."""
-    write_stderr(error_line("; ".join([message, *delivered()])) + "\n")
-    return 1
-
-
-def _stopped(how: str) -> int:
-    """Print what a signal left behind: nothing, or what had been written before it."""
     write_stderr(error_line("; ".join([how, *(delivered() or ["nothing was written"])])) + "\n")
-    return 1
+    return code
 
 
-def _describe_os_error(error: OSError) -> str:
-    reason = error.strerror or str(error)
-    return f"{shown(str(error.filename))}: {reason}"
+def __getattr__(name: str) -> object:
+    """``build_parser``, from ``_main`` when first asked for."""
+    if name != "build_parser":
+        raise AttributeError(f"module 'bpetite.cli' has no attribute {name!r}")
+    from bpetite.cli._main import build_parser
+
+    return build_parser
 
 
-__all__ = ["CliError", "build_parser", "main", "run"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "CliError", "build_parser", "main", "run"]

@@ -17,11 +17,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Final
 
-from bpetite import BpetiteError, InvalidUtf8Error, Tokenizer
+from bpetite import BpetiteError, Tokenizer
 from bpetite._internal import parse_json_ids, shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._formats import HEAD_BYTES, Sample, Wanted, sample_bytes, sample_file, what_it_is
 from bpetite.corpus import DEFAULT_BLOCK_SIZE, decode_blocks, read_blocks
+from bpetite.errors import InvalidUtf8Error
 
 #: The path that means "standard input" wherever a command reads a file.
 STDIN: Final = "-"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final
 
-from bpetite import InvalidUtf8Error, ParameterError, SplitPattern
+from bpetite import SplitPattern
 from bpetite.cli._errors import CliError
 from bpetite.cli._inputs import (
     STDIN,
@@ -30,6 +30,7 @@ from bpetite.cli._inputs import (
 )
 from bpetite.cli._output import note
 from bpetite.corpus import count_pieces, decode_blocks, is_parquet, read_blocks
+from bpetite.errors import InvalidUtf8Error, ParameterError
 
 #: A character count as nanochat's speedrun writes it: 2000000000, 2_000_000_000 or 2e9.
 _CHAR_COUNT: Final = re.compile(r"[0-9][0-9_]*(?:[eE][0-9]+)?")

@@ -1,11 +1,18 @@
 """Ctrl-C and SIGTERM while a command runs: exceptions that unwind, held back for a moment.
 
 Both signals raise, so temp files go and workers stop on the way out: SIGINT as
-``KeyboardInterrupt``, SIGTERM as :class:`Terminated`. A few steps must not be cut in
-two, because the message after a signal says what was written: a write to stdout and
-the count of the bytes it took, or the write of the last byte and the note that the
-result is complete. Inside :func:`signals_deferred` a signal waits and is raised as
-the block ends, so the count is exact whenever the exception arrives.
+``KeyboardInterrupt``, SIGTERM as :class:`Terminated`; the command then exits 130 or
+143 (128 + the signal's number, what a shell reports for a process the signal ended).
+A few steps must not be cut in two, because the message after a signal says what was
+written: a write to stdout and the count of the bytes it took, or the write of the
+last byte and the note that the result is complete. Inside :func:`signals_deferred` a
+signal waits and is raised as the block ends, so the count is exact whenever the
+exception arrives. Only the first signal raises: once it has, or once the command's
+outcome is decided (:func:`ignore_signals`), later ones are ignored, so the cleanup
+and the one line that says what happened are never cut short.
+
+Standard library only: ``bpetite.cli`` installs these handlers before it imports
+anything else.
 """
 
 from __future__ import annotations
@@ -21,26 +28,35 @@ class Terminated(BaseException):
     """SIGTERM as an exception, so it unwinds like Ctrl-C: temp files go, workers stop."""
 
 
+#: The exit code after Ctrl-C: 128 + 2, what a shell reports for a process SIGINT ended.
+EXIT_INTERRUPTED: Final = 128 + signal.SIGINT
+#: The exit code after SIGTERM: 128 + 15, so a supervisor can tell "stopped" from
+#: "failed" (1) after the cleanup ran.
+EXIT_TERMINATED: Final = 128 + signal.SIGTERM
+
 _SIGNALS: Final[tuple[int, ...]] = (signal.SIGINT, signal.SIGTERM)
+
+Handler = Callable[[int, FrameType | None], Any] | int | None
 
 
 class _State:
-    """Whether a signal must wait, and the one that is waiting."""
+    """Whether a signal must wait, the one that is waiting, and whether one has raised."""
 
     deferring = False
     pending: int | None = None
+    stopping = False
 
 
 def _raise_for(signum: int) -> None:
+    _State.stopping = True
     if signum == signal.SIGTERM:
         raise Terminated
     raise KeyboardInterrupt
 
 
 def _handle(signum: int, frame: FrameType | None) -> None:
-    if signum == signal.SIGTERM:
-        # Only the first one: a second SIGTERM while the cleanup runs would cut it short.
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if _State.stopping:  # the first signal, or the command's end, decided the outcome
+        return
     if _State.deferring:
         if _State.pending is None:
             _State.pending = signum
@@ -48,15 +64,14 @@ def _handle(signum: int, frame: FrameType | None) -> None:
     _raise_for(signum)
 
 
-@contextlib.contextmanager
-def signals_raise() -> Iterator[None]:
-    """While a command runs, SIGINT and SIGTERM raise (SIGTERM as :class:`Terminated`).
+def handle_signals() -> dict[int, Handler]:
+    """From now on SIGINT and SIGTERM raise (SIGTERM as :class:`Terminated`); returns the
+    handlers replaced.
 
-    The previous handlers come back afterwards (tests call ``main`` in-process). Nothing
-    changes off the main thread, where signals cannot be handled, nor for a signal that
-    whoever started us chose to ignore (``nohup``, a background job).
+    Nothing changes off the main thread, where signals cannot be handled, nor for a
+    signal that whoever started us chose to ignore (``nohup``, a background job).
     """
-    previous: dict[int, Callable[[int, FrameType | None], Any] | int | None] = {}
+    previous: dict[int, Handler] = {}
     for signum in _SIGNALS:
         handler = signal.getsignal(signum)
         if handler is signal.SIG_IGN:
@@ -66,12 +81,25 @@ def signals_raise() -> Iterator[None]:
         except ValueError:  # not the main thread
             break
         previous[signum] = handler
-    _State.deferring, _State.pending = False, None
+    _State.deferring, _State.pending, _State.stopping = False, None, False
+    return previous
+
+
+@contextlib.contextmanager
+def signals_raise() -> Iterator[None]:
+    """:func:`handle_signals` for the block; the previous handlers come back afterwards
+    (tests call ``main`` in-process)."""
+    previous = handle_signals()
     try:
         yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+
+def ignore_signals() -> None:
+    """The command's outcome is decided (and is being said): later signals do nothing."""
+    _State.stopping = True
 
 
 @contextlib.contextmanager

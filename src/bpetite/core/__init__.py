@@ -3,16 +3,24 @@
 Read after :mod:`bpetite.reference`, which defines every result here; each module
 below names the reference function it must equal. In the order data flows:
 
-* ``_patterns``, ``_pretokenizer``: the split of text into chunks merges never cross;
+* ``_patterns``: the split of text into chunks merges never cross (equals
+  ``reference.split``); ``_pretokenizer``: the chunks of texts counted;
 * ``_specials``: special-token texts found and cut out before the split;
-* ``_trainer``: learn the merges from chunk counts (equals ``reference.train``);
-* ``_encoder``: apply them to new text (equals ``reference.encode``);
+* ``_trainer``: learn the merges from chunk counts (equals ``reference.train_counts``),
+  with ``_rescan`` for one merge in a huge word;
+* ``_model``: the rules of a model's fields (``define``, for the constructor and the
+  loader alike), and the vocabulary the merges make;
+* ``_encoder``: apply them to new text (equals ``reference.encode``), with ``_rescan``;
 * ``_decoder``: ids back to bytes and text (equals ``reference.decode``);
 * ``_tokenizer``: the :class:`~bpetite.Tokenizer` that holds them together;
 * ``_artifact``: the versioned JSON file a tokenizer is saved as.
 
 Under them: ``_constants`` (values every stage agrees on), ``_errors`` (the error
 family), ``_progress`` (the progress event), ``_json`` and ``_atomic`` (strict reading
-and atomic writing of files), ``_gc`` (a pause of the cycle collector). Nothing in
-this folder imports from the tiers above it (corpus, visualize, interop, cli).
+and atomic writing of files), ``_gc`` (a pause of the cycle collector). Beside
+``Tokenizer``, what its methods build on the model alone: ``_unicode``, ``_budget``,
+``_surgery``, ``_batches``, ``_ranks`` and ``_builtin``. Nothing in this folder imports
+the tiers above it (corpus, visualize, interop, cli); ``Tokenizer.explain`` and its HTML
+view reach ``bpetite.visualize`` by name when called. Words such as rank, id, chunk,
+word, short, long and huge mean what docs/architecture.md's glossary says.
 """

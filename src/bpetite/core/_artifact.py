@@ -8,8 +8,11 @@ metadata; docs/schema.md describes both. Writing is deterministic (sorted keys,
 compact separators, no trailing newline) and picks v1 whenever v1 can describe the
 tokenizer, so the spec's artifacts stay byte for byte what they were. Reading walks a
 fixed checklist so a corrupt or hand-edited file fails loudly instead of producing a
-tokenizer that silently encodes differently. Nothing in a file is evaluated, except a
-custom split pattern, which is a regex and is only compiled when the caller trusts it.
+tokenizer that silently encodes differently; its last step is the model's own check of
+its fields (:func:`~bpetite.core._model.define`, the Tokenizer constructor's), so a
+file the constructor would refuse fails here, as the file's defect. Nothing in a file
+is evaluated, except a custom split pattern, which is a regex and is only compiled when
+the caller trusts it.
 """
 
 import contextlib
@@ -17,7 +20,7 @@ import json
 import operator
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Final, NoReturn
 
@@ -35,6 +38,8 @@ from bpetite.core._model import (
     IDENTITY_BYTE_ORDER,
     TRAINING_OPTIONS,
     Merges,
+    Model,
+    define,
     mergeable_tokens,
     misplaced_id,
 )
@@ -88,19 +93,39 @@ State = tuple[dict[int, bytes], list[tuple[int, int]], dict[str, int]]
 
 @dataclass(frozen=True, slots=True)
 class Artifact:
-    """What an artifact holds: the state, its split pattern and optional training metadata.
+    """What an artifact holds: a checked model, and the file's ``vocab`` if it has one.
 
     `stored_vocab` is the file's ``vocab`` (None when it has none: v2 may leave it out);
-    :attr:`vocab` is the vocabulary either way. `special_tokens` is ordered by id.
+    :attr:`vocab` is the vocabulary either way. :attr:`special_tokens` is ordered by id.
     """
 
     stored_vocab: dict[int, bytes] | None
-    merges: Merges
-    special_tokens: dict[str, int]
-    pattern: SplitPattern
-    training: dict[str, int] = field(default_factory=dict)
-    #: The byte each id 0..255 stands for (an imported vocabulary's order).
-    byte_order: tuple[int, ...] = IDENTITY_BYTE_ORDER
+    model: Model
+
+    @property
+    def merges(self) -> Merges:
+        """The merges, checked with the model's rule."""
+        return self.model.merges
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """Each special token's text and id, ordered by id."""
+        return dict(self.model.special_tokens)
+
+    @property
+    def pattern(self) -> SplitPattern:
+        """The split pattern the merges were learned with."""
+        return self.model.pattern
+
+    @property
+    def training(self) -> dict[str, int]:
+        """The training metadata: the options the merges were learned with, if any."""
+        return dict(self.model.training)
+
+    @property
+    def byte_order(self) -> tuple[int, ...]:
+        """The byte each id 0..255 stands for (an imported vocabulary's order)."""
+        return self.model.byte_order
 
     @property
     def vocab(self) -> dict[int, bytes]:
@@ -119,23 +144,37 @@ class Artifact:
 
     @property
     def schema_version(self) -> int:
-        """1 when schema v1 can describe this artifact (the spec's configuration), else 2.
+        """1 when schema v1 can describe this artifact (the spec's configuration), else 2."""
+        model = self.model
+        return schema_version(
+            model.merges, model.pattern, model.special_tokens, model.training, model.byte_order
+        )
 
-        Schema v1 spells out every token's bytes, which for a vocabulary of very long
-        tokens (one character repeated for megabytes) makes a file over
-        MAX_ARTIFACT_BYTES; such a tokenizer is written in v2's compact form instead,
-        which holds only the merges, so that the file still loads with the defaults.
-        """
-        size = BASE_VOCAB_SIZE + len(self.merges)
-        if (
-            self.pattern.name == "gpt2"
-            and self.special_tokens == {END_OF_TEXT_TOKEN: size}
-            and not self.training
-            and self.byte_order == IDENTITY_BYTE_ORDER
-            and v1_size(self.merges, self.pattern) <= MAX_ARTIFACT_BYTES
-        ):
-            return SCHEMA_VERSION
-        return SCHEMA_V2
+
+def schema_version(
+    merges: Sequence[tuple[int, int]],
+    pattern: SplitPattern,
+    special_tokens: Mapping[str, int],
+    training: Mapping[str, int],
+    byte_order: Sequence[int],
+) -> int:
+    """1 when schema v1 can describe this tokenizer (the spec's configuration), else 2.
+
+    Schema v1 spells out every token's bytes, which for a vocabulary of very long tokens
+    (one character repeated for megabytes) makes a file over MAX_ARTIFACT_BYTES; such a
+    tokenizer is written in v2's compact form instead, which holds only the merges, so
+    that the file still loads with the defaults.
+    """
+    size = BASE_VOCAB_SIZE + len(merges)
+    if (
+        pattern.name == "gpt2"
+        and dict(special_tokens) == {END_OF_TEXT_TOKEN: size}
+        and not training
+        and tuple(byte_order) == IDENTITY_BYTE_ORDER
+        and v1_size(merges, pattern) <= MAX_ARTIFACT_BYTES
+    ):
+        return SCHEMA_VERSION
+    return SCHEMA_V2
 
 
 def v1_size(merges: Sequence[tuple[int, int]], pattern: SplitPattern) -> int:
@@ -201,15 +240,12 @@ def dumps_artifact(
     split = resolve_pattern(pattern)
     size = BASE_VOCAB_SIZE + len(merges)
     order = tuple(byte_order)
-    described = Artifact(
-        None, Merges(merges), dict(special_tokens), split, dict(training or {}), order
-    )
     artifact: dict[str, Any] = {
         "mergeable_vocab_size": size,
         "pretokenizer_pattern": split.source,
         "special_tokens": dict(special_tokens),
     }
-    if described.schema_version == SCHEMA_VERSION:
+    if schema_version(merges, split, special_tokens, training or {}, order) == SCHEMA_VERSION:
         artifact["schema_version"] = SCHEMA_VERSION
         artifact["merges"] = [list(merge) for merge in merges]
         artifact["vocab"] = {str(token_id): list(token) for token_id, token in vocab.items()}
@@ -307,7 +343,8 @@ def _parse_artifact(data: bytes, source: str, trust_custom_pattern: bool) -> Art
         training = _parse_training(artifact["training"], source) if "training" in artifact else {}
     if vocab is not None:
         _check_no_extra_ids(vocab, size, special_tokens, source)  # step 19
-    parsed = Artifact(vocab, checked, special_tokens, pattern, training, byte_order)
+    model = _defined(checked, pattern, special_tokens, byte_order, training, source)
+    parsed = Artifact(vocab, model)
     # A v1 file may be larger than the limit (written by a bpetite before the limit, and
     # loaded with a larger max_bytes); a v2 file of what v1 describes must need the room.
     if version == SCHEMA_V2 and parsed.schema_version == SCHEMA_VERSION:
@@ -318,6 +355,33 @@ def _parse_artifact(data: bytes, source: str, trust_custom_pattern: bool) -> Art
             f"{MAX_ARTIFACT_BYTES:,}-byte limit); such an artifact is written as version 1",
         )
     return parsed
+
+
+def _defined(
+    merges: Merges,
+    pattern: SplitPattern,
+    special_tokens: dict[str, int],
+    byte_order: tuple[int, ...],
+    training: dict[str, int],
+    source: str,
+) -> Model:
+    """After the checklist: the model's own check of its fields, the constructor's.
+
+    The checklist reads the file; :func:`~bpetite.core._model.define` holds the rules
+    every model keeps, wherever it comes from. A field the checklist accepts and the
+    model refuses (a training option under its least value) is the file's defect:
+    ArtifactError naming the file, with the model's message naming the field.
+    """
+    try:
+        return define(
+            merges,
+            pattern=pattern,
+            special_tokens=special_tokens,
+            byte_order=byte_order,
+            training=training,
+        )
+    except (ValueError, TypeError) as error:  # ParameterError, UnicodeEncodeError, ...
+        _fail(source, str(error))
 
 
 def _fail(source: str, message: str) -> NoReturn:

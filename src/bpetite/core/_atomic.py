@@ -9,7 +9,6 @@ gets the permissions any new file would (``mkstemp`` makes it 0o600).
 import contextlib
 import errno
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -126,6 +125,8 @@ def _create_temp(directory: Path) -> tuple[int, Path]:
     filesystem only just accepts never fails at the end for a longer temp name;
     ``mkstemp`` creates it with ``O_EXCL``, safe against a name someone else holds.
     """
+    import tempfile  # here, not at the top: only a write needs it (and its shutil, random)
+
     fd, name = tempfile.mkstemp(dir=directory, prefix=".bpetite-", suffix=".tmp")
     return fd, Path(name)
 

@@ -1,81 +1,129 @@
-"""Built-in vocabularies: tiktoken's encodings by name, from rank files inside the package.
+"""Built-in vocabularies: tiktoken's encodings by name, from model files inside the package.
 
 ``get_encoding("cl100k_base")`` is tiktoken's call and gives tiktoken's ids, with no
-network: OpenAI's rank files ship gzipped in ``bpetite/_data/`` (its README gives their
-source, licence and sha256). A file is checked against tiktoken's own sha256 before it
-is used, each token's merge is recovered from the ranks (``core/_ranks.py``), and the
-split pattern and special tokens are the ones tiktoken's ``tiktoken_ext/openai_public.py``
-pins for that name. Each tokenizer is built once per process, as tiktoken caches its
-encodings, and shared: a tokenizer never changes.
+network. tiktoken reads a rank file (each token's bytes and id) and builds its tables
+in Rust; bpetite's model is a merge list, and recovering each token's merge from a rank
+file costs seconds in Python (``core/_ranks.py``). So the package ships the merges
+themselves, recovered once by ``scripts/write_builtin_vocabularies.py`` from OpenAI's
+rank files (kept in ``tests/data/``, whose test proves every shipped file gives exactly
+the tokens, ids and specials its rank file and tiktoken give).
+
+A shipped file, ``bpetite/_data/<rank file's stem>.merges.gz``, is gzip of:
+
+1. the line ``bpetite merges 1\\n`` (the format and its version);
+2. 256 bytes: the byte order, ``byte_order[i]`` the byte of id ``i``;
+3. the merges' left ids, then their right ids, merge ``r`` making id ``256 + r``; each
+   list as three planes of one byte per id: every id's low byte, then every middle
+   byte, then every high byte (ids are below 2**24). Planes, not whole ids, because
+   the high bytes barely change, which gzip then stores in almost nothing.
+
+The sha256 of the decompressed file is in the table below and checked on every load;
+what it guarantees (the merges keep the model's rule, every token is tiktoken's) is
+not proven again. The split pattern and special tokens are the ones tiktoken's
+``tiktoken_ext/openai_public.py`` pins for the name. Each tokenizer is built once per
+process, as tiktoken caches its encodings, and shared: a tokenizer never changes.
+
+Adding an encoding that shares a file with another (tiktoken's ``p50k_edit`` is
+``p50k_base``'s ranks with other specials) is one entry in the table; one with a new
+rank file also needs that file in ``tests/data/`` and the script run once.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
-import gzip
 import hashlib
+import sys
 import zlib
-from collections.abc import Mapping
+from array import array
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
-from bpetite.core._constants import END_OF_TEXT_TOKEN
-from bpetite.core._errors import ArtifactError, InteropError, ParameterError
-from bpetite.core._model import Merges, check_merges
-from bpetite.core._ranks import parse_ranks, recover_merges
+from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
+from bpetite.core._errors import ArtifactError, ParameterError
+from bpetite.core._gc import gc_paused
+from bpetite.core._model import Merges
 from bpetite.core._tokenizer import Tokenizer
+
+#: The first line of a shipped model file: its format and version.
+MODEL_FILE_HEADER: Final = b"bpetite merges 1\n"
+#: Bytes per id in a shipped file: one plane each.
+ID_PLANES: Final = 3
+#: The package's data folder. Found from this file, not through importlib.resources,
+#: whose import costs a first ``get_encoding`` more than reading the file does.
+PACKAGE_DATA: Final = Path(__file__).resolve().parent.parent / "_data"
 
 
 @dataclass(frozen=True, slots=True)
 class BuiltinVocabulary:
-    """One of tiktoken's encodings: its rank file and what tiktoken attaches to it."""
+    """One of tiktoken's encodings: where its model comes from and what tiktoken attaches."""
 
     #: tiktoken's encoding name.
     name: str
-    #: The gzipped rank file in ``bpetite/_data/``.
-    file: str
-    #: The sha256 of the decompressed file: tiktoken's ``expected_hash`` for it.
-    sha256: str
+    #: The rank file the model was recovered from, by tiktoken's name for it
+    #: (``cl100k_base.tiktoken``); it lives gzipped in ``tests/data/``.
+    rank_file: str
+    #: The sha256 of the rank file: tiktoken's ``expected_hash`` for it.
+    rank_file_sha256: str
+    #: The sha256 of the shipped model file's decompressed content.
+    file_sha256: str
     #: bpetite's preset that splits as tiktoken's ``pat_str`` for the name.
     pattern: str
     #: tiktoken's special tokens and their ids.
     special_tokens: Mapping[str, int]
-    #: How many tokens the file ranks (tiktoken's mergeable ranks).
-    ranks: int
+    #: How many mergeable tokens the rank file lists (tiktoken's mergeable ranks).
+    mergeable_vocab_size: int
+
+    @property
+    def file(self) -> str:
+        """The model file in ``bpetite/_data/`` (``o200k_base.merges.gz``)."""
+        return f"{self.rank_file.removesuffix('.tiktoken')}.merges.gz"
 
 
 def _vocabulary(
-    name: str, file: str, sha256: str, pattern: str, special_tokens: dict[str, int], ranks: int
+    name: str,
+    rank_file: tuple[str, str, str],
+    pattern: str,
+    special_tokens: dict[str, int],
+    mergeable_vocab_size: int,
 ) -> BuiltinVocabulary:
-    return BuiltinVocabulary(name, file, sha256, pattern, MappingProxyType(special_tokens), ranks)
+    return BuiltinVocabulary(
+        name, *rank_file, pattern, MappingProxyType(special_tokens), mergeable_vocab_size
+    )
 
 
-_R50K_SHA256: Final = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
+#: Each rank file: its name, tiktoken's sha256 of it, the sha256 of the model shipped for it.
+_R50K: Final = (
+    "r50k_base.tiktoken",
+    "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+    "2faf79053172ec0f2dc577833b768b1c263a62c3381ca348389b6ef00f72a702",
+)
+_CL100K: Final = (
+    "cl100k_base.tiktoken",
+    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    "f74b1dc0ca3f2e8d251081a1360f0dfd276d1d11a64ed9c294fa71ecbe74744a",
+)
+_O200K: Final = (
+    "o200k_base.tiktoken",
+    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    "d60b573addcebfc2c5c4a2bd1c8312e8375c02810c11294fe8c490346aad4a93",
+)
 
 #: Every built-in vocabulary by name, in tiktoken's order. ``gpt2`` and ``r50k_base``
 #: are one vocabulary under two names: tiktoken reads ``gpt2`` from GPT-2's
 #: ``encoder.json`` and ``vocab.bpe`` and ``r50k_base`` from ``r50k_base.tiktoken``,
-#: which rank the same tokens alike. Their pattern is tiktoken's faster spelling of
-#: GPT-2's, which bpetite's ``gpt2`` preset splits identically (tests check both).
+#: which give the same tokens the same ids. Their pattern is tiktoken's faster spelling
+#: of GPT-2's, which bpetite's ``gpt2`` preset splits identically (tests check both).
 BUILTIN_VOCABULARIES: Final[Mapping[str, BuiltinVocabulary]] = MappingProxyType(
     {
-        "gpt2": _vocabulary(
-            "gpt2", "r50k_base.tiktoken.gz", _R50K_SHA256, "gpt2", {END_OF_TEXT_TOKEN: 50256}, 50256
-        ),
-        "r50k_base": _vocabulary(
-            "r50k_base",
-            "r50k_base.tiktoken.gz",
-            _R50K_SHA256,
-            "gpt2",
-            {END_OF_TEXT_TOKEN: 50256},
-            50256,
-        ),
+        "gpt2": _vocabulary("gpt2", _R50K, "gpt2", {END_OF_TEXT_TOKEN: 50256}, 50256),
+        "r50k_base": _vocabulary("r50k_base", _R50K, "gpt2", {END_OF_TEXT_TOKEN: 50256}, 50256),
         "cl100k_base": _vocabulary(
             "cl100k_base",
-            "cl100k_base.tiktoken.gz",
-            "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+            _CL100K,
             "cl100k",
             {
                 END_OF_TEXT_TOKEN: 100257,
@@ -88,8 +136,7 @@ BUILTIN_VOCABULARIES: Final[Mapping[str, BuiltinVocabulary]] = MappingProxyType(
         ),
         "o200k_base": _vocabulary(
             "o200k_base",
-            "o200k_base.tiktoken.gz",
-            "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+            _O200K,
             "o200k",
             {END_OF_TEXT_TOKEN: 199999, "<|endofprompt|>": 200018},
             199998,
@@ -111,11 +158,10 @@ def get_encoding(encoding_name: str) -> Tokenizer:
     """The tokenizer of tiktoken's encoding `encoding_name`, built from the package's files.
 
     Every id is tiktoken's: the same mergeable tokens, special tokens and split pattern,
-    and ``name`` is `encoding_name`. Nothing is downloaded; the rank file inside the
-    package is checked against tiktoken's sha256 first (a damaged file raises
-    ArtifactError). The first call for a vocabulary builds it (about a second for
-    ``o200k_base``); later calls return the same tokenizer. An unknown name raises
-    ParameterError listing :func:`list_encoding_names`.
+    and ``name`` is `encoding_name`. Nothing is downloaded; the model file inside the
+    package is checked against its sha256 first (a damaged file raises ArtifactError).
+    The first call for a vocabulary builds it; later calls return the same tokenizer.
+    An unknown name raises ParameterError listing :func:`list_encoding_names`.
 
     >>> from bpetite import get_encoding
     >>> gpt2 = get_encoding("gpt2")
@@ -136,7 +182,7 @@ def get_encoding(encoding_name: str) -> Tokenizer:
 @functools.cache
 def _built(name: str) -> Tokenizer:
     vocabulary = BUILTIN_VOCABULARIES[name]
-    merges, byte_order = _model(vocabulary.file, vocabulary.sha256)
+    merges, byte_order = _model(vocabulary.file, vocabulary.file_sha256)
     return Tokenizer(
         merges,
         pattern=vocabulary.pattern,
@@ -148,29 +194,75 @@ def _built(name: str) -> Tokenizer:
 
 @functools.cache
 def _model(file: str, sha256: str) -> tuple[Merges, tuple[int, ...]]:
-    """The merges and byte order of a packaged rank file (shared by the names that use it)."""
+    """The merges and byte order of a shipped model file (shared by the names that use it)."""
     data = _verified(read_packaged(file), file, sha256)
-    source = f"bpetite/_data/{file}"
-    try:
-        recovered = recover_merges(parse_ranks(data, source), source)
-    except InteropError as error:  # pragma: no cover - the sha256 matched tiktoken's file
-        raise ArtifactError(f"{error}") from None
-    if not recovered.is_contiguous:  # pragma: no cover - tiktoken's files rank 0, 1, 2, ...
-        raise ArtifactError(f"{source} does not rank its tokens 0, 1, 2, ...")
-    merges = check_merges([(left, right) for left, right, _ in recovered.merges])
-    return merges, recovered.byte_order
+    byte_order, lefts, rights = parse_model_file(data)
+    with gc_paused():  # see _gc: hundreds of thousands of pairs, none in a cycle
+        # Merges without check_merges: the file is, byte for byte, one whose merges the
+        # script recovered from tiktoken's rank file and the tests check.
+        merges = Merges(zip(lefts, rights, strict=True))
+    return merges, tuple(byte_order)
+
+
+def parse_model_file(data: bytes) -> tuple[bytes, array[int], array[int]]:
+    """A decompressed model file's byte order, left ids and right ids.
+
+    The file must be well formed (its sha256 checked): only its length is checked here.
+    """
+    body = data[len(MODEL_FILE_HEADER) + BASE_VOCAB_SIZE :]
+    count, rest = divmod(len(body), 2 * ID_PLANES)
+    if not data.startswith(MODEL_FILE_HEADER) or rest:
+        raise ValueError("not a bpetite model file")
+    side = ID_PLANES * count
+    return (
+        data[len(MODEL_FILE_HEADER) : len(MODEL_FILE_HEADER) + BASE_VOCAB_SIZE],
+        _unplaned(body[:side], count),
+        _unplaned(body[side:], count),
+    )
+
+
+def write_model_file(byte_order: Sequence[int], merges: Sequence[tuple[int, int]]) -> bytes:
+    """A model file's decompressed content (the inverse of :func:`parse_model_file`).
+
+    `merges` must keep the model's rule, and every id be below 2**24.
+    """
+    sides = (array("I", (merge[side] for merge in merges)) for side in (0, 1))
+    planes = [_planes(ids) for ids in sides]
+    return MODEL_FILE_HEADER + bytes(byte_order) + b"".join(planes)
+
+
+def _planes(ids: array[int]) -> bytes:
+    """The byte planes of `ids`: every low byte, then every middle one, then every high one."""
+    if ids and max(ids) >> (8 * ID_PLANES):
+        raise ValueError(f"an id does not fit in {ID_PLANES} bytes")
+    if sys.byteorder == "big":  # pragma: no cover - the planes go low byte first
+        ids.byteswap()
+    wide = ids.tobytes()
+    return b"".join(wide[plane :: ids.itemsize] for plane in range(ID_PLANES))
+
+
+def _unplaned(planes: bytes, count: int) -> array[int]:
+    """`count` ids from their byte planes, widened at C speed into machine ints."""
+    ids = array("I")
+    wide = bytearray(ids.itemsize * count)
+    for plane in range(ID_PLANES):
+        wide[plane :: ids.itemsize] = planes[plane * count : (plane + 1) * count]
+    ids.frombytes(wide)
+    if sys.byteorder == "big":  # pragma: no cover - the planes go low byte first
+        ids.byteswap()
+    return ids
 
 
 def read_packaged(file: str) -> bytes:
     """The compressed bytes of ``bpetite/_data/<file>``."""
-    return (resources.files("bpetite") / "_data" / file).read_bytes()
+    return (PACKAGE_DATA / file).read_bytes()
 
 
 def _verified(compressed: bytes, file: str, sha256: str) -> bytes:
-    """Decompress a packaged file and check it is exactly the file tiktoken pins."""
+    """Decompress a shipped file and check it is exactly the file the table pins."""
     try:
-        data = gzip.decompress(compressed)
-    except (OSError, EOFError, zlib.error) as error:
+        data = zlib.decompress(compressed, wbits=16 + zlib.MAX_WBITS)  # gzip
+    except zlib.error as error:
         raise ArtifactError(
             f"bpetite's built-in vocabulary file bpetite/_data/{file} is damaged ({error}); "
             "reinstall bpetite"
@@ -179,17 +271,29 @@ def _verified(compressed: bytes, file: str, sha256: str) -> bytes:
     if actual != sha256:
         raise ArtifactError(
             f"bpetite's built-in vocabulary file bpetite/_data/{file} is damaged: its sha256 "
-            f"is {actual}, not tiktoken's {sha256}; reinstall bpetite"
+            f"is {actual}, not {sha256}; reinstall bpetite"
         )
     return data
 
 
-def packaged_rank_file(encoding_name: str) -> tuple[str, bytes]:
-    """The sha256 and the checked content of the rank file built-in `encoding_name` is made from.
+def rank_file(encoding_name: str) -> bytes:
+    """The rank file of built-in `encoding_name`, written from its tokenizer's own tokens.
 
-    For running tiktoken itself offline on the same file (``bpetite compare-tiktoken``).
+    Each mergeable token as tiktoken's rank files list it, ``base64(bytes) id``, in id
+    order; the result must have tiktoken's sha256 for the file, or ArtifactError. For
+    running tiktoken itself offline on the same vocabulary (``bpetite compare-tiktoken``).
     """
     vocabulary = BUILTIN_VOCABULARIES[encoding_name]
-    return vocabulary.sha256, _verified(
-        read_packaged(vocabulary.file), vocabulary.file, vocabulary.sha256
+    tokens = get_encoding(encoding_name).vocab
+    encode = base64.b64encode
+    data = b"".join(
+        b"%s %d\n" % (encode(tokens[token_id]), token_id)
+        for token_id in range(vocabulary.mergeable_vocab_size)
     )
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != vocabulary.rank_file_sha256:  # pragma: no cover - the tests check all four
+        raise ArtifactError(
+            f"the rank file written from bpetite's {encoding_name} has sha256 {actual}, not "
+            f"tiktoken's {vocabulary.rank_file_sha256}; reinstall bpetite"
+        )
+    return data

@@ -13,7 +13,7 @@ PRETOKENIZER_PATTERN: Final = (
     r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 )
 
-#: Schema v1, the specification's artifact format; _persistence also reads and writes v2.
+#: Schema v1, the specification's artifact format; _artifact also reads and writes v2.
 SCHEMA_VERSION: Final = 1
 
 #: The one reserved special token. In training text it is ordinary characters.

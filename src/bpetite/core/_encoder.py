@@ -21,9 +21,11 @@ A chunk is answered by the cheapest of three layers that knows it:
 2. a cache from chunk text to ids (:class:`ChunkCache`), flattened into one list: it
    holds every whole token met for good and other chunks up to a bound; a chunk it
    lacks is looked up among the tokens (and proven whole, once per token) or merged;
-3. the merge itself: short chunks run a small "find the lowest rank, merge it" loop
-   over a list; long chunks (a million letters is one chunk) keep a doubly linked list
-   over positions and a bucket of positions per rank, O(n log n).
+3. the merge itself: a short word runs a small "find the lowest rank, merge it" loop
+   over a list; a long word keeps a doubly linked list over positions and a bucket of
+   positions per merge, O(n log n); a huge word (a million letters is one chunk) is
+   rescanned whole in C, merge by merge, and finishes as a long word if that grows
+   costly.
 
 Measurements: docs/design-notes.md#encoder
 """
@@ -38,13 +40,14 @@ from operator import itemgetter
 from typing import TypeVar
 
 from bpetite.core._constants import BASE_VOCAB_SIZE
-from bpetite.core._rescan import merge_word, pair_counts
+from bpetite.core._rescan import RESCANS, count_pairs, merge_word, moved_pairs
 
 Pair = tuple[int, int]
 
-#: Chunks longer than this many bytes take the O(n log n) bucket path; shorter ones the
-#: simple loop, whose quadratic worst case cannot matter at this length and whose small
-#: constant cost wins on the few bytes most chunks have.
+#: Chunks longer than this many bytes are long words, merged by the O(n log n) bucket
+#: path (``merge_long``); shorter ones are short words, merged by the simple loop
+#: (``merge_short``), whose quadratic worst case cannot matter at this length and whose
+#: small constant cost wins on the few bytes most chunks have.
 #: Measurements: docs/design-notes.md#encoder-long-chunks
 LONG_CHUNK_BYTES = 32
 #: The chunk cache's size, counted as characters of chunk text plus ids held; it is
@@ -57,7 +60,7 @@ CHUNK_CACHE_SIZE = 1 << 21
 #: that many tries the whole-token pass, then flattens.
 _PATCH_AT_MOST = 8
 _SAMPLE = 256
-#: Long chunks of more positions than this keep their links in machine-integer arrays,
+#: Long words of more positions than this keep their links in machine-integer arrays,
 #: not lists: a list holds a pointer and an int object per position, an array 8 bytes.
 ARRAY_POSITIONS = 1 << 16
 #: Merge lists up to this long have every token's wholeness proven when the encoder is
@@ -66,18 +69,18 @@ ARRAY_POSITIONS = 1 << 16
 #: text needs (see Encoder).
 #: Measurements: docs/design-notes.md#encoder-whole-token-proof
 EAGER_PROOF_MERGES = 1 << 15
-#: Chunks longer than this many bytes are merged rank by rank with whole-word rescans in
-#: C (``merge_huge``): a few bytes of memory a byte, where linked positions take dozens.
+#: Chunks longer than this many bytes are huge words, merged rank by rank with whole-word
+#: rescans in C (``merge_huge``), until their rescans have cost ``RESCANS`` times their
+#: length (a vocabulary that applies many merges to the chunk); then they finish as long
+#: words. A huge word takes a few bytes of memory a byte, where linked positions take dozens.
 #: Measurements: docs/design-notes.md#rescanned-words
 HUGE_CHUNK_BYTES = 1 << 16
-#: ``merge_huge`` rescans a chunk until that has cost this many times its length, then
-#: finishes with linked positions (a vocabulary that applies many merges to the chunk).
-RESCANS = 100
 #: Chunks longer than this many characters are never cached (rare, and large).
 CACHE_MAX_KEY_CHARS = 256
 
 
-_NO_RANK = 1 << 62
+#: Stands for "no merge" among the ids a pair merges into: above every id.
+_NO_MERGE = 1 << 62
 
 
 class Encoder:
@@ -244,7 +247,7 @@ class Encoder:
 
     def encode_text(self, text: str) -> list[int]:
         """Return the ids of `text`, every character ordinary (the caller checked it is a str)."""
-        pieces = self._split(text)
+        chunks = self._split(text)
         token_of_text = self.token_of_text
         # Each path is one C-speed pass over the chunks. The first answers a text whose
         # chunks are all whole tokens and stops with KeyError at the first that is not;
@@ -252,31 +255,31 @@ class Encoder:
         # is all whole, since a pass that fails late is wasted, and in code most lines
         # hold a chunk of several tokens.
         misses = None
-        if len(pieces) > _SAMPLE:
-            sample = pieces[:: len(pieces) // _SAMPLE]
+        if len(chunks) > _SAMPLE:
+            sample = chunks[:: len(chunks) // _SAMPLE]
             # -1, not None: ints compare with ints fast in count() and index().
             misses = list(map(token_of_text.get, sample, repeat(-1))).count(-1)
         if not misses:
             try:
-                return list(map(token_of_text.__getitem__, pieces))
+                return list(map(token_of_text.__getitem__, chunks))
             except KeyError:
                 pass
         # A long text with a few chunks of several tokens: mark those with -1 and patch
         # them in; a short one, or one with many, is cheaper to flatten.
         if misses is not None and misses * _PATCH_AT_MOST <= _SAMPLE:
-            ids = list(map(token_of_text.get, pieces, repeat(-1)))
+            ids = list(map(token_of_text.get, chunks, repeat(-1)))
             missing = ids.count(-1)
             if missing * _PATCH_AT_MOST <= len(ids):
-                return self._patched(ids, pieces, missing)
-        if len(pieces) == 1:  # one chunk, maybe of megabytes: its ids, copied only if cached
-            only = self.chunk_cache[pieces[0]]
+                return self._patched(ids, chunks, missing)
+        if len(chunks) == 1:  # one chunk, maybe of megabytes: its ids, copied only if cached
+            only = self.chunk_cache[chunks[0]]
             return only if type(only) is list else list(only)
         # Many: flatten every chunk's tuple from the cache, which merges what it lacks.
         # ``list.extend`` of a tuple copies it without an iterator object, and the
         # zero-length deque drives the map at C speed; ``chain.from_iterable`` would
         # make an iterator per chunk.
         flat: list[int] = []
-        deque(map(flat.extend, map(self.chunk_cache.__getitem__, pieces)), maxlen=0)
+        deque(map(flat.extend, map(self.chunk_cache.__getitem__, chunks)), maxlen=0)
         return flat
 
     def count_text(self, text: str) -> int:
@@ -297,7 +300,7 @@ class Encoder:
             )
         return b"".join(map(packed.__getitem__, self._split(text)))
 
-    def _patched(self, ids: list[int], pieces: list[str], missing: int) -> list[int]:
+    def _patched(self, ids: list[int], chunks: list[str], missing: int) -> list[int]:
         """`ids` with each -1 replaced by the ids of its chunk, in one left-to-right copy."""
         places = [ids.index(-1)]
         for _ in range(missing - 1):
@@ -307,7 +310,7 @@ class Encoder:
         start = 0
         for place in places:
             patched += ids[start:place]
-            patched += chunk_cache[pieces[place]]
+            patched += chunk_cache[chunks[place]]
             start = place + 1
         patched += ids[start:]
         return patched
@@ -315,33 +318,34 @@ class Encoder:
     def merge_short(self, tokens: list[int]) -> list[int]:
         """Quadratic in the worst case, but the fastest loop for the usual few bytes.
 
-        `ranks[i]` is the id the pair at `i` merges into (an id is its rank), with a
-        sentinel after the last token. Each step merges the leftmost lowest-ranked pair
-        and re-ranks only its two neighbours: a merge only creates pairs of higher rank,
-        so "leftmost lowest, repeatedly" is the rank-pass rule, overlaps included.
+        `new_ids[i]` is the id the pair at `i` merges into (merge ``r`` makes id
+        ``256 + r``, so the smallest id is the lowest rank), with a sentinel after the
+        last token. Each step merges the leftmost lowest-ranked pair and looks up only
+        its two neighbours again: a merge only creates pairs of higher rank, so
+        "leftmost lowest, repeatedly" is the rank-pass rule, overlaps included.
         ``min`` and ``index`` scan at C speed, so the Python work is a few statements
         per merge.
         """
-        rank_of = self._merge_ids.get
-        ranks = list(map(rank_of, pairwise(tokens), repeat(_NO_RANK)))
-        ranks.append(_NO_RANK)
+        merged_id = self._merge_ids.get
+        new_ids = list(map(merged_id, pairwise(tokens), repeat(_NO_MERGE)))
+        new_ids.append(_NO_MERGE)
         while True:
-            best = min(ranks)
-            if best == _NO_RANK:
+            best = min(new_ids)
+            if best == _NO_MERGE:
                 return tokens
-            i = ranks.index(best)
+            i = new_ids.index(best)
             tokens[i] = best
             del tokens[i + 1]
-            del ranks[i]
+            del new_ids[i]
             if i:
-                ranks[i - 1] = rank_of((tokens[i - 1], best), _NO_RANK)
+                new_ids[i - 1] = merged_id((tokens[i - 1], best), _NO_MERGE)
             if i + 1 < len(tokens):
-                ranks[i] = rank_of((best, tokens[i + 1]), _NO_RANK)
+                new_ids[i] = merged_id((best, tokens[i + 1]), _NO_MERGE)
             else:
-                ranks[i] = _NO_RANK
+                new_ids[i] = _NO_MERGE
 
     def merge_huge(self, word: str) -> list[int]:
-        """Rank by rank, each merge a whole-word rescan in C; for chunks of megabytes.
+        """Rank by rank, each merge a whole-word rescan in C; for huge words (megabytes).
 
         `word` holds one character per token (``chr(id)``). Each merge present, lowest
         rank first, is one ``str.replace`` (the rank pass of the reference itself), and
@@ -354,41 +358,32 @@ class Encoder:
         merge done, so lowest-first from here gives the same ids.
         """
         merge_ids, lefts, rights = self._merge_ids, self._lefts, self._rights
-        counts = pair_counts(word)
-        ranks = [
-            rank
-            for rank in map(merge_ids.get, ((ord(pair[0]), ord(pair[1])) for pair in counts))
-            if rank is not None
+        counts = count_pairs(word)
+        # The ids the pairs present merge into, lowest (the lowest rank) first.
+        pending = [
+            new_id
+            for new_id in map(merge_ids.get, ((ord(pair[0]), ord(pair[1])) for pair in counts))
+            if new_id is not None
         ]
-        heapify(ranks)
+        heapify(pending)
         budget = RESCANS * len(word)
-        while ranks:
-            new_id = heappop(ranks)
-            left, right = chr(lefts[new_id]), chr(rights[new_id])
-            if counts.get(left + right, 0) <= 0:
+        while pending:
+            new_id = heappop(pending)
+            pair = chr(lefts[new_id]) + chr(rights[new_id])
+            if counts.get(pair, 0) <= 0:
                 continue  # merged away since it was pushed
             if budget < 0:
-                heappush(ranks, new_id)
                 return self.merge_long(list(map(ord, word)))
             budget -= len(word)
             new = chr(new_id)
-            word, _, before, after, doubled = merge_word(word, left + right, new)
-            del counts[left + right]
-            created: list[tuple[str, int, Pair]] = []
-            for neighbour, count in before.items():
-                counts[neighbour + left] -= count
-                created.append((neighbour + new, count, (ord(neighbour), new_id)))
-            for neighbour, count in after.items():
-                counts[right + neighbour] -= count
-                created.append((new + neighbour, count, (new_id, ord(neighbour))))
-            if doubled:
-                counts[right + left] -= doubled
-                created.append((new + new, doubled, (new_id, new_id)))
-            for pair, count, ids in created:
-                counts[pair] += count
-                rank = merge_ids.get(ids)
-                if rank is not None:
-                    heappush(ranks, rank)
+            word, _, before, after, doubled = merge_word(word, pair, new)
+            del counts[pair]
+            for lost, created, count in moved_pairs(pair, new, before, after, doubled):
+                counts[lost] -= count
+                counts[created] += count
+                created_id = merge_ids.get((ord(created[0]), ord(created[1])))
+                if created_id is not None:
+                    heappush(pending, created_id)
         # One int object per distinct id, shared: ``map(ord, word)`` would make one per
         # token past 256.
         present = {char for pair, count in counts.items() if count > 0 for char in pair}
@@ -400,18 +395,19 @@ class Encoder:
 
         Merges are applied in rank order, each at its positions left to right, which is
         the non-overlapping rule. A merge only creates pairs of higher rank, so the
-        positions of each pair go into a bucket for its rank, a small heap holds the
-        ranks that have a bucket, and each bucket is sorted once when its turn comes.
-        An entry is stale when either side has changed since it was added; ids only
-        ever grow, so comparing both sides with the merge's pair detects that exactly.
-        A consumed position holds -1. The heap holds ranks, not positions, so a
-        position costs a list append, never a heap push and pop.
+        positions of each pair go into a bucket for the id it merges into (merge ``r``
+        makes id ``256 + r``: ids order merges as ranks do), a small heap holds the ids
+        that have a bucket, and each bucket is sorted once when its turn comes. An
+        entry is stale when either side has changed since it was added; ids only ever
+        grow, so comparing both sides with the merge's pair detects that exactly. A
+        consumed position holds -1. The heap holds ids, not positions, so a position
+        costs a list append, never a heap push and pop.
         """
         merge_ids = self._merge_ids
         lefts, rights = self._lefts, self._rights
         n = len(tokens)
-        # For a huge chunk, machine-integer arrays (see ARRAY_POSITIONS) instead of lists:
-        # far less memory, at a little speed.
+        # For a word of many positions, machine-integer arrays (see ARRAY_POSITIONS)
+        # instead of lists: far less memory, at a little speed.
         following: MutableSequence[int]
         preceding: MutableSequence[int]
         if n > ARRAY_POSITIONS:
@@ -428,12 +424,12 @@ class Encoder:
                     buckets[new_id] = [i]
                 else:
                     bucket.append(i)
-        ranks = list(buckets)
-        heapify(ranks)
+        pending = list(buckets)
+        heapify(pending)
         # The two neighbour updates below are written out rather than shared through a
         # helper, which would cost a Python call per merged position in the hottest loop.
-        while ranks:
-            new_id = heappop(ranks)
+        while pending:
+            new_id = heappop(pending)
             left, right = lefts[new_id], rights[new_id]
             positions = buckets.pop(new_id)
             if len(positions) > 1:
@@ -453,7 +449,7 @@ class Encoder:
                         bucket = buckets.get(after)
                         if bucket is None:
                             buckets[after] = [i]
-                            heappush(ranks, after)
+                            heappush(pending, after)
                         else:
                             bucket.append(i)
                 h = preceding[i]
@@ -463,7 +459,7 @@ class Encoder:
                         bucket = buckets.get(before)
                         if bucket is None:
                             buckets[before] = [h]
-                            heappush(ranks, before)
+                            heappush(pending, before)
                         else:
                             bucket.append(h)
         return [token for token in tokens if token >= 0]
@@ -476,11 +472,11 @@ def _halves_join(
 
     While the halves evolve apart, the last token of the left half runs down the right
     spine of `left` (``left``, its right child, ...) and the first token of the right
-    half down the left spine of `right`. Token ``x`` (created at rank ``x``; bytes exist
-    from the start) is last until the merge that consumes it, exclusive: that merge's
-    pair lies to its left and wins the left-to-right scan. Token ``y`` is first until
-    the merge that consumes it, inclusive: there the boundary pair is further left and
-    wins. A merge of ``(x, y)`` ranked inside both windows joins the halves.
+    half down the left spine of `right`. Token ``x`` (made at its own merge; a byte
+    exists from the start) is last until the merge that consumes it, exclusive: that
+    merge's pair lies to its left and wins the left-to-right scan. Token ``y`` is first
+    until the merge that consumes it, inclusive: there the boundary pair is further left
+    and wins. A merge of ``(x, y)`` whose id lies inside both windows joins the halves.
 
     The windows of one spine are consecutive, so walking both spines back in time
     together visits each boundary pair once: O(a + b) lookups for spines of a and b

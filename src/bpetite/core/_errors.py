@@ -84,7 +84,7 @@ class ParameterError(BpetiteError, ValueError):
     """An argument has the right type but a value bpetite cannot use (``vocab_size=100``)."""
 
 
-# The classes are public as ``bpetite.X``; tracebacks should say so.
+# The classes are public as ``bpetite.errors.X``; tracebacks should say so.
 for _error in (
     BpetiteError,
     ArtifactError,
@@ -100,7 +100,7 @@ for _error in (
     DisallowedSpecialError,
     ParameterError,
 ):
-    _error.__module__ = "bpetite"
+    _error.__module__ = "bpetite.errors"
 
 
 #: A value a message quotes is shown whole up to this many characters: PATH_MAX, the

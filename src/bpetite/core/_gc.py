@@ -9,11 +9,12 @@ from collections.abc import Iterator
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while a block builds large acyclic tables.
 
-    Parsing an artifact or building a tokenizer allocates hundreds of thousands of
-    tracked containers (a list per JSON entry, a tuple per merge), and the collections
-    they trigger walk those containers again and again. Nothing built there can form
-    a reference cycle, so those collections never free anything. gc state is
-    process-global: only what this call disabled is re-enabled.
+    Parsing an artifact, building a tokenizer or training allocates hundreds of
+    thousands of tracked containers (a list per JSON entry, a tuple per merge, a list
+    per pair in the trainer's index), and the collections they trigger walk those
+    containers again and again. Nothing built there can form a reference cycle, so
+    those collections never free anything. gc state is process-global: only what this
+    call disabled is re-enabled.
 
     Measurements: docs/design-notes.md#gc-pause
     """

@@ -30,12 +30,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
 from types import MappingProxyType
-from typing import Final
-
-import regex
+from typing import TYPE_CHECKING, Final
 
 from bpetite.core._constants import PRETOKENIZER_PATTERN
 from bpetite.core._errors import PatternError
+
+if TYPE_CHECKING:
+    import regex  # imported where a pattern is first compiled: see SplitPattern.compiled
 
 #: The presets by name: the spec's GPT-2 pattern, then tiktoken's GPT-4 and GPT-4o ones.
 PRESETS: Final[Mapping[str, str]] = MappingProxyType(
@@ -111,9 +112,26 @@ class SplitPattern:
 
     name: str
     source: str
-    compiled: regex.Pattern[str] = field(repr=False, compare=False)
+    #: The `regex` of `source`, or None until :attr:`compiled` first needs it.
+    _compiled: regex.Pattern[str] | None = field(default=None, repr=False, compare=False)
     #: The preset's ASCII twin, used on ASCII text; None for a custom pattern.
     ascii_twin: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def compiled(self) -> regex.Pattern[str]:
+        """`source` compiled with `regex`, on first use.
+
+        A preset's ASCII text is split by its twin, so ``import bpetite``, and any work on
+        ASCII text, never imports `regex` (a large module); the regex is the same
+        whenever it is compiled.
+        """
+        found = self._compiled
+        if found is None:
+            import regex  # here, not at the top: see above
+
+            found = regex.compile(self.source)
+            object.__setattr__(self, "_compiled", found)  # frozen, but a cache
+        return found
 
     @classmethod
     def resolve(cls, pattern: str | SplitPattern) -> SplitPattern:
@@ -140,15 +158,15 @@ class SplitPattern:
         twin = self.ascii_twin
         if twin is not None:
             if text.isascii():
-                ascii_pieces: list[str] = twin.findall(text)
-                return ascii_pieces
+                ascii_chunks: list[str] = twin.findall(text)
+                return ascii_chunks
             cut = _CUTS.get(self.name)
             if cut is not None and _mostly_ascii(text):
                 return _split_mixed(text, self.compiled, twin, cut)
-        pieces: list[str] = self.compiled.findall(text)
+        chunks: list[str] = self.compiled.findall(text)
         if not self.is_preset:
-            check_tiling(pieces, text)
-        return pieces
+            check_tiling(chunks, text)
+        return chunks
 
 
 # A cut: a place where a preset's chunks of a text can be found by splitting the part
@@ -212,12 +230,12 @@ def _split_mixed(
     lines = text.split("\n")
     runs = list(_ASCII_LINE_RUN.finditer(bytes(map(str.isascii, lines))))
     if not runs:
-        pieces: list[str] = compiled.findall(text)
-        return pieces
+        chunks: list[str] = compiled.findall(text)
+        return chunks
     # Line k starts after the k lines before it and their k newlines.
     lengths_before = [0, *accumulate(map(len, lines))]
-    pieces = []
-    done = 0  # the chunks before this cut are in `pieces`
+    chunks = []
+    done = 0  # the chunks before this cut are in `chunks`
     for run in runs:
         first_line, end_line = run.span()
         start = lengths_before[first_line] + first_line
@@ -239,18 +257,18 @@ def _split_mixed(
             tail_lines *= 16
         if closing.end() - opening.end() < MIN_ASCII_CHARS:
             continue
-        pieces += compiled.findall(text, done, opening.end())
-        pieces += twin.findall(text, opening.end(), closing.end())
+        chunks += compiled.findall(text, done, opening.end())
+        chunks += twin.findall(text, opening.end(), closing.end())
         done = closing.end()
-    pieces += compiled.findall(text, done)
-    return pieces
+    chunks += compiled.findall(text, done)
+    return chunks
 
 
-def check_tiling(pieces: list[str], text: str) -> None:
-    """Raise unless `pieces` are non-empty and join to `text`: no text may be dropped."""
-    if "" in pieces:
+def check_tiling(chunks: list[str], text: str) -> None:
+    """Raise unless `chunks` are non-empty and join to `text`: no text may be dropped."""
+    if "" in chunks:
         raise PatternError("the split pattern matched the empty string; it must match text")
-    joined = "".join(pieces)
+    joined = "".join(chunks)
     if joined != text:
         position = next(
             (i for i, (a, b) in enumerate(zip(joined, text, strict=False)) if a != b),
@@ -295,10 +313,7 @@ def _preset(name: str) -> SplitPattern:
     found = _compiled_presets.get(name)
     if found is None:
         found = _compiled_presets[name] = SplitPattern(
-            name,
-            PRESETS[name],
-            regex.compile(PRESETS[name]),
-            re.compile(ASCII_TWINS[name], re.ASCII),
+            name, PRESETS[name], ascii_twin=re.compile(ASCII_TWINS[name], re.ASCII)
         )
     return found
 
@@ -312,6 +327,8 @@ def custom_pattern(source: str) -> SplitPattern:
             f"the split pattern is {len(source):,} characters long; "
             f"at most {MAX_CUSTOM_PATTERN_CHARS:,} are accepted"
         )
+    import regex  # a custom pattern is compiled at once, a preset on first use
+
     try:
         compiled = regex.compile(source)
     except regex.error as error:

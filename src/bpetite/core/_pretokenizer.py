@@ -1,33 +1,14 @@
-"""Split text into the chunks that BPE merges never cross.
+"""Count the chunks of texts (what training learns from), each checked as valid Unicode.
 
 The chunks must equal ``bpetite.reference.split``'s; the split itself is
-:meth:`SplitPattern.split` (see ``_patterns``).
-
-Every stage receives the same :class:`SplitPattern` (training, encoding, streaming,
-counting), so they see identical boundaries; :data:`PRETOKENIZER` is the default
-(GPT-2's) pattern compiled once, for code that knows it needs that one.
+:meth:`SplitPattern.split` (see ``_patterns``), which every stage receives (training,
+encoding, streaming, counting), so they see identical boundaries.
 """
 
 from collections import Counter
 from collections.abc import Iterable
 
-import regex
-
 from bpetite.core._patterns import SplitPattern, resolve_pattern
-
-#: The spec's GPT-2 pattern, compiled once; the default everywhere.
-PRETOKENIZER: regex.Pattern[str] = resolve_pattern("gpt2").compiled
-
-
-def pretokenize(text: str, *, pattern: str | SplitPattern = "gpt2") -> list[bytes]:
-    """Return the UTF-8 chunks of `text` in source order; joined, they are `text` again.
-
-    >>> pretokenize("Hello world!!")
-    [b'Hello', b' world', b'!!']
-    >>> pretokenize("x.\\n/y", pattern="o200k")
-    [b'x', b'.\\n/', b'y']
-    """
-    return [chunk.encode("utf-8") for chunk in resolve_pattern(pattern).split(text)]
 
 
 def count_chunks(texts: Iterable[str], *, pattern: str | SplitPattern = "gpt2") -> Counter[bytes]:

@@ -1,15 +1,17 @@
-"""Rank files: tiktoken's ``base64(token bytes) rank`` lines, and the merges behind them.
+"""Rank files: tiktoken's ``base64(token bytes) id`` lines, and the merges behind them.
 
-A rank file lists every token's bytes and rank and nothing else; bpetite's model is a
-merge list. Each token's merge is recovered from the ranks: token ``t``'s pair is where
-tiktoken's own merging of ``t``'s bytes, using only lower ranks, stops. It must stop at
-exactly two tokens, which then merge into ``t``; a token that cannot be made so is
-refused. While every lower token merges back to itself by pairs, merging by the rank of
-the pair (bpetite) and by the rank of the joined bytes (tiktoken) stop at the same
+A rank file lists every mergeable token's bytes and id and nothing else (tiktoken calls
+a mergeable token's id its "rank", hence the file's name; here, as everywhere in
+bpetite, it is an id, and a rank is a merge's place in the merge list). bpetite's model
+is a merge list, so each token's merge is recovered from the ids: token ``t``'s pair is
+where tiktoken's own merging of ``t``'s bytes, using only lower ids, stops. It must stop
+at exactly two tokens, which then merge into ``t``; a token that cannot be made so is
+refused. While every lower token merges back to itself by pairs, merging by the id a
+pair makes (bpetite) and by the id of the joined bytes (tiktoken) stop at the same
 pieces (docs/interop.md), and each token recovered here does, so by induction over the
-ranks every token does. :func:`bpetite.get_encoding` reads the rank files shipped in the
-package with this module, and ``bpetite.interop`` imports a user's ``.tiktoken`` file
-with it.
+ids every token does. ``bpetite.interop`` imports a user's ``.tiktoken`` file with this
+module, and ``scripts/write_builtin_vocabularies.py`` recovers the built-in
+vocabularies' merges with it once, for the package to ship.
 """
 
 from __future__ import annotations
@@ -33,11 +35,11 @@ def show_token(token: bytes) -> str:
 
 
 def parse_ranks(data: bytes, source: str) -> dict[bytes, int]:
-    """``base64 rank`` lines -> {token bytes: rank}; duplicates are refused, not dropped.
+    """``base64 id`` lines -> {token bytes: id}; duplicates are refused, not dropped.
 
     A bad line raises InteropError naming it (lines count from 1, blank lines included).
     """
-    ranks: dict[bytes, int] = {}
+    ids: dict[bytes, int] = {}
     owners: dict[int, bytes] = {}
     for number, line in enumerate(data.splitlines(), start=1):
         if not line:
@@ -45,7 +47,7 @@ def parse_ranks(data: bytes, source: str) -> dict[bytes, int]:
         fields = line.split()
         if len(fields) != 2 or not fields[1].isdigit() or not fields[1].isascii():
             raise InteropError(
-                f"{source} line {number}: expected 'base64 rank', got {shown(repr(line))}"
+                f"{source} line {number}: expected 'base64 id', got {shown(repr(line))}"
             )
         try:
             token = binascii.a2b_base64(fields[0], strict_mode=True)
@@ -53,95 +55,99 @@ def parse_ranks(data: bytes, source: str) -> dict[bytes, int]:
             raise InteropError(
                 f"{source} line {number}: {shown(repr(fields[0]))} is not valid base64"
             ) from None
-        rank = int(fields[1])
-        if token in ranks:
+        token_id = int(fields[1])
+        if token in ids:
             raise InteropError(
-                f"{source} line {number}: token {show_token(token)} already has rank "
-                f"{ranks[token]}; tiktoken would silently keep only the last"
+                f"{source} line {number}: token {show_token(token)} already has id "
+                f"{ids[token]}; tiktoken would silently keep only the last"
             )
-        if rank in owners:
+        if token_id in owners:
             raise InteropError(
-                f"{source} line {number}: rank {rank} already belongs to {show_token(owners[rank])}"
+                f"{source} line {number}: id {token_id} already belongs to "
+                f"{show_token(owners[token_id])}"
             )
-        ranks[token] = rank
-        owners[rank] = token
-    return ranks
+        ids[token] = token_id
+        owners[token_id] = token
+    return ids
 
 
 @dataclass(frozen=True, slots=True)
-class RankedMerges:
-    """What a rank file says in bpetite's terms, still in the file's ranks.
+class RecoveredMerges:
+    """What a rank file says in bpetite's terms, still in the file's ids.
 
-    ``byte_ranks[b]`` is the rank of the byte ``b``; ``merges`` lists, in rank order,
-    each merged token's ``(left rank, right rank, rank)``.
+    ``byte_ids[b]`` is the id of the byte ``b``; ``merges`` lists, in id order, each
+    merged token's ``(left id, right id, id)``.
     """
 
-    byte_ranks: tuple[int, ...]
+    byte_ids: tuple[int, ...]
     merges: tuple[tuple[int, int, int], ...]
 
     @property
     def is_contiguous(self) -> bool:
-        """Whether the bytes hold ranks 0..255 and the merged tokens 256, 257, ... in order.
+        """Whether the bytes hold ids 0..255 and the merged tokens 256, 257, ... in order.
 
-        Then the ranks are ids bpetite can speak directly, with a byte order.
+        Then bpetite's model holds the ids as they are, with a byte order: merge ``r``
+        makes id ``256 + r``.
         """
-        return sorted(self.byte_ranks) == list(range(BASE_VOCAB_SIZE)) and all(
-            rank == BASE_VOCAB_SIZE + index for index, (_, _, rank) in enumerate(self.merges)
+        return sorted(self.byte_ids) == list(range(BASE_VOCAB_SIZE)) and all(
+            token_id == BASE_VOCAB_SIZE + rank for rank, (_, _, token_id) in enumerate(self.merges)
         )
 
     @property
     def byte_order(self) -> tuple[int, ...]:
-        """For contiguous ranks: the byte of each id 0..255 (a Tokenizer's ``byte_order``)."""
-        return tuple(sorted(range(BASE_VOCAB_SIZE), key=self.byte_ranks.__getitem__))
+        """For contiguous ids: the byte of each id 0..255 (a Tokenizer's ``byte_order``)."""
+        return tuple(sorted(range(BASE_VOCAB_SIZE), key=self.byte_ids.__getitem__))
 
 
-def recover_merges(ranks: Mapping[bytes, int], source: str) -> RankedMerges:
-    """Each merged token's pair, from the ranks alone, or InteropError naming the token.
+def recover_merges(ids: Mapping[bytes, int], source: str) -> RecoveredMerges:
+    """Each merged token's pair, from the ids alone, or InteropError naming the token.
 
-    >>> ranks = {bytes((b,)): b for b in range(256)} | {b"ab": 256, b"abc": 257}
-    >>> recover_merges(ranks, "example").merges
+    >>> ids = {bytes((b,)): b for b in range(256)} | {b"ab": 256, b"abc": 257}
+    >>> recover_merges(ids, "example").merges
     ((97, 98, 256), (256, 99, 257))
     """
-    if b"" in ranks:
-        raise InteropError(f"{source} has an empty token (rank {ranks[b'']})")
-    byte_ranks = []
+    if b"" in ids:
+        raise InteropError(f"{source} has an empty token (id {ids[b'']})")
+    byte_ids = []
     for byte in range(BASE_VOCAB_SIZE):
-        rank = ranks.get(bytes((byte,)))
-        if rank is None:
+        byte_id = ids.get(bytes((byte,)))
+        if byte_id is None:
             raise InteropError(
                 f"{source} has no token for the byte 0x{byte:02x}; a byte-level vocabulary "
                 "needs all 256"
             )
-        byte_ranks.append(rank)
-    merged = sorted((rank, token) for token, rank in ranks.items() if len(token) > 1)
-    pair_ranks: dict[tuple[int, int], int] = {}
+        byte_ids.append(byte_id)
+    merged = sorted((token_id, token) for token, token_id in ids.items() if len(token) > 1)
+    made_by: dict[tuple[int, int], int] = {}
     merges = []
-    for rank, token in merged:
+    for token_id, token in merged:
         if len(token) == 2:  # two bytes: nothing to merge first
-            parts = [byte_ranks[token[0]], byte_ranks[token[1]]]
+            parts = [byte_ids[token[0]], byte_ids[token[1]]]
         else:
-            parts = merge_pairs([byte_ranks[byte] for byte in token], pair_ranks)
+            parts = merge_pairs([byte_ids[byte] for byte in token], made_by)
         if len(parts) != 2:
-            token_of_rank = {rank: token for token, rank in ranks.items()}
-            pieces = [show_token(token_of_rank[part]) for part in parts]
+            token_of_id = {token_id: token for token, token_id in ids.items()}
+            pieces = [show_token(token_of_id[part]) for part in parts]
             raise InteropError(
-                f"{source}: token {show_token(token)} (rank {rank}) cannot be made by merging "
-                f"two lower-ranked tokens: tiktoken's merging stops at {len(parts)} pieces "
-                f"{pieces}, so only a whole chunk could reach it, and bpetite cannot represent "
-                "such a token"
+                f"{source}: token {show_token(token)} (id {token_id}) cannot be made by "
+                f"merging two tokens of lower ids: tiktoken's merging stops at {len(parts)} "
+                f"pieces {pieces}, so only a whole chunk could reach it, and bpetite cannot "
+                "represent such a token"
             )
-        pair_ranks[parts[0], parts[1]] = rank
-        merges.append((parts[0], parts[1], rank))
-    return RankedMerges(tuple(byte_ranks), tuple(merges))
+        made_by[parts[0], parts[1]] = token_id
+        merges.append((parts[0], parts[1], token_id))
+    return RecoveredMerges(tuple(byte_ids), tuple(merges))
 
 
-def merge_pairs(ids: list[int], pair_ranks: Mapping[tuple[int, int], int]) -> list[int]:
-    """Pair-merge `ids`: join the lowest-ranked adjacent pair, leftmost first, until none is left.
+def merge_pairs(ids: list[int], made_by: Mapping[tuple[int, int], int]) -> list[int]:
+    """Pair-merge `ids`: join the adjacent pair that makes the lowest id, leftmost first,
+    until no pair makes one.
 
-    `pair_ranks` maps a pair to the rank (and id) of the token it makes. A heap of
-    candidate pairs over a linked list of pieces makes each merge O(log n), so a long
-    token costs O(n log n), not the O(n^2) of rescanning every pair after each merge.
-    A heap entry whose pair has changed since it was pushed is skipped when popped.
+    `made_by` maps a pair to the id of the token it makes (the lower, the earlier the
+    merge). A heap of candidate pairs over a linked list of pieces makes each merge
+    O(log n), so a long token costs O(n log n), not the O(n^2) of rescanning every pair
+    after each merge. A heap entry whose pair has changed since it was pushed is skipped
+    when popped.
 
     >>> merge_pairs([1, 2, 3], {(1, 2): 4, (4, 3): 5})
     [5]
@@ -151,29 +157,29 @@ def merge_pairs(ids: list[int], pair_ranks: Mapping[tuple[int, int], int]) -> li
     following = list(range(1, count + 1))
     preceding = list(range(-1, count - 1))
     alive = [True] * count
-    get = pair_ranks.get
+    get = made_by.get
     heap = []
     for i in range(count - 1):
-        rank = get((values[i], values[i + 1]))
-        if rank is not None:
-            heap.append((rank, i))
+        merged_id = get((values[i], values[i + 1]))
+        if merged_id is not None:
+            heap.append((merged_id, i))
     heapq.heapify(heap)
     while heap:
-        rank, i = heapq.heappop(heap)
+        merged_id, i = heapq.heappop(heap)
         j = following[i] if alive[i] else count
-        if j >= count or get((values[i], values[j])) != rank:
+        if j >= count or get((values[i], values[j])) != merged_id:
             continue
-        values[i] = rank
+        values[i] = merged_id
         alive[j] = False
         after = following[i] = following[j]
         if after < count:
             preceding[after] = i
-            right = get((rank, values[after]))
+            right = get((merged_id, values[after]))
             if right is not None:
                 heapq.heappush(heap, (right, i))
         before = preceding[i]
         if before >= 0:
-            left = get((values[before], rank))
+            left = get((values[before], merged_id))
             if left is not None:
                 heapq.heappush(heap, (left, before))
     return [value for value, live in zip(values, alive, strict=True) if live]

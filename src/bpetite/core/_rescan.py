@@ -1,4 +1,4 @@
-"""One merge in a long word held as a ``str``, with no Python step per character.
+"""One merge in a huge word held as a ``str``, with no Python step per character.
 
 The trainer and the encoder both hold tokens as characters (``chr(id)``), so a word is
 a ``str`` and a pair a two-character ``str``. ``word.replace(pair, new)`` is then the
@@ -17,9 +17,10 @@ they are few, with ``str.count`` when they are dense among few distinct characte
 else with a regex scan of the merged word and of its reverse (the scans find every
 occurrence in C; the pattern is compiled once per new token and cached by ``re``). A
 merge costs a few passes over the word in C plus little per occurrence, against a
-Python step per occurrence for linked positions, so long words can be rescanned about
-a hundred times for the cost of laying them out position by position (see ``RESCANS``
-in the trainer and the encoder).
+Python step per occurrence for linked positions, so huge words can be rescanned about
+a hundred times for the cost of laying them out position by position (``RESCANS``,
+shared by the trainer and the encoder). :func:`moved_pairs` lists what one merge moves,
+for both to apply.
 
 Measurements: docs/design-notes.md#rescanned-words
 """
@@ -42,6 +43,10 @@ DENSE = 16
 FIND_AT_MOST = 64
 #: The regex scans list at most this many neighbours at a time, so their lists stay small.
 WINDOW = 1 << 18
+#: A huge word is rescanned until its rescans have cost this many times its length; then
+#: it is laid out as linked positions, which cost a Python step per occurrence.
+#: Measurements: docs/design-notes.md#rescanned-words
+RESCANS = 100
 
 
 def small_alphabet(word: str, most: int) -> set[str] | None:
@@ -60,7 +65,7 @@ def small_alphabet(word: str, most: int) -> set[str] | None:
     return alphabet
 
 
-def pair_counts(word: str) -> Counter[str]:
+def count_pairs(word: str) -> Counter[str]:
     """The adjacent pairs of `word` with their counts: ``"abab" -> {"ab": 2, "ba": 1}``.
 
     A run ``x x x`` holds ``(x, x)`` twice. With few distinct characters each pair is
@@ -136,3 +141,20 @@ def merge_word(word: str, pair: str, new: str) -> tuple[str, int, Counter[str], 
     doubled = after.pop(new, 0)
     before.pop(new, None)
     return merged, occurrences, before, after, doubled
+
+
+def moved_pairs(
+    pair: str, new: str, before: Counter[str], after: Counter[str], doubled: int
+) -> list[tuple[str, str, int]]:
+    """What merging `pair` into `new` moves, from :func:`merge_word`'s counts.
+
+    Each entry is ``(lost, created, count)``: `count` occurrences of the pair `lost`
+    become the pair `created` (see the module docstring). No `lost` pair holds `new` and
+    every `created` one does, so the entries can be applied in any order.
+    """
+    left, right = pair[0], pair[1]
+    moves = [(neighbour + left, neighbour + new, count) for neighbour, count in before.items()]
+    moves += [(right + neighbour, new + neighbour, count) for neighbour, count in after.items()]
+    if doubled:
+        moves.append((right + left, new + new, doubled))
+    return moves

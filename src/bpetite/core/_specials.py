@@ -12,11 +12,12 @@ The extraction must equal what ``bpetite.reference.encode`` does with specials:
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping
-from typing import Literal
-
-import regex
+from typing import TYPE_CHECKING, Literal
 
 from bpetite.core._errors import DisallowedSpecialError, ParameterError
+
+if TYPE_CHECKING:
+    import regex  # imported where a matcher is first compiled: `import bpetite` stays light
 
 #: The policy arguments: a set of special texts, or "all" of them.
 SpecialPolicy = Literal["all"] | Collection[str]
@@ -93,6 +94,8 @@ class SpecialTokens:
         """A regex finding any of `specials`: at each position the longest one first."""
         found = self._matchers.get(specials)
         if found is None:
+            import regex  # here, not at the top: see the imports
+
             ordered = sorted(specials, key=lambda text: (-len(text), text))
             found = regex.compile("|".join(map(regex.escape, ordered)))
             self._matchers[specials] = found

@@ -1,15 +1,17 @@
-"""Vocabulary surgery: a tokenizer's definition edited while every other id stays the same.
+"""Vocabulary surgery: a tokenizer's model edited while every other id stays the same.
 
-Three edits, each giving the parts of a new definition for ``Tokenizer``'s constructor
-(this module never builds a tokenizer itself, so it need not import one):
+Three edits, each taking a :class:`~bpetite.core._model.Model` and returning a new one,
+checked by :func:`~bpetite.core._model.define` like any other (``Tokenizer``'s methods
+of the same names build the tokenizer, so this module need not import one):
 
-* :func:`edit_specials`: add, move or drop special tokens; an id may not be a mergeable
-  token's or another special's.
-* :func:`truncated_specials`: the specials of the first `n` mergeable tokens, kept where
-  they are or moved to follow the merges.
-* :func:`extend_merges`: more merges learned on a corpus as the model splits it: each
-  chunk encoded with the existing merges, then the trainer's greedy loop from there,
-  the new ids following the old ones. Must equal ``bpetite.reference.extend``.
+* :func:`with_special_tokens` (:func:`edit_specials`): add, move or drop special
+  tokens; an id may not be a mergeable token's or another special's.
+* :func:`truncated` (:func:`truncated_specials`): the first `n` mergeable tokens, the
+  specials kept where they are or moved to follow the merges.
+* :func:`extended` (:func:`extend_merges`): more merges learned on a corpus as the model
+  splits it: each chunk encoded with the existing merges, then the trainer's greedy
+  loop from there, the new ids following the old ones. Must equal
+  ``bpetite.reference.extend``.
 
 Training a model to ``m`` and extending it to ``n`` learns what training to ``n`` learns:
 encoding a chunk with the first merges leaves it as training had left it after them, so
@@ -22,13 +24,95 @@ from collections.abc import Callable, Iterable, Mapping
 
 from bpetite.core._constants import BASE_VOCAB_SIZE, MAX_TOKEN_ID, MAX_VOCAB_SIZE
 from bpetite.core._errors import ParameterError
-from bpetite.core._model import TRAINING_OPTIONS, Merge
+from bpetite.core._model import (
+    TRAINING_LEAST_BECAUSE,
+    TRAINING_OPTIONS,
+    Merge,
+    Model,
+    define,
+)
 from bpetite.core._pretokenizer import require_utf8
 from bpetite.core._progress import ProgressCallback
 from bpetite.core._trainer import check_limit, check_vocab_size, train_merges
 
 #: The keyword that lets an edit move the special tokens, named by every refusal.
 RENUMBER: str = "renumber_specials"
+
+
+def with_special_tokens(
+    model: Model,
+    tokens: Mapping[str, int] | Iterable[str],
+    drop: Iterable[str],
+    vocab: Mapping[int, bytes],
+) -> Model:
+    """`model` with its special tokens edited by :func:`edit_specials`; `vocab` is its."""
+    specials = edit_specials(model.special_tokens, tokens, drop, vocab, model.mergeable_size)
+    return define(
+        model.merges,
+        pattern=model.pattern,
+        special_tokens=specials,
+        byte_order=model.byte_order,
+        training=model.training,
+    )
+
+
+def truncated(model: Model, size: int, *, renumber: bool) -> Model:
+    """`model` cut to its first `size` mergeable tokens (see :func:`truncated_specials`)."""
+    specials = truncated_specials(
+        model.special_tokens, size, model.mergeable_size, renumber=renumber
+    )
+    return define(
+        model.merges[: size - BASE_VOCAB_SIZE],
+        pattern=model.pattern,
+        special_tokens=specials,
+        byte_order=model.byte_order,
+        training=model.training,
+    )
+
+
+def extended(
+    model: Model,
+    chunk_counts: Mapping[bytes, int],
+    vocab_size: int,
+    *,
+    vocab: Mapping[int, bytes],
+    encode_chunk: Callable[[bytes], list[int]],
+    renumber: bool,
+    progress: ProgressCallback | None,
+    max_token_bytes: int | None,
+    min_frequency: int | None,
+) -> Model:
+    """`model` with the merges :func:`extend_merges` learns on `chunk_counts` after its own.
+
+    `vocab` and `encode_chunk` are the model's. An option not given is the one the
+    model was trained with, and the result records what :func:`continued_training` says.
+    """
+    options, record = continued_training(
+        model.training, {"max_token_bytes": max_token_bytes, "min_frequency": min_frequency}
+    )
+    new_merges = extend_merges(
+        chunk_counts,
+        vocab_size,
+        vocab=vocab,
+        mergeable_size=model.mergeable_size,
+        encode_chunk=encode_chunk,
+        specials=model.special_tokens,
+        renumber=renumber,
+        progress=progress,
+        max_token_bytes=options["max_token_bytes"],
+        min_frequency=options["min_frequency"],
+    )
+    merges = model.merges + tuple(new_merges)
+    specials = dict(model.special_tokens)
+    if renumber:
+        specials = following(specials, BASE_VOCAB_SIZE + len(merges))
+    return define(
+        merges,
+        pattern=model.pattern,
+        special_tokens=specials,
+        byte_order=model.byte_order,
+        training=record,
+    )
 
 
 def edit_specials(
@@ -185,7 +269,7 @@ def continued_training(
     used: dict[str, int | None] = {}
     for name, value in given.items():
         least = TRAINING_OPTIONS[name]
-        checked = check_limit(name, value, least, _WHY[name])
+        checked = check_limit(name, value, least, TRAINING_LEAST_BECAUSE[name])
         used[name] = recorded.get(name) if checked is None else checked
     record = {
         name: value
@@ -193,12 +277,6 @@ def continued_training(
         if value is not None and recorded.get(name) == value
     }
     return used, record
-
-
-_WHY = {
-    "max_token_bytes": "every merged token has two bytes or more",
-    "min_frequency": "a pair that occurs has count 1",
-}
 
 
 def _checked_text(text: object) -> str:

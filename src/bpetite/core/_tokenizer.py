@@ -1,8 +1,11 @@
 """The public Tokenizer: a merge list, a split pattern and special tokens, and what follows.
 
 The merge list is the model: ids 0..255 are the bytes, merge ``r`` makes id ``256 + r``
-from two lower ids. The vocabulary, the encoder and the decoder are derived from it
-once, here, and exposed read-only, so no caller ever needs a private attribute.
+from two lower ids. The model's fields are checked once, by ``_model.define``; the
+vocabulary, the encoder and the decoder are derived from them once, here, and exposed
+read-only, so no caller ever needs a private attribute. Batches (``_batches``) and
+vocabulary surgery (``_surgery``) live in their own modules; their methods here hand
+them the model.
 """
 
 from __future__ import annotations
@@ -10,11 +13,14 @@ from __future__ import annotations
 import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from importlib import import_module
+from itertools import chain
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeVar, overload
 
-from bpetite.core import _artifact
+from bpetite.core import _artifact, _surgery
 from bpetite.core._atomic import write_atomically
+from bpetite.core._batches import checked_texts, checked_threads, map_in_threads
 from bpetite.core._budget import Budget
 from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, MAX_VOCAB_SIZE
 from bpetite.core._decoder import (
@@ -28,29 +34,22 @@ from bpetite.core._decoder import (
 )
 from bpetite.core._encoder import Encoder
 from bpetite.core._errors import NotATokenError, ParameterError, UnknownTokenError
-from bpetite.core._explain import Explanation, explain_encode
 from bpetite.core._gc import gc_paused
-from bpetite.core._html import render_snippet, token_pieces
 from bpetite.core._model import (
     IDENTITY_BYTE_ORDER,
+    TRAINING_LEAST_BECAUSE,
     TRAINING_OPTIONS,
     LearnedMerges,
     Merge,
-    Merges,
-    check_merges,
+    Model,
+    check_special_tokens,
+    define,
     mergeable_tokens,
 )
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._pretokenizer import count_chunks, require_utf8
 from bpetite.core._progress import ProgressCallback
 from bpetite.core._specials import SpecialPolicy, SpecialTokens
-from bpetite.core._surgery import (
-    continued_training,
-    edit_specials,
-    extend_merges,
-    following,
-    truncated_specials,
-)
 from bpetite.core._token_budget import TokenBudget, check_budget, check_overlap
 from bpetite.core._trainer import check_limit, check_vocab_size, train_merges
 from bpetite.core._unicode import checked_text, encode_invalid_utf8
@@ -58,6 +57,8 @@ from bpetite.core._unicode import checked_text, encode_invalid_utf8
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from bpetite.visualize import Explanation  # the type only: see explain()
 
 #: What a tokenizer shows of itself in a notebook, then its first special token: words,
 #: digits, whitespace, an accented word and an emoji (often split across tokens).
@@ -84,16 +85,12 @@ class Tokenizer:
     MAX_VOCAB_SIZE: Final = MAX_VOCAB_SIZE
 
     __slots__ = (
-        "_byte_order",
         "_encoder",
         "_hash",
-        "_merges",
-        "_name",
-        "_pattern",
+        "_model",
         "_special_ids",
         "_specials",
         "_token_ids",
-        "_training",
         "_vocab",
         "_vocab_view",
     )
@@ -122,51 +119,55 @@ class Tokenizer:
         keeps it. `name` is a label such as ``"cl100k_base"`` (tiktoken's ``name``); it
         changes no id. Anything inconsistent raises ParameterError naming it.
         """
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name must be a str or None, got {type(name).__name__}")
-        self._name = name
-        self._hash: int | None = None
         with gc_paused():  # see _gc: the tables below are large and acyclic
-            self._build(check_merges(merges), pattern, special_tokens, byte_order, training)
+            self._build(
+                define(
+                    merges,
+                    pattern=pattern,
+                    special_tokens=special_tokens,
+                    byte_order=byte_order,
+                    training=training,
+                    name=name,
+                )
+            )
 
-    def _build(
-        self,
-        merges: Merges,
-        pattern: str | SplitPattern,
-        special_tokens: Sequence[str] | Mapping[str, int],
-        byte_order: Sequence[int] | None,
-        training: Mapping[str, int] | None,
-    ) -> None:
-        """Check the rest of the definition and derive every table from the merges."""
-        self._merges = merges
-        self._pattern = resolve_pattern(pattern)
-        self._byte_order = _checked_byte_order(byte_order)
-        self._training: Mapping[str, int] = MappingProxyType(_checked_training(training))
-        vocab = mergeable_tokens(self._merges, self._byte_order)
-        special_ids = _checked_specials(special_tokens, len(vocab))
-        self._special_ids: Mapping[str, int] = MappingProxyType(special_ids)
-        self._specials = SpecialTokens(self._special_ids)
+    @classmethod
+    def _from_model(cls, model: Model) -> Self:
+        """A tokenizer of a model :func:`~bpetite.core._model.define` checked already."""
+        tokenizer = cls.__new__(cls)  # no second check: __init__ is define() and _build
+        with gc_paused():
+            cls._build(tokenizer, model)
+        return tokenizer
+
+    def _build(self, model: Model) -> None:
+        """Derive every table from the checked model."""
+        self._model = model
+        self._hash: int | None = None
+        vocab = mergeable_tokens(model.merges, model.byte_order)
+        self._special_ids = model.special_tokens
+        self._specials = SpecialTokens(model.special_tokens)
         self._vocab: dict[int, bytes] = dict(enumerate(vocab))
-        for text, token_id in special_ids.items():
+        for text, token_id in model.special_tokens.items():
             self._vocab[token_id] = text.encode("utf-8")
         self._vocab_view: Mapping[int, bytes] = MappingProxyType(self._vocab)
         self._token_ids: dict[bytes, int] = {}
         byte_ids = None
-        if self._byte_order != IDENTITY_BYTE_ORDER:
-            byte_ids = bytes(sorted(range(BASE_VOCAB_SIZE), key=self._byte_order.__getitem__))
-        trained = isinstance(merges, LearnedMerges)
-        self._encoder = Encoder(self._merges, vocab, self._pattern.split, byte_ids, trained=trained)
+        if model.byte_order != IDENTITY_BYTE_ORDER:
+            byte_ids = bytes(sorted(range(BASE_VOCAB_SIZE), key=model.byte_order.__getitem__))
+        trained = isinstance(model.merges, LearnedMerges)
+        self._encoder = Encoder(model.merges, vocab, model.pattern.split, byte_ids, trained=trained)
 
     def __reduce__(self) -> tuple[Callable[..., Tokenizer], tuple[Any, ...]]:
         """Pickle as the definition, not the tables: a worker process rebuilds them."""
-        pattern = self._pattern.name if self._pattern.is_preset else self._pattern.source
+        model = self._model
+        pattern = model.pattern.name if model.pattern.is_preset else model.pattern.source
         return _rebuild, (
-            self._merges,
+            model.merges,
             pattern,
-            dict(self._special_ids),
-            self._byte_order,
-            dict(self._training),
-            self._name,
+            dict(model.special_tokens),
+            model.byte_order,
+            dict(model.training),
+            model.name,
         )
 
     # ------------------------------------------------------------------ building
@@ -193,17 +194,16 @@ class Tokenizer:
         """
         if not isinstance(corpus, str):
             raise TypeError(f"corpus must be a str, got {type(corpus).__name__}")
-        require_utf8(corpus, "corpus")
-        check_vocab_size(vocab_size)
+        _check_training_keywords(vocab_size, max_token_bytes, min_frequency)
         split = resolve_pattern(pattern)
-        return cls.train_from_counts(
-            count_chunks([corpus], pattern=split),
+        return cls._learn(
+            count_chunks([corpus], pattern=split),  # which checks the corpus is valid text
             vocab_size,
-            pattern=split,
-            special_tokens=special_tokens,
-            progress=progress,
-            max_token_bytes=max_token_bytes,
-            min_frequency=min_frequency,
+            split,
+            special_tokens,
+            progress,
+            max_token_bytes,
+            min_frequency,
         )
 
     @classmethod
@@ -229,10 +229,103 @@ class Tokenizer:
         >>> Tokenizer.train_from_counts({b"ab": 3, b" ab": 2}, 258).merges
         ((97, 98), (32, 256))
         """
-        check_vocab_size(vocab_size)
+        _check_training_keywords(vocab_size, max_token_bytes, min_frequency)
         split = resolve_pattern(pattern)
-        merges = train_merges(
+        return cls._learn(
             _checked_counts(counts),
+            vocab_size,
+            split,
+            special_tokens,
+            progress,
+            max_token_bytes,
+            min_frequency,
+        )
+
+    @classmethod
+    def train_from_iterator(
+        cls,
+        iterator: Iterable[str],
+        vocab_size: int,
+        *,
+        pattern: str | SplitPattern = "gpt2",
+        special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
+        progress: ProgressCallback | None = None,
+        max_token_bytes: int | None = None,
+        min_frequency: int | None = None,
+        max_chars: int | None = None,
+        doc_cap: int | None = None,
+    ) -> Self:
+        """Learn merges from documents, one per item, read once (Hugging Face's name).
+
+        Any iterable of ``str`` works: a generator, a database cursor, a streamed
+        ``datasets`` split. Each item is counted as it arrives and then dropped, so
+        memory grows with the number of distinct chunks, not with the corpus; no chunk
+        spans two items. The result equals :meth:`train_from_counts` on
+        :func:`~bpetite.count_chunks` of the same items, and
+        :func:`~bpetite.train_files` on the same items written as files.
+
+        `pattern`, `special_tokens`, `progress`, `max_token_bytes` and `min_frequency`
+        are :meth:`train`'s, checked before the first item is read. `doc_cap` and
+        `max_chars` are nanochat's (``scripts/tok_train.py``): each document is cut to
+        its first `doc_cap` characters, and documents are read until the one that
+        takes the running total of characters past `max_chars`, that one included;
+        no item after it is read.
+
+        >>> Tokenizer.train_from_iterator(iter(["ab", "ab"]), 257).merges
+        ((97, 98),)
+        >>> Tokenizer.train_from_iterator(["abab", "cdcd"], 257, doc_cap=2).merges
+        ((97, 98),)
+        """
+        if isinstance(iterator, (str, bytes)):
+            raise TypeError(
+                "train_from_iterator() takes an iterable of documents, not one string: write [text]"
+            )
+        _check_training_keywords(vocab_size, max_token_bytes, min_frequency)
+        budget = Budget(max_chars=max_chars, doc_cap=doc_cap)
+        split = resolve_pattern(pattern)
+        check_special_tokens(special_tokens, BASE_VOCAB_SIZE)  # now, not after reading
+
+        def documents() -> Iterator[str]:
+            for index, document in enumerate(iterator):
+                if not isinstance(document, str):
+                    raise TypeError(
+                        "train_from_iterator() takes documents (str), got "
+                        f"{type(document).__name__} at item {index}"
+                    )
+                yield document
+
+        def checked(capped: Iterable[str]) -> Iterator[str]:
+            for index, document in enumerate(capped):
+                require_utf8(document, f"document {index}")  # a message naming the item
+                yield document
+
+        return cls._learn(
+            count_chunks(checked(budget.apply(documents())), pattern=split),
+            vocab_size,
+            split,
+            special_tokens,
+            progress,
+            max_token_bytes,
+            min_frequency,
+        )
+
+    @classmethod
+    def _learn(
+        cls,
+        counts: Mapping[bytes, int],
+        vocab_size: int,
+        split: SplitPattern,
+        special_tokens: Sequence[str] | Mapping[str, int],
+        progress: ProgressCallback | None,
+        max_token_bytes: int | None,
+        min_frequency: int | None,
+    ) -> Self:
+        """What every training method ends with: the merges learned from `counts`.
+
+        The training keywords were checked at the method's boundary.
+        """
+        merges = train_merges(
+            counts,
             vocab_size,
             progress,
             max_token_bytes=max_token_bytes,
@@ -247,7 +340,9 @@ class Tokenizer:
             if value is not None
         }
         learned = LearnedMerges(merges)  # valid by construction, and every token whole
-        return cls(learned, pattern=split, special_tokens=special_tokens, training=training)
+        return cls._from_model(
+            define(learned, pattern=split, special_tokens=special_tokens, training=training)
+        )
 
     @classmethod
     def load(
@@ -267,15 +362,8 @@ class Tokenizer:
         artifact = _artifact.load(
             os.fspath(path), max_bytes=max_bytes, trust_custom_pattern=trust_custom_pattern
         )
-        # The loader checked the merges with the constructor's own rule and hands them
-        # over as Merges, which the constructor takes without walking them again.
-        return cls(
-            artifact.merges,
-            pattern=artifact.pattern,
-            special_tokens=artifact.special_tokens,
-            byte_order=artifact.byte_order,
-            training=artifact.training,
-        )
+        # The loader's last step is the constructor's own check of the model's fields.
+        return cls._from_model(artifact.model)
 
     def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
         """Write the versioned JSON artifact atomically; an existing file needs `overwrite`.
@@ -294,13 +382,14 @@ class Tokenizer:
         >>> Tokenizer.train("ab ab ab", 258).dumps()[:48]
         b'{"mergeable_vocab_size":258,"merges":[[97,98],[3'
         """
+        model = self._model
         return _artifact.dumps_artifact(
             self._vocab,
-            self._merges,
-            dict(self._special_ids),
-            pattern=self._pattern,
-            byte_order=self._byte_order,
-            training=self._training,
+            model.merges,
+            dict(model.special_tokens),
+            pattern=model.pattern,
+            byte_order=model.byte_order,
+            training=model.training,
         )
 
     # ------------------------------------------------------------------ the model
@@ -308,7 +397,7 @@ class Tokenizer:
     @property
     def merges(self) -> tuple[Merge, ...]:
         """The merges in rank order: merge ``r`` joins ``(left, right)`` into id ``256 + r``."""
-        return self._merges
+        return self._model.merges
 
     @property
     def vocab(self) -> Mapping[int, bytes]:
@@ -323,44 +412,41 @@ class Tokenizer:
     @property
     def mergeable_vocab_size(self) -> int:
         """The byte tokens plus the merges: every id ordinary text can encode to."""
-        return BASE_VOCAB_SIZE + len(self._merges)
-
-    @property
-    def n_vocab(self) -> int:
-        """One past the largest id, special tokens included (tiktoken's name)."""
-        return max(self.mergeable_vocab_size, *(token + 1 for token in self._special_ids.values()))
+        return self._model.mergeable_size
 
     @property
     def byte_order(self) -> tuple[int, ...]:
         """The byte each of the ids 0..255 stands for: ``(0, 1, ..., 255)`` unless imported."""
-        return self._byte_order
+        return self._model.byte_order
 
     @property
     def training(self) -> Mapping[str, int]:
         """The options the merges were learned with, if any (a read-only view)."""
-        return self._training
+        return self._model.training
 
     @property
     def name(self) -> str | None:
         """The label given when the tokenizer was built (``get_encoding``'s name), or None."""
-        return self._name
+        return self._model.name
 
     @property
     def pattern(self) -> str:
         """The split pattern's regex source."""
-        return self._pattern.source
+        return self._model.pattern.source
 
     @property
     def pattern_name(self) -> str:
         """The split pattern's preset name (``gpt2``, ``cl100k``, ``o200k``) or ``custom``."""
-        return self._pattern.name
+        return self._model.pattern.name
 
     @property
     def split_pattern(self) -> SplitPattern:
         """The split pattern as a value, to pass to :func:`~bpetite.count_chunks`."""
-        return self._pattern
+        return self._model.pattern
 
     # ------------------------------------------------------------------ encoding
+    # Each variant that honours special tokens goes through _encoded_segments, which
+    # checks the text as the ordinary variants do (_valid_text).
 
     def encode(
         self,
@@ -389,49 +475,53 @@ class Tokenizer:
         UnicodeEncodeError (``errors="strict"``); ``errors="replace"`` repairs it as
         tiktoken does: a surrogate pair becomes its character, a lone surrogate U+FFFD.
         """
-        text, allowed = self._checked(text, "encode", allowed_special, disallowed_special, errors)
-        specials = self._specials
-        if not specials.occur_in(text, allowed):  # the usual case: one ordinary run
-            return self._encoder.encode_text(text)
-        encode_text = self._encoder.encode_text
-        ids: list[int] = []
-        for segment in specials.segments(text, allowed):
-            if type(segment) is int:
-                ids.append(segment)
-            else:
-                ids += encode_text(segment)  # type: ignore[arg-type]
-        return ids
+        parts = self._encoded_segments(
+            text,
+            "encode",
+            allowed_special,
+            disallowed_special,
+            errors,
+            ordinary=self._encoder.encode_text,
+            special=_one_id,
+        )
+        return parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
 
-    def _checked(
+    def _encoded_segments(
         self,
         text: object,
         method: str,
         allowed_special: SpecialPolicy,
         disallowed_special: SpecialPolicy,
         errors: str,
-    ) -> tuple[str, frozenset[str]]:
-        """The text to encode and the specials allowed in it, after every check of encode."""
-        if not isinstance(text, str):
-            raise TypeError(f"{method}() takes a str, got {type(text).__name__}")
-        if errors != "strict":
-            text = checked_text(text, errors)
-        require_utf8(text, "text")
-        allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
+        *,
+        ordinary: Callable[[str], _Part],
+        special: Callable[[int], _Part],
+    ) -> list[_Part]:
+        """The one path of every encode variant: check `text` and the policy, cut the text
+        into ordinary runs and allowed special tokens, and give each its part, in order.
+
+        An ordinary run's part is ``ordinary(run)``, a special token's ``special(id)``;
+        the caller joins the parts (a list of ids, a count, packed bytes). A text with
+        no allowed special in it, the usual case, is one ordinary run.
+        """
+        text = _valid_text(text, method, errors)
+        specials = self._specials
+        allowed, disallowed = specials.resolve(allowed_special, disallowed_special)
         if disallowed:
-            self._specials.check_disallowed(text, disallowed)
-        return text, allowed
+            specials.check_disallowed(text, disallowed)
+        if not specials.occur_in(text, allowed):
+            return [ordinary(text)]
+        return [
+            ordinary(segment) if isinstance(segment, str) else special(segment)
+            for segment in specials.segments(text, allowed)
+        ]
 
     def encode_ordinary(self, text: str, *, errors: str = "strict") -> list[int]:
         """Return the ids of `text` with every character ordinary, special texts included.
 
         `errors` is :meth:`encode`'s: ``"replace"`` repairs lone surrogates as tiktoken.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"encode_ordinary() takes a str, got {type(text).__name__}")
-        if errors != "strict":
-            text = checked_text(text, errors)
-        require_utf8(text, "text")
-        return self._encoder.encode_text(text)
+        return self._encoder.encode_text(_valid_text(text, "encode_ordinary", errors))
 
     def encode_ordinary_array(self, text: str, typecode: str = "I") -> array[int]:
         """Return ``encode_ordinary(text)`` as an ``array.array`` of `typecode`.
@@ -451,10 +541,115 @@ class Tokenizer:
                 f"typecode must be one of {', '.join(map(repr, _UNSIGNED_TYPECODES))} "
                 f"(unsigned integers), got {typecode!r}"
             )
-        require_utf8(text, "text")
+        text = _valid_text(text, "encode_ordinary_array")
         ids = array(typecode)
         ids.frombytes(self._encoder.encode_text_packed(text, typecode))
         return ids
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialPolicy = "all",
+        disallowed_special: SpecialPolicy = "all",
+        errors: str = "strict",
+    ) -> npt.NDArray[np.uint32]:
+        """Return ``encode(text, ...)`` as a read-only ``numpy`` array of ``uint32`` (tiktoken's).
+
+        Made from each chunk's ids cached already packed, with no Python int per id.
+        numpy is imported here, only when this method is called.
+
+        >>> Tokenizer.train("ab ab", 257).encode_to_numpy("ab ab").tolist()
+        [256, 32, 256]
+        """
+        import numpy as np  # only here: numpy is not a dependency of bpetite
+
+        packed = self._encoder.encode_text_packed
+        parts = self._encoded_segments(
+            text,
+            "encode_to_numpy",
+            allowed_special,
+            disallowed_special,
+            errors,
+            ordinary=lambda run: packed(run, _UINT32),
+            special=lambda token_id: array(_UINT32, [token_id]).tobytes(),
+        )
+        return np.frombuffer(b"".join(parts), dtype=np.uint32)
+
+    def count_tokens(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialPolicy = "all",
+        disallowed_special: SpecialPolicy = "all",
+        errors: str = "strict",
+    ) -> int:
+        """Return ``len(self.encode(text, ...))`` without making the list of ids.
+
+        The same keywords as :meth:`encode`; each chunk's count comes from the same
+        cache :meth:`encode` reads, so the two never disagree.
+
+        >>> Tokenizer.train("ab ab", 257).count_tokens("ab ab<|endoftext|>")
+        4
+        """
+        return sum(
+            self._encoded_segments(
+                text,
+                "count_tokens",
+                allowed_special,
+                disallowed_special,
+                errors,
+                ordinary=self._encoder.count_text,
+                special=_one,
+            )
+        )
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialPolicy = "all",
+        disallowed_special: SpecialPolicy = "all",
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        """Return ``encode(text, ...)`` and each token's ``(start, end)`` span in `text`.
+
+        Spans count characters (``str`` indices). A token's span is the smallest slice
+        of `text` holding all its bytes: ``text[start:end]`` is exactly the token's text
+        unless the token starts or ends inside a character; then the span includes that
+        whole character, so the tokens sharing a character each include it and their
+        spans overlap by one. Every start is what :meth:`decode_with_offsets` gives.
+
+        >>> tokenizer = Tokenizer.train("héllo", 256)
+        >>> tokenizer.encode_with_offsets("hé!")
+        ([104, 195, 169, 33], [(0, 1), (1, 2), (1, 2), (2, 3)])
+        """
+        ids = self.encode(
+            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
+        return ids, token_spans(ids, self._vocab)
+
+    def encode_bytes(self, data: bytes) -> list[int]:
+        """Return ids whose bytes are exactly `data`, UTF-8 or not (tiktoken's ``_encode_bytes``).
+
+        Valid UTF-8 encodes as its text, every character ordinary. Otherwise the valid
+        prefix is encoded as text and the rest (with the prefix's last chunk) is merged
+        as one chunk: for a text cut inside a character, the ids the whole text would
+        most likely start with. tiktoken's results, id for id.
+
+        >>> tokenizer = Tokenizer.train("é é", 257)
+        >>> tokenizer.encode_bytes("a é".encode()[:-1])
+        [97, 32, 195]
+        """
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"encode_bytes() takes bytes, got {type(data).__name__}")
+        return encode_invalid_utf8(
+            bytes(data),
+            split=self._model.pattern.split,
+            encode_ordinary=self._encoder.encode_text,
+            encode_chunk=self._encoder.encode_chunk,
+            mergeable_id=self._mergeable_ids().get,
+            token_bytes=self._vocab.__getitem__,
+        )
 
     def encode_chunk(self, chunk: bytes) -> list[int]:
         """Return the ids BPE gives one pre-tokenized chunk's bytes, with no splitting.
@@ -490,242 +685,6 @@ class Tokenizer:
         if found is None:
             raise NotATokenError(f"{token!r} is not a single token of this vocabulary")
         return found
-
-    # ------------------------------------------------------------------ decoding
-
-    def decode(self, token_ids: Sequence[int], errors: str = "strict") -> str:
-        """Return the text of `token_ids`, decoded as UTF-8.
-
-        An unknown id raises UnknownTokenError (a KeyError) naming it and its position.
-        Bytes that are not UTF-8 raise UnicodeDecodeError under ``errors="strict"``
-        (the specification's default); ``errors="replace"`` puts U+FFFD in their place
-        exactly as ``bytes.decode`` and tiktoken do (tiktoken's default), and
-        ``"ignore"`` drops them, so a loop decoding sampled ids never breaks.
-
-        >>> Tokenizer.train("hé", 256).decode([104, 195], errors="replace")
-        'h�'
-        """
-        return decode_text(token_ids, self._vocab, checked_errors(errors))
-
-    def decode_bytes(self, token_ids: Sequence[int]) -> bytes:
-        """Return the bytes of `token_ids`, whether or not they are UTF-8 on their own."""
-        return decode_bytes(token_ids, self._vocab)
-
-    def token_bytes(self, token_id: int) -> bytes:
-        """Return one token's bytes; an unknown id raises UnknownTokenError."""
-        if type(token_id) is not int:
-            raise TypeError(f"a token id must be an int, got {token_id!r}")
-        found = self._vocab.get(token_id)
-        if found is None:
-            raise UnknownTokenError(
-                f"unknown token id {token_id}: valid ids are 0..{self.n_vocab - 1}"
-            )
-        return found
-
-    # ------------------------------------------------------------------ tiktoken's surface
-    # tiktoken's Encoding methods, with its names and results; where its defaults differ
-    # from the specification's (encode's policy, decode's errors), the spec's stay.
-
-    def decode_batch(
-        self, batch: Sequence[Sequence[int]], *, errors: str = "strict", num_threads: int = 8
-    ) -> list[str]:
-        """Return ``[self.decode(ids, errors=errors) for ids in batch]`` (tiktoken's name).
-
-        >>> Tokenizer.train("ab ab", 257).decode_batch([[256], [32, 256]])
-        ['ab', ' ab']
-        """
-        if isinstance(batch, (str, bytes)) or not isinstance(batch, Iterable):
-            raise TypeError(f"decode_batch() takes a list of id lists, got {type(batch).__name__}")
-        checked_errors(errors)
-        lists = list(batch)
-        return _map_in_threads(
-            lambda ids: self.decode(ids, errors=errors), lists, _checked_threads(num_threads)
-        )
-
-    def decode_tokens_bytes(self, token_ids: Sequence[int]) -> list[bytes]:
-        """Return each token's bytes, in order: how the text is cut (tiktoken's name).
-
-        >>> Tokenizer.train("ab ab", 257).decode_tokens_bytes([256, 32, 256])
-        [b'ab', b' ', b'ab']
-        """
-        return tokens_bytes(token_ids, self._vocab)
-
-    def decode_single_token_bytes(self, token_id: int) -> bytes:
-        """Return one token's bytes, specials included: :meth:`token_bytes` (tiktoken's name)."""
-        return self.token_bytes(token_id)
-
-    def decode_with_offsets(self, token_ids: Sequence[int]) -> tuple[str, list[int]]:
-        """Return the text and the character index where each token starts (tiktoken's method).
-
-        A token that starts inside a character (its first byte continues one) starts at
-        that character. The ids must decode to valid UTF-8, else UnicodeDecodeError.
-
-        >>> tokenizer = Tokenizer.train("héllo", 256)
-        >>> tokenizer.decode_with_offsets(tokenizer.encode("hé!"))
-        ('hé!', [0, 1, 1, 2])
-        """
-        return decode_with_offsets(token_ids, self._vocab)
-
-    def encode_with_offsets(
-        self,
-        text: str,
-        *,
-        allowed_special: SpecialPolicy = "all",
-        disallowed_special: SpecialPolicy = "all",
-    ) -> tuple[list[int], list[tuple[int, int]]]:
-        """Return ``encode(text, ...)`` and each token's ``(start, end)`` span in `text`.
-
-        Spans count characters (``str`` indices). A token's span is the smallest slice
-        of `text` holding all its bytes: ``text[start:end]`` is exactly the token's text
-        unless the token starts or ends inside a character; then the span includes that
-        whole character, so the tokens sharing a character each include it and their
-        spans overlap by one. Every start is what :meth:`decode_with_offsets` gives.
-
-        >>> tokenizer = Tokenizer.train("héllo", 256)
-        >>> tokenizer.encode_with_offsets("hé!")
-        ([104, 195, 169, 33], [(0, 1), (1, 2), (1, 2), (2, 3)])
-        """
-        ids = self.encode(
-            text, allowed_special=allowed_special, disallowed_special=disallowed_special
-        )
-        return ids, token_spans(ids, self._vocab)
-
-    def count_tokens(
-        self,
-        text: str,
-        *,
-        allowed_special: SpecialPolicy = "all",
-        disallowed_special: SpecialPolicy = "all",
-        errors: str = "strict",
-    ) -> int:
-        """Return ``len(self.encode(text, ...))`` without making the list of ids.
-
-        The same keywords as :meth:`encode`; each chunk's count comes from the same
-        cache :meth:`encode` reads, so the two never disagree.
-
-        >>> Tokenizer.train("ab ab", 257).count_tokens("ab ab<|endoftext|>")
-        4
-        """
-        text, allowed = self._checked(
-            text, "count_tokens", allowed_special, disallowed_special, errors
-        )
-        specials = self._specials
-        count_text = self._encoder.count_text
-        if not specials.occur_in(text, allowed):
-            return count_text(text)
-        count = 0
-        for segment in specials.segments(text, allowed):
-            count += count_text(segment) if isinstance(segment, str) else 1
-        return count
-
-    def encode_to_numpy(
-        self,
-        text: str,
-        *,
-        allowed_special: SpecialPolicy = "all",
-        disallowed_special: SpecialPolicy = "all",
-        errors: str = "strict",
-    ) -> npt.NDArray[np.uint32]:
-        """Return ``encode(text, ...)`` as a read-only ``numpy`` array of ``uint32`` (tiktoken's).
-
-        Made from each chunk's ids cached already packed, with no Python int per id.
-        numpy is imported here, only when this method is called.
-
-        >>> Tokenizer.train("ab ab", 257).encode_to_numpy("ab ab").tolist()
-        [256, 32, 256]
-        """
-        import numpy as np  # only here: numpy is not a dependency of bpetite
-
-        text, allowed = self._checked(
-            text, "encode_to_numpy", allowed_special, disallowed_special, errors
-        )
-        specials = self._specials
-        packed = self._encoder.encode_text_packed
-        if not specials.occur_in(text, allowed):
-            data = packed(text, _UINT32)
-        else:
-            data = b"".join(
-                array(_UINT32, [segment]).tobytes()
-                if type(segment) is int
-                else packed(segment, _UINT32)  # type: ignore[arg-type]
-                for segment in specials.segments(text, allowed)
-            )
-        return np.frombuffer(data, dtype=np.uint32)
-
-    def encode_bytes(self, data: bytes) -> list[int]:
-        """Return ids whose bytes are exactly `data`, UTF-8 or not (tiktoken's ``_encode_bytes``).
-
-        Valid UTF-8 encodes as its text, every character ordinary. Otherwise the valid
-        prefix is encoded as text and the rest (with the prefix's last chunk) is merged
-        as one chunk: for a text cut inside a character, the ids the whole text would
-        most likely start with. tiktoken's results, id for id.
-
-        >>> tokenizer = Tokenizer.train("é é", 257)
-        >>> tokenizer.encode_bytes("a é".encode()[:-1])
-        [97, 32, 195]
-        """
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError(f"encode_bytes() takes bytes, got {type(data).__name__}")
-        return encode_invalid_utf8(
-            bytes(data),
-            split=self._pattern.split,
-            encode_ordinary=self._encoder.encode_text,
-            encode_chunk=self._encoder.encode_chunk,
-            mergeable_id=self._mergeable_ids().get,
-            token_bytes=self._vocab.__getitem__,
-        )
-
-    def token_byte_values(self) -> list[bytes]:
-        """Return the distinct bytes of every mergeable token, sorted (tiktoken's method).
-
-        >>> values = Tokenizer.train("ab", 257).token_byte_values()
-        >>> len(values), values[97:99]
-        (257, [b'a', b'ab'])
-        """
-        return sorted(self._mergeable_ids())
-
-    @property
-    def eot_token(self) -> int:
-        """The id of ``<|endoftext|>``; NotATokenError (a KeyError) if it is not special here."""
-        found = self._special_ids.get(END_OF_TEXT_TOKEN)
-        if found is None:
-            raise NotATokenError(
-                f"this tokenizer has no {END_OF_TEXT_TOKEN!r} special token; its special "
-                f"tokens: {', '.join(map(repr, self._special_ids)) or 'none'}"
-            )
-        return found
-
-    @property
-    def special_tokens_set(self) -> frozenset[str]:
-        """The special tokens' texts (tiktoken's name)."""
-        return frozenset(self._special_ids)
-
-    @property
-    def max_token_value(self) -> int:
-        """The largest id, special tokens included: ``n_vocab - 1`` (tiktoken's name)."""
-        return self.n_vocab - 1
-
-    def stream_decoder(self, *, errors: str = "strict") -> StreamDecoder:
-        """A decoder to feed one id at a time, returning text as soon as it is whole.
-
-        See :class:`~bpetite.StreamDecoder`: joined, what its steps and its flush return
-        is ``decode(ids, errors=errors)``, and no step returns part of a character.
-
-        >>> tokenizer = Tokenizer.train("hé", 256)
-        >>> stream = tokenizer.stream_decoder(errors="replace")
-        >>> [stream.step(token) for token in [104, 195, 169, 195]], stream.flush()
-        (['h', '', 'é', ''], '�')
-        """
-        return StreamDecoder(self._vocab_view, errors)
-
-    def _mergeable_ids(self) -> dict[bytes, int]:
-        """Bytes to the first mergeable id that has them, made on first use."""
-        if not self._token_ids:
-            specials = set(self._special_ids.values())
-            for token_id, token_bytes in self._vocab.items():
-                if token_id not in specials:
-                    self._token_ids.setdefault(token_bytes, token_id)
-        return self._token_ids
 
     # ------------------------------------------------------------------ token budgets and chat
     # Budgets are defined in core/_token_budget.py on the tokens of encode(text); chat
@@ -846,7 +805,11 @@ class Tokenizer:
         disallowed_special: SpecialPolicy,
     ) -> TokenBudget:
         """`text` checked as :meth:`encode` checks it, with what the budgets walk it by."""
-        text, allowed = self._checked(text, method, allowed_special, disallowed_special, "strict")
+        text = _valid_text(text, method)
+        specials = self._specials
+        allowed, disallowed = specials.resolve(allowed_special, disallowed_special)
+        if disallowed:
+            specials.check_disallowed(text, disallowed)
 
         def count(piece: str) -> int:
             # The whole text was checked for disallowed specials; a piece holds none.
@@ -854,8 +817,8 @@ class Tokenizer:
 
         return TokenBudget(
             text,
-            self._specials.segments(text, allowed),
-            self._pattern,
+            specials.segments(text, allowed),
+            self.split_pattern,
             self._encoder.chunk_cache.__getitem__,
             self._vocab,
             count,
@@ -913,9 +876,7 @@ class Tokenizer:
         (``bos_token=...``, ``tools=...``) are passed to a Jinja template. The result is
         the ids, or the text with ``tokenize=False``. See :mod:`bpetite.chat`.
         """
-        import importlib  # bpetite.chat sits above the core, which never imports it
-
-        chat = importlib.import_module("bpetite.chat")
+        chat = import_module("bpetite.chat")  # above the core: see explain()
         result: list[int] | str = chat.apply_chat_template(
             self,
             messages,
@@ -926,33 +887,76 @@ class Tokenizer:
         )
         return result
 
-    # ------------------------------------------------------------------ identity
+    # ------------------------------------------------------------------ decoding
 
-    def __eq__(self, other: object) -> bool:
-        """Equal when they are the same definition: merges, pattern, specials, byte order.
+    def decode(self, token_ids: Sequence[int], errors: str = "strict") -> str:
+        """Return the text of `token_ids`, decoded as UTF-8.
 
-        Two such tokenizers give the same ids and text for every input. The name and
-        the training record are provenance, not definition, and are not compared (the
-        artifact keeps the training record, so equal tokenizers may dump different
-        bytes when it differs).
+        An unknown id raises UnknownTokenError (a KeyError) naming it and its position.
+        Bytes that are not UTF-8 raise UnicodeDecodeError under ``errors="strict"``
+        (the specification's default); ``errors="replace"`` puts U+FFFD in their place
+        exactly as ``bytes.decode`` and tiktoken do (tiktoken's default), and
+        ``"ignore"`` drops them, so a loop decoding sampled ids never breaks.
+
+        >>> Tokenizer.train("hé", 256).decode([104, 195], errors="replace")
+        'h�'
         """
-        if not isinstance(other, Tokenizer):
-            return NotImplemented
-        return self is other or _definition(self) == _definition(other)
+        return decode_text(token_ids, self._vocab, checked_errors(errors))
 
-    def __hash__(self) -> int:
-        if self._hash is None:
-            merges, pattern, specials, byte_order = _definition(self)
-            self._hash = hash((merges, pattern, frozenset(specials.items()), byte_order))
-        return self._hash
+    def decode_bytes(self, token_ids: Sequence[int]) -> bytes:
+        """Return the bytes of `token_ids`, whether or not they are UTF-8 on their own."""
+        return decode_bytes(token_ids, self._vocab)
 
-    def __len__(self) -> int:
-        """``n_vocab``: one past the largest id, as tiktoken and Hugging Face count."""
-        return self.n_vocab
+    def token_bytes(self, token_id: int) -> bytes:
+        """Return one token's bytes; an unknown id raises UnknownTokenError."""
+        if type(token_id) is not int:
+            raise TypeError(f"a token id must be an int, got {token_id!r}")
+        found = self._vocab.get(token_id)
+        if found is None:
+            raise UnknownTokenError(
+                f"unknown token id {token_id}: valid ids are 0..{self.n_vocab - 1}"
+            )
+        return found
 
-    # ------------------------------------------------------------------ batches and streams
-    # tiktoken's and Hugging Face's names for many texts at once; each is the one-text
-    # method applied to every item, so the single-text tests cover their semantics.
+    def decode_with_offsets(self, token_ids: Sequence[int]) -> tuple[str, list[int]]:
+        """Return the text and the character index where each token starts (tiktoken's method).
+
+        A token that starts inside a character (its first byte continues one) starts at
+        that character. The ids must decode to valid UTF-8, else UnicodeDecodeError.
+
+        >>> tokenizer = Tokenizer.train("héllo", 256)
+        >>> tokenizer.decode_with_offsets(tokenizer.encode("hé!"))
+        ('hé!', [0, 1, 1, 2])
+        """
+        return decode_with_offsets(token_ids, self._vocab)
+
+    def stream_decoder(self, *, errors: str = "strict") -> StreamDecoder:
+        """A decoder to feed one id at a time, returning text as soon as it is whole.
+
+        See :class:`~bpetite.StreamDecoder`: joined, what its steps and its flush return
+        is ``decode(ids, errors=errors)``, and no step returns part of a character.
+
+        >>> tokenizer = Tokenizer.train("hé", 256)
+        >>> stream = tokenizer.stream_decoder(errors="replace")
+        >>> [stream.step(token) for token in [104, 195, 169, 195]], stream.flush()
+        (['h', '', 'é', ''], '�')
+        """
+        return StreamDecoder(self._vocab_view, errors)
+
+    def _mergeable_ids(self) -> dict[bytes, int]:
+        """Bytes to the first mergeable id that has them, made on first use."""
+        if not self._token_ids:
+            specials = set(self._special_ids.values())
+            for token_id, token_bytes in self._vocab.items():
+                if token_id not in specials:
+                    self._token_ids.setdefault(token_bytes, token_id)
+        return self._token_ids
+
+    # ------------------------------------------------------------------ batches
+    # tiktoken's and Hugging Face's names for many texts at once (core/_batches.py):
+    # each is the one-text method applied to every item, so the single-text tests cover
+    # their semantics. Where tiktoken's defaults differ from the specification's (encode's
+    # policy, decode's errors), the spec's stay.
 
     def encode_batch(
         self,
@@ -973,8 +977,8 @@ class Tokenizer:
         >>> Tokenizer.train("ab ab", vocab_size=257).encode_batch(["ab", "b<|endoftext|>"])
         [[256], [98, 257]]
         """
-        checked = _checked_texts(texts, "encode_batch")
-        threads = _checked_threads(num_threads)
+        checked = checked_texts(texts, "encode_batch")
+        threads = checked_threads(num_threads)
         # Resolving the policy first makes a bad keyword fail before any text is encoded.
         self._specials.resolve(allowed_special, disallowed_special)
 
@@ -986,89 +990,22 @@ class Tokenizer:
                 errors=errors,
             )
 
-        return _map_in_threads(encode_one, checked, threads)
+        return map_in_threads(encode_one, checked, threads)
 
-    def encode_ordinary_batch(
-        self, texts: Sequence[str], *, num_threads: int = 8
-    ) -> list[list[int]]:
-        """Return ``[self.encode_ordinary(text) for text in texts]`` (tiktoken's name).
+    def decode_batch(
+        self, batch: Sequence[Sequence[int]], *, errors: str = "strict", num_threads: int = 8
+    ) -> list[str]:
+        """Return ``[self.decode(ids, errors=errors) for ids in batch]`` (tiktoken's name).
 
-        >>> Tokenizer.train("ab ab", vocab_size=257).encode_ordinary_batch(["ab", "<|"])
-        [[256], [60, 124]]
+        >>> Tokenizer.train("ab ab", 257).decode_batch([[256], [32, 256]])
+        ['ab', ' ab']
         """
-        checked = _checked_texts(texts, "encode_ordinary_batch")
-        return _map_in_threads(self.encode_ordinary, checked, _checked_threads(num_threads))
-
-    @classmethod
-    def train_from_iterator(
-        cls,
-        iterator: Iterable[str],
-        vocab_size: int,
-        *,
-        pattern: str | SplitPattern = "gpt2",
-        special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
-        progress: ProgressCallback | None = None,
-        max_token_bytes: int | None = None,
-        min_frequency: int | None = None,
-        max_chars: int | None = None,
-        doc_cap: int | None = None,
-    ) -> Self:
-        """Learn merges from documents, one per item, read once (Hugging Face's name).
-
-        Any iterable of ``str`` works: a generator, a database cursor, a streamed
-        ``datasets`` split. Each item is counted as it arrives and then dropped, so
-        memory grows with the number of distinct chunks, not with the corpus; no chunk
-        spans two items. The result equals :meth:`train_from_counts` on
-        :func:`~bpetite.count_chunks` of the same items, and
-        :func:`~bpetite.train_files` on the same items written as files.
-
-        `pattern`, `special_tokens`, `progress`, `max_token_bytes` and `min_frequency`
-        are :meth:`train`'s, checked before the first item is read. `doc_cap` and
-        `max_chars` are nanochat's (``scripts/tok_train.py``): each document is cut to
-        its first `doc_cap` characters, and documents are read until the one that
-        takes the running total of characters past `max_chars`, that one included;
-        no item after it is read.
-
-        >>> Tokenizer.train_from_iterator(iter(["ab", "ab"]), 257).merges
-        ((97, 98),)
-        >>> Tokenizer.train_from_iterator(["abab", "cdcd"], 257, doc_cap=2).merges
-        ((97, 98),)
-        """
-        if isinstance(iterator, (str, bytes)):
-            raise TypeError(
-                "train_from_iterator() takes an iterable of documents, not one string: write [text]"
-            )
-        check_vocab_size(vocab_size)
-        check_limit(
-            "max_token_bytes", max_token_bytes, 2, "every merged token has two bytes or more"
-        )
-        check_limit("min_frequency", min_frequency, 1, "a pair that occurs has count 1")
-        budget = Budget(max_chars=max_chars, doc_cap=doc_cap)
-        split = resolve_pattern(pattern)
-        cls((), pattern=split, special_tokens=special_tokens)  # the specials' checks, now
-
-        def documents() -> Iterator[str]:
-            for index, document in enumerate(iterator):
-                if not isinstance(document, str):
-                    raise TypeError(
-                        "train_from_iterator() takes documents (str), got "
-                        f"{type(document).__name__} at item {index}"
-                    )
-                yield document
-
-        def checked(capped: Iterable[str]) -> Iterator[str]:
-            for index, document in enumerate(capped):
-                require_utf8(document, f"document {index}")
-                yield document
-
-        return cls.train_from_counts(
-            count_chunks(checked(budget.apply(documents())), pattern=split),
-            vocab_size,
-            pattern=split,
-            special_tokens=special_tokens,
-            progress=progress,
-            max_token_bytes=max_token_bytes,
-            min_frequency=min_frequency,
+        if isinstance(batch, (str, bytes)) or not isinstance(batch, Iterable):
+            raise TypeError(f"decode_batch() takes a list of id lists, got {type(batch).__name__}")
+        errors = checked_errors(errors)  # once, for every item
+        vocab = self._vocab
+        return map_in_threads(
+            lambda ids: decode_text(ids, vocab, errors), list(batch), checked_threads(num_threads)
         )
 
     # ------------------------------------------------------------------ surgery
@@ -1092,15 +1029,8 @@ class Tokenizer:
         ...      .special_tokens)
         {'<|im_start|>': 300}
         """
-        specials = edit_specials(
-            self._special_ids, tokens, drop, self._vocab, self.mergeable_vocab_size
-        )
-        return type(self)(
-            self._merges,
-            pattern=self._pattern,
-            special_tokens=specials,
-            byte_order=self._byte_order,
-            training=self._training,
+        return self._from_model(
+            _surgery.with_special_tokens(self._model, tokens, drop, self._vocab)
         )
 
     def truncated(self, vocab_size: int, *, renumber_specials: bool = False) -> Self:
@@ -1118,15 +1048,8 @@ class Tokenizer:
         >>> tokenizer.truncated(257, renumber_specials=True).dumps() == again.dumps()
         True
         """
-        specials = truncated_specials(
-            self._special_ids, vocab_size, self.mergeable_vocab_size, renumber=renumber_specials
-        )
-        return type(self)(
-            self._merges[: vocab_size - BASE_VOCAB_SIZE],
-            pattern=self._pattern,
-            special_tokens=specials,
-            byte_order=self._byte_order,
-            training=self._training,
+        return self._from_model(
+            _surgery.truncated(self._model, vocab_size, renumber=renumber_specials)
         )
 
     def extended(
@@ -1159,37 +1082,111 @@ class Tokenizer:
         >>> small.extended("ab ab ab", 258, renumber_specials=True).merges
         ((97, 98), (32, 256))
         """
-        if isinstance(corpus_or_counts, str):
-            require_utf8(corpus_or_counts, "corpus")
-            counts: Mapping[bytes, int] = count_chunks([corpus_or_counts], pattern=self._pattern)
+        if isinstance(corpus_or_counts, str):  # count_chunks checks it is valid text
+            counts: Mapping[bytes, int] = count_chunks(
+                [corpus_or_counts], pattern=self._model.pattern
+            )
         else:
             counts = _checked_counts(corpus_or_counts)
-        options, record = continued_training(
-            self._training, {"max_token_bytes": max_token_bytes, "min_frequency": min_frequency}
+        return self._from_model(
+            _surgery.extended(
+                self._model,
+                counts,
+                vocab_size,
+                vocab=self._vocab,
+                encode_chunk=self._encoder.encode_chunk,
+                renumber=renumber_specials,
+                progress=progress,
+                max_token_bytes=max_token_bytes,
+                min_frequency=min_frequency,
+            )
         )
-        new_merges = extend_merges(
-            counts,
-            vocab_size,
-            vocab=self._vocab,
-            mergeable_size=self.mergeable_vocab_size,
-            encode_chunk=self._encoder.encode_chunk,
-            specials=self._special_ids,
-            renumber=renumber_specials,
-            progress=progress,
-            max_token_bytes=options["max_token_bytes"],
-            min_frequency=options["min_frequency"],
-        )
-        merges = self._merges + tuple(new_merges)
-        specials = dict(self._special_ids)
-        if renumber_specials:
-            specials = following(specials, BASE_VOCAB_SIZE + len(merges))
-        return type(self)(
-            merges,
-            pattern=self._pattern,
-            special_tokens=specials,
-            byte_order=self._byte_order,
-            training=record,
-        )
+
+    # ------------------------------------------------------------------ identity
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when they are the same definition: merges, pattern, specials, byte order.
+
+        Two such tokenizers give the same ids and text for every input. The name and
+        the training record are provenance, not definition, and are not compared (the
+        artifact keeps the training record, so equal tokenizers may dump different
+        bytes when it differs).
+        """
+        if not isinstance(other, Tokenizer):
+            return NotImplemented
+        return self is other or _definition(self) == _definition(other)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            merges, pattern, specials, byte_order = _definition(self)
+            self._hash = hash((merges, pattern, frozenset(specials.items()), byte_order))
+        return self._hash
+
+    def __len__(self) -> int:
+        """``n_vocab``: one past the largest id, as tiktoken and Hugging Face count."""
+        return self.n_vocab
+
+    # ----------------------------------------------- tiktoken's names for the same things
+    # Each is another name, or a small rearrangement, of what the sections above give,
+    # kept so that code written for tiktoken's Encoding runs unchanged.
+
+    @property
+    def n_vocab(self) -> int:
+        """One past the largest id, special tokens included (tiktoken's name)."""
+        return max(self.mergeable_vocab_size, *(token + 1 for token in self._special_ids.values()))
+
+    @property
+    def max_token_value(self) -> int:
+        """The largest id, special tokens included: ``n_vocab - 1`` (tiktoken's name)."""
+        return self.n_vocab - 1
+
+    @property
+    def eot_token(self) -> int:
+        """The id of ``<|endoftext|>``; NotATokenError (a KeyError) if it is not special here."""
+        found = self._special_ids.get(END_OF_TEXT_TOKEN)
+        if found is None:
+            raise NotATokenError(
+                f"this tokenizer has no {END_OF_TEXT_TOKEN!r} special token; its special "
+                f"tokens: {', '.join(map(repr, self._special_ids)) or 'none'}"
+            )
+        return found
+
+    @property
+    def special_tokens_set(self) -> frozenset[str]:
+        """The special tokens' texts (tiktoken's name)."""
+        return frozenset(self._special_ids)
+
+    def decode_single_token_bytes(self, token_id: int) -> bytes:
+        """Return one token's bytes, specials included: :meth:`token_bytes` (tiktoken's name)."""
+        return self.token_bytes(token_id)
+
+    def decode_tokens_bytes(self, token_ids: Sequence[int]) -> list[bytes]:
+        """Return each token's bytes, in order: how the text is cut (tiktoken's name).
+
+        >>> Tokenizer.train("ab ab", 257).decode_tokens_bytes([256, 32, 256])
+        [b'ab', b' ', b'ab']
+        """
+        return tokens_bytes(token_ids, self._vocab)
+
+    def token_byte_values(self) -> list[bytes]:
+        """Return the distinct bytes of every mergeable token, sorted (tiktoken's method).
+
+        >>> values = Tokenizer.train("ab", 257).token_byte_values()
+        >>> len(values), values[97:99]
+        (257, [b'a', b'ab'])
+        """
+        return sorted(self._mergeable_ids())
+
+    def encode_ordinary_batch(
+        self, texts: Sequence[str], *, num_threads: int = 8
+    ) -> list[list[int]]:
+        """Return ``[self.encode_ordinary(text) for text in texts]`` (tiktoken's name).
+
+        >>> Tokenizer.train("ab ab", vocab_size=257).encode_ordinary_batch(["ab", "<|"])
+        [[256], [60, 124]]
+        """
+        checked = checked_texts(texts, "encode_ordinary_batch")
+        return map_in_threads(self.encode_ordinary, checked, checked_threads(num_threads))
 
     # ------------------------------------------------------------------ seeing it work
 
@@ -1220,7 +1217,11 @@ class Tokenizer:
         allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
         if disallowed:
             self._specials.check_disallowed(text, disallowed)
-        return explain_encode(self, text, allowed_special=allowed)
+        # The pages sit above the core, which never imports them: the tier is reached
+        # by name when called (the import rules test lists this as its one exception).
+        visualize = import_module("bpetite.visualize")
+        explanation: Explanation = visualize.explain_encode(self, text, allowed_special=allowed)
+        return explanation
 
     def _repr_html_(self) -> str:
         """Jupyter's hook: the tokens of a short sample, as ``bpetite show --html`` draws them."""
@@ -1228,14 +1229,16 @@ class Tokenizer:
         first = min(specials, key=specials.__getitem__, default=None)  # lowest id
         sample = NOTEBOOK_SAMPLE if first is None else f"{NOTEBOOK_SAMPLE}{first}"
         ids = self.encode(sample)
-        pieces = token_pieces(ids, self._vocab, set(specials.values()))
+        visualize = import_module("bpetite.visualize")  # above the core: see explain()
+        pieces = visualize.token_pieces(ids, self._vocab, set(specials.values()))
         size = len(sample.encode("utf-8"))
         caption = f"{self!r}: {len(ids)} tokens for the {size} bytes of a sample"
-        return render_snippet(pieces, caption=caption)
+        snippet: str = visualize.render_snippet(pieces, caption=caption)
+        return snippet
 
     def __repr__(self) -> str:
         return (
-            f"<Tokenizer pattern={self._pattern.name} "
+            f"<Tokenizer pattern={self._model.pattern.name} "
             f"mergeable_vocab_size={self.mergeable_vocab_size} "
             f"special_tokens={len(self._special_ids)}>"
         )
@@ -1261,42 +1264,27 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
-def _checked_texts(texts: Sequence[str], method: str) -> Sequence[str]:
-    """Refuse one str (a batch of characters) or a non-str item, naming its index."""
-    if isinstance(texts, (str, bytes)):
-        raise TypeError(f"{method}() takes a list of texts, not one string: write [text]")
-    if not isinstance(texts, Sequence):
-        texts = list(texts)
-    for index, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise TypeError(
-                f"{method}() takes texts (str), but item {index} is {type(text).__name__}"
-            )
-    return texts
+def _valid_text(text: object, method: str, errors: str = "strict") -> str:
+    """`text` if it is a str holding valid Unicode; under ``errors="replace"``, repaired."""
+    if not isinstance(text, str):
+        raise TypeError(f"{method}() takes a str, got {type(text).__name__}")
+    if errors == "strict":  # the usual case, without a call more
+        require_utf8(text, "text")
+        return text
+    return checked_text(text, errors)
 
 
-def _checked_threads(num_threads: object) -> int:
-    if isinstance(num_threads, bool) or not isinstance(num_threads, int):
-        raise TypeError(f"num_threads must be an integer, got {num_threads!r}")
-    if num_threads < 1:
-        raise ParameterError(f"num_threads must be at least 1, got {num_threads}")
-    return num_threads
+_Part = TypeVar("_Part")
 
 
-_Item = TypeVar("_Item")
-_Result = TypeVar("_Result")
+def _one_id(token_id: int) -> list[int]:
+    """A special token's part of an encoding: its id."""
+    return [token_id]
 
 
-def _map_in_threads(
-    function: Callable[[_Item], _Result], texts: Sequence[_Item], threads: int
-) -> list[_Result]:
-    """``[function(text) for text in texts]``; the first failing item's error is raised."""
-    if threads == 1 or len(texts) < 2:
-        return [function(text) for text in texts]
-    from concurrent.futures import ThreadPoolExecutor  # only here: `import bpetite` stays light
-
-    with ThreadPoolExecutor(min(threads, len(texts))) as pool:
-        return list(pool.map(function, texts))
+def _one(token_id: int) -> int:
+    """A special token's part of a count: one token."""
+    return 1
 
 
 #: The array typecodes encode_ordinary_array accepts: the unsigned integers.
@@ -1305,71 +1293,13 @@ _UNSIGNED_TYPECODES: Final = ("B", "H", "I", "L", "Q")
 _UINT32: Final = "I" if array("I").itemsize == 4 else "L"
 
 
-def _checked_training(training: Mapping[str, int] | None) -> dict[str, int]:
-    """Return the training record as a dict of known options with usable values."""
-    if not training:
-        return {}
-    checked = {}
-    for name, value in training.items():
-        least = TRAINING_OPTIONS.get(name)
-        if least is None:
-            raise ParameterError(
-                f"unknown training option {name!r}: known are {', '.join(TRAINING_OPTIONS)}"
-            )
-        if type(value) is not int or value < least:
-            raise ParameterError(f"training[{name!r}] must be an int of at least {least}")
-        checked[name] = value
-    return checked
-
-
-def _checked_byte_order(byte_order: Sequence[int] | None) -> tuple[int, ...]:
-    """Return the byte order as a tuple; it must be a permutation of 0..255."""
-    if byte_order is None:
-        return IDENTITY_BYTE_ORDER
-    if isinstance(byte_order, (str, Mapping)):
-        raise TypeError(
-            f"byte_order must be a sequence of 256 ints, got {type(byte_order).__name__}"
-        )
-    order = tuple(byte_order)
-    if len(order) != BASE_VOCAB_SIZE or any(type(byte) is not int for byte in order):
-        raise ParameterError("byte_order must hold 256 ints: the byte of each id 0..255")
-    if sorted(order) != list(IDENTITY_BYTE_ORDER):
-        missing = sorted(set(IDENTITY_BYTE_ORDER) - set(order))
-        raise ParameterError(
-            f"byte_order must be a permutation of 0..255; byte {missing[0]} is missing"
-        )
-    return order
-
-
-def _checked_specials(
-    special_tokens: Sequence[str] | Mapping[str, int], mergeable_size: int
-) -> dict[str, int]:
-    """Return text -> id for the special tokens, each distinct, non-empty, past the merges."""
-    if isinstance(special_tokens, str):
-        raise TypeError(
-            f"special_tokens must be a sequence of texts, not one string: "
-            f"write ({special_tokens!r},)"
-        )
-    if isinstance(special_tokens, Mapping):
-        pairs = list(special_tokens.items())
-    else:
-        pairs = [(text, mergeable_size + index) for index, text in enumerate(special_tokens)]
-    ids: dict[str, int] = {}
-    taken: set[int] = set()
-    for text, token_id in pairs:
-        if not isinstance(text, str) or not text:
-            raise ParameterError(f"a special token must be a non-empty str, got {text!r}")
-        require_utf8(text, "special token")
-        if text in ids:
-            raise ParameterError(f"special token {text!r} is given twice")
-        if type(token_id) is not int or token_id < mergeable_size or token_id in taken:
-            raise ParameterError(
-                f"special token {text!r} needs an id of its own at or after {mergeable_size} "
-                f"(past the mergeable vocabulary), got {token_id!r}"
-            )
-        ids[text] = token_id
-        taken.add(token_id)
-    return ids
+def _check_training_keywords(
+    vocab_size: object, max_token_bytes: object, min_frequency: object
+) -> None:
+    """The training methods' keywords, checked at their boundary before any work."""
+    check_vocab_size(vocab_size)
+    for name, value in (("max_token_bytes", max_token_bytes), ("min_frequency", min_frequency)):
+        check_limit(name, value, TRAINING_OPTIONS[name], TRAINING_LEAST_BECAUSE[name])
 
 
 def _checked_counts(counts: Mapping[bytes, int]) -> Mapping[bytes, int]:

@@ -1,11 +1,15 @@
 """Learn BPE merges from chunk counts, exactly as the naive definition, without recounting.
 
-Must equal ``bpetite.reference.train_counts`` on every input; tests/reference/ proves it.
+The fast reading of the one training algorithm: it must equal
+``bpetite.reference.train_counts`` (the naive reading, which recounts every pair after
+every merge) on every input; tests/reference/ proves it. ``trace_train_counts``
+(``bpetite/visualize/_trace.py``) is the reading in between: the same lazy heap over
+live pair counts, on lists of ids, keeping every decision for a reader.
 
 The definition: count every adjacent pair inside every chunk (weighted by how often the
 chunk occurs), merge the most frequent pair (ties: the smallest ``(left, right)``),
 replace it non-overlapping left to right, repeat. Recounting after every merge costs
-O(corpus) per merge; here each merge only touches the chunks that contain its pair:
+O(corpus) per merge; here each merge only touches the words that hold its pair:
 
 * a token is one character (``chr(id)``), so a pair is a two-character string, and
   these compare exactly like the ``(left, right)`` tuples;
@@ -15,15 +19,24 @@ O(corpus) per merge; here each merge only touches the chunks that contain its pa
   new), so a popped entry whose count is out of date is pushed back with the live
   count, and the first up-to-date entry popped is exactly the naive
   ``min(key=(-count, pair))``;
-* a chunk of at most ``LONG_CHUNK`` bytes is a ``str``, and ``str.replace`` does the
-  non-overlapping merge in C; a longer one is laid out position by position in linked
-  lists, so a merge edits only the positions holding its pair and never rescans it.
+* the words are held in three layouts (the glossary's short, huge and long words):
 
-Both are near-linear in the corpus. A short chunk is rescanned on each visit, but it is
-visited only for pairs created inside it, at most three times its length, so its cost
-is bounded by ``LONG_CHUNK`` times its length. A long chunk costs O(1) per occurrence.
-Short chunks stay strings because one ``str.replace`` in C costs less than Python work
-per position; long ones need positions because rescanning them would be quadratic.
+  - a *short* word, a chunk of at most ``HUGE_CHUNK_BYTES`` bytes, is a ``str``:
+    ``str.replace`` does the non-overlapping merge in C, then one Python step per new
+    token fixes the counts around it;
+  - a *huge* word, a longer chunk, is a ``str`` rescanned whole by
+    ``_rescan.merge_word``, which also counts the new token's neighbours in C, until
+    its rescans have cost ``RESCANS`` times its length;
+  - then it is laid out as a *long* word, position by position in linked lists, so a
+    merge edits only the positions holding its pair and never rescans it.
+
+All three are near-linear in the corpus. A short word is rescanned on each visit, but
+it is visited only for pairs created inside it, at most three times its length, so its
+cost is bounded by ``HUGE_CHUNK_BYTES`` times its length. A huge word's rescans cost at
+most ``RESCANS`` times its length, and a long word costs O(1) per occurrence. Short
+words stay strings because one ``str.replace`` in C costs less than Python work per
+position; huge ones are rescanned because a pass in C costs less than the Python work
+of laying them out, until rescanning them would grow quadratic.
 
 Measurements: docs/design-notes.md#trainer
 """
@@ -42,19 +55,15 @@ from bpetite.core._constants import BASE_VOCAB_SIZE, MAX_VOCAB_SIZE
 from bpetite.core._errors import ParameterError
 from bpetite.core._gc import gc_paused
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
-from bpetite.core._rescan import merge_word, pair_counts
+from bpetite.core._rescan import RESCANS, count_pairs, merge_word, moved_pairs
 
 #: How often (in merges) the trainer reports progress between start and done.
 PROGRESS_EVERY = 100
 
-#: Chunks longer than this (in bytes) are merged by whole-word rescans in C, not by a
-#: Python step per occurrence: it bounds what a rescan of one short chunk can cost
-#: (see the module docstring).
-LONG_CHUNK = 256
-#: A long word is rescanned until its rescans have cost this many times its length;
-#: then it is laid out as linked positions, which cost a Python step per occurrence.
-#: Measurements: docs/design-notes.md#rescanned-words
-RESCANS = 100
+#: Chunks longer than this many bytes are huge words, merged by whole-word rescans in C
+#: (``merge_word``), not by a Python step per occurrence: it bounds what a rescan of one
+#: short word can cost (see the module docstring).
+HUGE_CHUNK_BYTES = 256
 
 Pair = tuple[int, int]
 
@@ -171,15 +180,17 @@ def _positions() -> array[int]:
 
 
 class _Corpus:
-    """The distinct chunks as tokens, the live pair counts, and where each pair occurs.
+    """The distinct chunks as words, the live pair counts, and where each pair occurs.
 
-    Short chunks are ``words`` (a str each, with its weight) and ``where`` maps a pair
-    to the indices of the words it was created in. Long chunks share one flat layout,
+    Short words are ``words`` (a str each, with its weight) and ``where`` maps a pair to
+    the indices of the words it was created in. Huge words are ``huge_words``, likewise
+    with ``huge_weights`` and ``huge_where``, and ``rescanned`` adds up what rescanning
+    each has cost. Long words share one flat layout of linked positions,
     ``[sep, a, b, c, sep, d, e, ..., sep]``: ``tokens`` (``""`` for a separator or a
     position merged away), ``after`` and ``before`` (the neighbouring positions),
     ``position_weights``, and ``where_at`` mapping a pair to the positions of its left
     token. Positions are arrays of machine integers, 8 bytes each, where a list would
-    hold an int object per position. Entries in both indexes go stale; a merge skips
+    hold an int object per position. Entries in the indexes go stale; a merge skips
     those that no longer hold the pair, and each entry is visited at most once, when
     its pair is merged.
     """
@@ -187,39 +198,39 @@ class _Corpus:
     def __init__(self, chunk_counts: Mapping[AnyStr, int]) -> None:
         self.words: list[str] = []
         self.weights: list[int] = []
-        long_chunks: list[tuple[str, int]] = []
+        huge_chunks: list[tuple[str, int]] = []
         # Chunks of one byte hold no pair and never change: leave them out entirely.
         for chunk, count in chunk_counts.items():
             if len(chunk) > 1 and count > 0:
                 # byte b -> chr(b), i.e. token id b; a word of ids is one already
                 word = chunk if isinstance(chunk, str) else chunk.decode("latin-1")
-                if len(chunk) <= LONG_CHUNK:
+                if len(chunk) <= HUGE_CHUNK_BYTES:
                     self.words.append(word)
                     self.weights.append(count)
                 else:
-                    long_chunks.append((word, count))
-        self.pair_counts = self._count_pairs()
-        self.where = self._index_pairs()
-        # Long words: each a str, rescanned in C (see _merge_long_words).
-        self.long_words: list[str] = []
-        self.long_weights: list[int] = []
-        self.long_where: defaultdict[str, list[int]] = defaultdict(list)
+                    huge_chunks.append((word, count))
+        self.pair_counts = self._count_word_pairs()
+        self.where = self._index_word_pairs()
+        # Huge words: each a str, rescanned in C (see _merge_huge_words).
+        self.huge_words: list[str] = []
+        self.huge_weights: list[int] = []
+        self.huge_where: defaultdict[str, list[int]] = defaultdict(list)
         self.rescanned: list[int] = []
-        for index, (word, count) in enumerate(long_chunks):
-            for pair, occurrences in pair_counts(word).items():
+        for index, (word, count) in enumerate(huge_chunks):
+            for pair, occurrences in count_pairs(word).items():
                 self.pair_counts[pair] += occurrences * count
-                self.long_where[pair].append(index)
-            self.long_words.append(word)
-            self.long_weights.append(count)
+                self.huge_where[pair].append(index)
+            self.huge_words.append(word)
+            self.huge_weights.append(count)
             self.rescanned.append(0)
-        # Linked positions: the long words whose rescans grew too costly, moved here.
+        # Long words, as linked positions: the huge words whose rescans grew too costly.
         self.tokens: list[str] = [""]
         self.position_weights = [0]
         self.after = array("q", [1])
         self.before = array("q", [-1])
         self.where_at: defaultdict[str, array[int]] = defaultdict(_positions)
 
-    def _count_pairs(self) -> defaultdict[str, int]:
+    def _count_word_pairs(self) -> defaultdict[str, int]:
         """Weighted pair counts of the short words.
 
         Words are grouped by weight so each group is counted by ``Counter.update``, whose
@@ -237,7 +248,7 @@ class _Corpus:
                 pair_counts[pair] += count * weight
         return pair_counts
 
-    def _index_pairs(self) -> defaultdict[str, list[int]]:
+    def _index_word_pairs(self) -> defaultdict[str, list[int]]:
         """Map each pair to the indices of the short words holding it, each once."""
         where: defaultdict[str, list[int]] = defaultdict(list)
         for index, word in enumerate(self.words):
@@ -255,34 +266,33 @@ class _Corpus:
         fresh_counts: defaultdict[str, int] = defaultdict(int)
         self._merge_words(pair, new_token, fresh_counts)
         costly: list[int] = []
-        if self.long_where:
-            costly = self._merge_long_words(pair, new_token, fresh_counts)
+        if self.huge_where:
+            costly = self._merge_huge_words(pair, new_token, fresh_counts)
         if self.where_at:
             self._merge_positions(pair, new_token, fresh_counts)
         del self.pair_counts[pair]
         self.pair_counts.update(fresh_counts)
         # Last, so that the new positions come after every position listed so far.
         for index in costly:
-            self._lay_out(self.long_words[index], self.long_weights[index])
-            self.long_words[index] = ""  # holds no pair: later visits skip it
+            self._lay_out(self.huge_words[index], self.huge_weights[index])
+            self.huge_words[index] = ""  # holds no pair: later visits skip it
         return fresh_counts
 
-    def _merge_long_words(
+    def _merge_huge_words(
         self, pair: str, new_token: str, fresh_counts: defaultdict[str, int]
     ) -> list[int]:
-        """Merge `pair` in the long words, each rescanned whole in C (``merge_word``).
+        """Merge `pair` in the huge words, each rescanned whole in C (``merge_word``).
 
         A word is listed once per pair created in it, so a visit costs a few passes
         over it plus a little per occurrence, never a Python step per character.
         Returns the words whose rescans have cost more than ``RESCANS`` times their
         length: laying those out as positions is cheaper from now on.
         """
-        words, weights, pair_counts = self.long_words, self.long_weights, self.pair_counts
+        words, weights, pair_counts = self.huge_words, self.huge_weights, self.pair_counts
         rescanned = self.rescanned
-        left, right = pair[0], pair[1]
         fresh_where: defaultdict[str, list[int]] = defaultdict(list)
         costly: list[int] = []
-        for index in self.long_where.pop(pair, ()):
+        for index in self.huge_where.pop(pair, ()):
             word = words[index]
             rescanned[index] += len(word)
             if pair not in word:  # merged away since it was listed, or laid out
@@ -290,24 +300,13 @@ class _Corpus:
             word, _, before, after, doubled = merge_word(word, pair, new_token)
             words[index] = word
             weight = weights[index]
-            for neighbour, count in before.items():
-                pair_counts[neighbour + left] -= count * weight
-                created = neighbour + new_token
+            for lost, created, count in moved_pairs(pair, new_token, before, after, doubled):
+                pair_counts[lost] -= count * weight
                 fresh_counts[created] += count * weight
-                fresh_where[created].append(index)
-            for neighbour, count in after.items():
-                pair_counts[right + neighbour] -= count * weight
-                created = new_token + neighbour
-                fresh_counts[created] += count * weight
-                fresh_where[created].append(index)
-            if doubled:
-                pair_counts[right + left] -= doubled * weight
-                created = new_token + new_token
-                fresh_counts[created] += doubled * weight
                 fresh_where[created].append(index)
             if rescanned[index] > RESCANS * len(word):
                 costly.append(index)
-        self.long_where.update(fresh_where)
+        self.huge_where.update(fresh_where)
         return costly
 
     def _lay_out(self, word: str, weight: int) -> None:
@@ -370,7 +369,7 @@ class _Corpus:
     def _merge_positions(
         self, pair: str, new_token: str, fresh_counts: defaultdict[str, int]
     ) -> None:
-        """Merge `pair` in the long chunks, one listed position at a time.
+        """Merge `pair` in the long words, one listed position at a time.
 
         The positions of a pair are listed in ascending order (the initial index is
         built that way, and a merge appends them in the order it visits them), so a run

@@ -13,7 +13,7 @@ Every conversion is exact or refused with :class:`InteropError`; docs/interop.md
 explains how the formats map and why the checks are enough.
 """
 
-from bpetite import InteropError
+from bpetite.errors import InteropError
 from bpetite.interop._alphabet import BytePermutation, gpt2_byte_permutation
 from bpetite.interop._detect import import_vocabulary
 from bpetite.interop._hf import (

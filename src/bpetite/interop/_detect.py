@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from bpetite import InteropError, SplitPattern
+from bpetite import SplitPattern
+from bpetite.errors import InteropError
 from bpetite.interop._hf import import_tokenizer_json
 from bpetite.interop._model import ImportResult
 from bpetite.interop._tiktoken import import_tiktoken

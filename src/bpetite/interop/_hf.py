@@ -25,8 +25,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from bpetite import PRESETS, InteropError, ParameterError, Tokenizer
+from bpetite import PRESETS, Tokenizer
 from bpetite._internal import END_OF_TEXT_TOKEN, atomic_writer, write_atomically
+from bpetite.errors import InteropError, ParameterError
 from bpetite.interop._alphabet import to_alphabet
 from bpetite.interop._model import (
     ImportResult,

@@ -22,7 +22,7 @@ from bpetite._internal import BUILTIN_VOCABULARIES, BuiltinVocabulary
 #: ``encoder.json`` and ``vocab.bpe`` instead.
 KNOWN_TIKTOKEN_FILES: Final[Mapping[str, BuiltinVocabulary]] = MappingProxyType(
     {
-        vocabulary.sha256: vocabulary
+        vocabulary.rank_file_sha256: vocabulary
         for vocabulary in BUILTIN_VOCABULARIES.values()
         if vocabulary.name != "gpt2"
     }

@@ -17,15 +17,9 @@ from typing import Final, Literal
 
 import regex
 
-from bpetite import (
-    InteropError,
-    ParameterError,
-    PatternError,
-    SplitPattern,
-    Tokenizer,
-    UnknownTokenError,
-)
+from bpetite import SplitPattern, Tokenizer
 from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, show_token
+from bpetite.errors import InteropError, ParameterError, PatternError, UnknownTokenError
 
 ImportFormat = Literal["vocab+merges", "tokenizer.json", "tiktoken"]
 IdLayout = Literal["identical", "bytes permuted", "renumbered"]

@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bpetite import InteropError, SplitPattern, Tokenizer
+from bpetite import SplitPattern, Tokenizer
 from bpetite._internal import (
     BASE_VOCAB_SIZE,
     parse_ranks,
@@ -25,6 +25,7 @@ from bpetite._internal import (
     show_token,
     write_atomically,
 )
+from bpetite.errors import InteropError
 from bpetite.interop._known import recognise
 from bpetite.interop._model import (
     ImportResult,
@@ -154,7 +155,7 @@ def import_tiktoken(
     if known is not None:
         return build_import(
             "tiktoken",
-            recovered.byte_ranks,
+            recovered.byte_ids,
             merges,
             known.special_tokens,
             show_token,
@@ -164,7 +165,7 @@ def import_tiktoken(
         )
     return build_import(
         "tiktoken",
-        recovered.byte_ranks,
+        recovered.byte_ids,
         merges,
         special_tokens or {},
         show_token,

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from bpetite import InteropError
 from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, loads_json
+from bpetite.errors import InteropError
 from bpetite.interop._alphabet import BYTE_TO_CHAR, from_alphabet
 from bpetite.interop._model import (
     ImportFormat,

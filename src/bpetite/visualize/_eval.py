@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from bpetite.core._tokenizer import Tokenizer
-from bpetite.visualize._render import html_page
+from bpetite.visualize._html import html_page
 
 #: Figures in the JSON and the page are rounded to this many decimals.
 DECIMALS: Final = 4

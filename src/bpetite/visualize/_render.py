@@ -2,8 +2,7 @@
 
 Everything here is pure and UI-free (no ``rich``, no I/O) so the same pieces feed the
 terminal renderer in ``bpetite.cli.commands._show``, the standalone HTML page and the tests.
-The display pieces and the HTML page live in :mod:`bpetite.core._html` (the tokenizer's
-notebook view uses them) and are re-exported here, their home for every view above the core.
+The display pieces and the HTML page are :mod:`bpetite.visualize._html`'s.
 """
 
 from __future__ import annotations
@@ -13,55 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bpetite.core._constants import BASE_VOCAB_SIZE
-from bpetite.core._html import (
-    PALETTE,
-    PARTIAL_BACKGROUNDS,
-    SPECIAL_BACKGROUNDS,
-    WHITESPACE_MARKERS,
-    Part,
-    PieceKind,
-    Summary,
-    TokenPiece,
-    hex_bytes,
-    html_page,
-    make_piece,
-    marker_for,
-    partial_label,
-    render_html,
-    summarize,
-    token_pieces,
-    token_text,
-    visible,
-    visible_parts,
-)
-
-__all__ = [
-    "PALETTE",
-    "PARTIAL_BACKGROUNDS",
-    "SPECIAL_BACKGROUNDS",
-    "WHITESPACE_MARKERS",
-    "Part",
-    "PieceKind",
-    "Summary",
-    "TokenPiece",
-    "corpus_stats",
-    "describe_token",
-    "escape_plain",
-    "hex_bytes",
-    "html_page",
-    "make_piece",
-    "marker_for",
-    "partial_label",
-    "render_html",
-    "render_plain",
-    "summarize",
-    "token_pieces",
-    "token_text",
-    "visible",
-    "visible_parts",
-    "vocabulary_stats",
-]
-
+from bpetite.visualize._html import TokenPiece, hex_bytes, token_text
 
 # --------------------------------------------------------------------------- plain text
 

@@ -15,7 +15,6 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bpetite import ParameterError
 from bpetite._internal import loads_json, shown
 from bpetite.chat import FORMATS, count_chat_tokens
 from bpetite.cli._errors import CliError
@@ -29,6 +28,7 @@ from bpetite.cli._files import (
 from bpetite.cli._inputs import decode_utf8, describe_input, open_failure, read_input_bytes
 from bpetite.cli._output import note
 from bpetite.cli._parser import add_command
+from bpetite.errors import ParameterError
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers

@@ -12,7 +12,6 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from bpetite import DisallowedSpecialError
 from bpetite._internal import shown
 from bpetite.cli._budget_args import add_text_arguments, policy_of, refused_special, text_of
 from bpetite.cli._errors import CliError
@@ -25,6 +24,7 @@ from bpetite.cli._files import (
 )
 from bpetite.cli._output import note
 from bpetite.cli._parser import add_command, non_negative_int, positive_int
+from bpetite.errors import DisallowedSpecialError
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers

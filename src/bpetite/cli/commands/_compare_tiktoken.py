@@ -4,10 +4,10 @@ The ids are not expected to match (a tokenizer trained on another corpus learns 
 merges); the comparison shows how the two split the same text. tiktoken is an
 optional extra and is only imported here. tiktoken downloads an encoding's files on
 first use, but the bpetite CLI never touches the network: for the encodings bpetite
-ships (``bpetite.list_encoding_names()``) tiktoken is given the same rank file from
-bpetite's package, checked against tiktoken's own sha256, and builds the encoding
-itself; any other encoding must already be in tiktoken's cache, and a missing file is
-an error that says how to get it.
+ships (``bpetite.list_encoding_names()``) tiktoken is given the rank file written from
+bpetite's own tokens, which must have tiktoken's sha256 for the file, and builds the
+encoding itself; any other encoding must already be in tiktoken's cache, and a missing
+file is an error that says how to get it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import bpetite
 from bpetite import Tokenizer
-from bpetite._internal import packaged_rank_file, shown
+from bpetite._internal import BUILTIN_VOCABULARIES, rank_file, shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, model_from_args
 from bpetite.cli._inputs import check_argument_text
@@ -44,8 +44,9 @@ def register(subparsers: Subparsers) -> None:
             "Encode the same text with a bpetite tokenizer and with a tiktoken encoding, "
             "and print both id lists and counts as JSON (plus a side-by-side table on a "
             "terminal). Id parity is not a goal. Needs the optional tiktoken package; "
-            "gpt2, r50k_base, cl100k_base and o200k_base are built by tiktoken from the "
-            "rank files bpetite ships, any other encoding must already be in tiktoken's "
+            "gpt2, r50k_base, cl100k_base and o200k_base are built by tiktoken from rank "
+            "files written from bpetite's built-in vocabularies, byte for byte the files "
+            "tiktoken downloads; any other encoding must already be in tiktoken's "
             "cache (TIKTOKEN_CACHE_DIR): bpetite never downloads anything."
         ),
         examples=[
@@ -103,7 +104,7 @@ def load_encoding(name: str) -> Any:
             f"tiktoken has no encoding '{shown(name)}'; choose one of: {', '.join(names)}"
         )
     if name in bpetite.list_encoding_names():
-        return _from_packaged_file(tiktoken, name)
+        return _from_builtin(tiktoken, name)
     try:
         with _cache_only(tiktoken.load):
             return tiktoken.get_encoding(name)
@@ -118,18 +119,19 @@ def load_encoding(name: str) -> Any:
         raise CliError(f"tiktoken could not load encoding '{name}': {error}") from None
 
 
-def _from_packaged_file(tiktoken: Any, name: str) -> Any:
-    """tiktoken's own encoding `name`, its rank file read from bpetite's package.
+def _from_builtin(tiktoken: Any, name: str) -> Any:
+    """tiktoken's own encoding `name`, its rank file written from bpetite's built-in.
 
     tiktoken's constructor for the name (``tiktoken_ext.openai_public``) supplies the
     pattern and the special tokens; only its file loader is swapped, for one that
-    returns the ranks of bpetite's copy when tiktoken asks for a file of that sha256.
-    tiktoken reads ``gpt2`` from GPT-2's ``encoder.json`` and ``vocab.bpe``, which rank
-    the same tokens as ``r50k_base.tiktoken``, the file bpetite ships for both names.
+    returns the ranks of the file :func:`rank_file` writes (which has tiktoken's sha256
+    for it) when tiktoken asks for a file of that sha256. tiktoken reads ``gpt2`` from
+    GPT-2's ``encoder.json`` and ``vocab.bpe``, which give the same tokens the same ids
+    as ``r50k_base.tiktoken``, the file bpetite's ``gpt2`` is made from.
     """
     import tiktoken_ext.openai_public as openai_public
 
-    sha256, data = packaged_rank_file(name)
+    sha256, data = BUILTIN_VOCABULARIES[name].rank_file_sha256, rank_file(name)
     ranks = {
         base64.b64decode(token): int(rank)
         for token, rank in (line.split() for line in data.splitlines() if line)
@@ -155,8 +157,8 @@ def _from_packaged_file(tiktoken: Any, name: str) -> Any:
         return tiktoken.Encoding(**constructor())
     except _DownloadRefused as refused:  # pragma: no cover - tiktoken changed its files
         raise CliError(
-            f"tiktoken's encoding '{name}' asks for {refused.args[0]}, not the file bpetite "
-            "ships for it"
+            f"tiktoken's encoding '{name}' asks for {refused.args[0]}, not the rank file of "
+            f"bpetite's {name}"
         ) from None
     finally:
         for key, function in originals.items():

@@ -10,7 +10,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from bpetite import DatasetSplit, InvalidUtf8Error, ParameterError, write_dataset
+from bpetite import write_dataset
 from bpetite._internal import END_OF_TEXT_TOKEN, SHARD_HINT, WIDER_DTYPE, dask_client, shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import MODEL_HELP, builtin_model, check_output_path, load_model
@@ -20,6 +20,8 @@ from bpetite.cli._output import exists_message, write_json
 from bpetite.cli._parser import add_command, positive_int
 from bpetite.cli._progress import PhaseProgress, counting_progress
 from bpetite.cli._reading import add_budget_arguments, reading_of
+from bpetite.corpus import DatasetSplit
+from bpetite.errors import InvalidUtf8Error, ParameterError
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Final
 
-from bpetite import StreamDecoder, Tokenizer, UnknownTokenError
+from bpetite import StreamDecoder, Tokenizer
 from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import (
@@ -36,6 +36,7 @@ from bpetite.cli._files import (
 from bpetite.cli._inputs import first_unknown_id, parse_id_list, read_input_bytes
 from bpetite.cli._output import note, write_all
 from bpetite.cli._parser import add_command, integer
+from bpetite.errors import UnknownTokenError
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from typing import IO, TYPE_CHECKING, Any, Final, Literal
 
-from bpetite import DisallowedSpecialError, InvalidUtf8Error, Tokenizer
+from bpetite import Tokenizer
 from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import (
@@ -38,6 +38,7 @@ from bpetite.corpus import (
     encode_pieces,
     read_blocks,
 )
+from bpetite.errors import DisallowedSpecialError, InvalidUtf8Error
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers

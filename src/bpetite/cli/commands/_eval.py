@@ -7,12 +7,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bpetite import CompressionReport, Tokenizer, evaluate_compression
+from bpetite import Tokenizer, evaluate_compression
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, load_model, write_file
 from bpetite.cli._inputs import STDIN, read_input_text
 from bpetite.cli._output import is_terminal, note, stderr_console, write_json
 from bpetite.cli._parser import add_command
+from bpetite.visualize import CompressionReport
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers

@@ -16,13 +16,13 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bpetite import ParameterError
 from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, check_output_path, model_from_args
 from bpetite.cli._inputs import read_input_text
 from bpetite.cli._output import exists_message, note, write_result
 from bpetite.cli._parser import add_command
+from bpetite.errors import ParameterError
 
 if TYPE_CHECKING:
     from bpetite import Tokenizer

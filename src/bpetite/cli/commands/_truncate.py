@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from bpetite import DisallowedSpecialError
 from bpetite._internal import shown
 from bpetite.cli._budget_args import add_text_arguments, policy_of, refused_special, text_of
 from bpetite.cli._errors import CliError
@@ -23,6 +22,7 @@ from bpetite.cli._files import (
 )
 from bpetite.cli._output import note
 from bpetite.cli._parser import add_command, non_negative_int
+from bpetite.errors import DisallowedSpecialError
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers

@@ -1,5 +1,7 @@
 """The training loop with every decision kept, without recounting: ``reference.trace_train``.
 
+The incremental reading of the one training algorithm, between the naive
+``bpetite.reference.trace_train`` and the fast ``bpetite.core._trainer.train_merges``.
 Must equal ``bpetite.reference.trace_train`` step for step (the same winners, counts,
 runners-up, tied pairs, tokens and corpus sizes); tests/visualize/test_explain.py proves
 it. The reference recounts every pair of the corpus after each merge, which is what a

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from bpetite.core._constants import BASE_VOCAB_SIZE
-from bpetite.core._html import html_page, marker_for, partial_label, token_text, visible
+from bpetite.visualize._html import html_page, marker_for, partial_label, token_text, visible
 
 #: The chart's plot area in SVG units, and its margins for the axes' labels.
 _WIDTH: Final = 420

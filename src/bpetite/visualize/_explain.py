@@ -6,11 +6,11 @@ An :class:`Explanation` holds the steps of :mod:`bpetite.reference` (``trace_enc
 the tests prove it equal to the fast encoder and trainer. On top of the steps it keeps
 what a reader wants to see at once: a table of the merges in the order they apply (one
 :class:`MergeRow` each), and the text as a tree of merges, which the page
-(:mod:`bpetite.core._explain_page`) re-colours at each step. In a notebook an
+(:mod:`bpetite.visualize._explain_page`) re-colours at each step. In a notebook an
 explanation shows itself as that page (``_repr_html_``).
 
-It lives in the core so :meth:`bpetite.Tokenizer.explain` can return one;
-:mod:`bpetite.visualize` re-exports it with :func:`explain_train`.
+It sits above the core, which holds the model only: :meth:`bpetite.Tokenizer.explain`
+reaches :func:`explain_encode` by name when called (the import rules test lists it).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from bpetite.core._atomic import write_atomically
 from bpetite.core._constants import BASE_VOCAB_SIZE, PRETOKENIZER_PATTERN
 from bpetite.core._errors import ParameterError
-from bpetite.core._explain_page import Kind, MergeRow, PageNode, render_fragment, render_page
-from bpetite.core._html import partial_label, token_text, visible
+from bpetite.visualize._explain_page import Kind, MergeRow, PageNode, render_fragment, render_page
+from bpetite.visualize._html import partial_label, token_text, visible
 
 if TYPE_CHECKING:
     # The reference is imported where it is used, so ``import bpetite`` does not load it.
@@ -227,8 +227,8 @@ def explain_train(
     merges are ``Tokenizer.train(text, vocab_size, ...)``'s, and the page re-colours the
     corpus's first chunks, up to :data:`SAMPLE_BYTES` bytes.
     """
-    from bpetite.core._trace import trace_train_counts
     from bpetite.reference import split
+    from bpetite.visualize._trace import trace_train_counts
 
     if not isinstance(text, str):
         raise TypeError(f"explain_train() takes a str, got {type(text).__name__}")

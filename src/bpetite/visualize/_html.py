@@ -2,9 +2,9 @@
 
 Pure and UI-free (no ``rich``, no I/O): a token becomes a :class:`TokenPiece` (its id,
 bytes, and a visible label, hex for part of a character), and pieces become a page.
-It sits in the core so the :class:`~bpetite.Tokenizer` can show itself in a notebook;
-:mod:`bpetite.visualize` re-exports it beside the plain rendering and the statistics,
-and the terminal renderer in ``bpetite.cli`` draws the same pieces.
+The plain rendering and the statistics (:mod:`bpetite.visualize._render`), the
+explanation pages and the terminal renderer in ``bpetite.cli`` draw the same pieces;
+a :class:`~bpetite.Tokenizer` in a notebook shows itself with :func:`render_snippet`.
 """
 
 from __future__ import annotations

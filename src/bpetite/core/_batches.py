@@ -1,0 +1,51 @@
+"""Many texts at once: the one-text method applied to every item, on up to n threads.
+
+tiktoken's ``encode_batch`` and ``decode_batch`` (and Hugging Face's) take a list and a
+thread count. Each item goes through the one-text method unchanged, so the one-text
+tests cover what a batch returns, and the result never depends on the thread count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from bpetite.core._errors import ParameterError
+
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
+
+
+def checked_texts(texts: Sequence[str], method: str) -> Sequence[str]:
+    """Refuse one str (a batch of characters) or a non-str item, naming its index."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(f"{method}() takes a list of texts, not one string: write [text]")
+    if not isinstance(texts, Sequence):
+        texts = list(texts)
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(
+                f"{method}() takes texts (str), but item {index} is {type(text).__name__}"
+            )
+    return texts
+
+
+def checked_threads(num_threads: object) -> int:
+    """Return `num_threads` if it is an int of at least 1; otherwise raise."""
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int):
+        raise TypeError(f"num_threads must be an integer, got {num_threads!r}")
+    if num_threads < 1:
+        raise ParameterError(f"num_threads must be at least 1, got {num_threads}")
+    return num_threads
+
+
+def map_in_threads(
+    function: Callable[[_Item], _Result], items: Sequence[_Item], threads: int
+) -> list[_Result]:
+    """``[function(item) for item in items]``; the first failing item's error is raised."""
+    if threads == 1 or len(items) < 2:
+        return [function(item) for item in items]
+    from concurrent.futures import ThreadPoolExecutor  # only here: `import bpetite` stays light
+
+    with ThreadPoolExecutor(min(threads, len(items))) as pool:
+        return list(pool.map(function, items))
