@@ -285,3 +285,19 @@ def test_a_custom_pattern_that_drops_text_fails_as_encode_does() -> None:
     with pytest.raises(PatternError) as from_truncate:
         tokenizer.truncate("ab!cd", 10)
     assert str(from_truncate.value) == str(from_encode.value)
+
+
+def test_ascii_text_is_walked_without_regex() -> None:
+    """A preset's ASCII twin splits ASCII text, as it does for encode: no regex loaded."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from bpetite import Tokenizer; t = Tokenizer([]); "
+        "t.truncate('ab cd ' * 100, 9); t.chunk('ab cd', 2); t.is_within_limit('ab', 1); "
+        "print('regex' in sys.modules)"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert output == "False\n"

@@ -150,11 +150,14 @@ class TokenBudget:
 def _chunks(pattern: SplitPattern, text: str) -> Iterator[str]:
     """The chunks ``pattern.split(text)`` gives, found one at a time.
 
-    A preset's chunks are its regex's matches (``SplitPattern.split`` only finds them
-    faster); a custom pattern must match every character, which is checked as it goes.
+    A preset's chunks are its regex's matches, and on ASCII text its ASCII twin's, the
+    same chunks (as ``SplitPattern.split`` finds them); a custom pattern must match
+    every character, which is checked as it goes.
     """
+    twin = pattern.ascii_twin
+    finder = twin if twin is not None and text.isascii() else pattern.compiled
     position = 0
-    for match in pattern.compiled.finditer(text):
+    for match in finder.finditer(text):
         chunk = match.group()
         if match.start() != position or not chunk:
             raise _tiling_error(pattern, text)
