@@ -13,10 +13,13 @@ Then, for a budget of ``n`` tokens:
 
 * ``truncate(text, n)`` is ``text[:end]`` for the largest boundary ``end`` that at most
   ``n`` tokens of the text reach and whose text alone encodes to at most ``n`` tokens.
-  The second condition is almost always implied by the first, but not always: the split
-  pattern looks ahead (``\\s+(?!\\S)``), so a prefix can be split, and encoded, apart
-  from the text it was cut from. Nothing is ever cut inside a character.
-* ``chunk(text, n, overlap)`` cuts the text into pieces, greedily from the start: each
+  The second condition is almost always implied by the first, but not always: where a
+  chunk ends depends on what follows it, so a prefix can be split, and encoded, apart
+  from the text it was cut from (o200k's pattern reads ``x's`` as one chunk, which a
+  vocabulary with a token ``x'`` encodes as ``x'``, ``s``, but ``x'`` alone as two
+  chunks, two tokens). Nothing is ever cut inside a character.
+* ``chunk(text, n, overlap)`` (retrieval code's name: its pieces are not the split
+  pattern's chunks) cuts the text into pieces, greedily from the start: each
   piece runs from its start boundary to the furthest boundary at most ``n`` tokens of
   the text away whose piece alone encodes to at most ``n`` tokens. With ``overlap``
   ``0`` the next piece starts where this one ends, so the pieces join to the text; with
@@ -29,9 +32,9 @@ Then, for a budget of ``n`` tokens:
   chunk at a time and stopping at the first chunk that takes the count past ``n``: a
   text of megabytes against a small limit encodes a few chunks of it.
 
-The walk (:func:`boundaries`) splits lazily, with the split pattern's ``finditer``, so
-only the chunks a question needs are split and encoded; each chunk's ids come from the
-encoder's cache, the same ids ``encode`` returns.
+The walk (:meth:`TokenBudget.boundaries`) splits lazily, with the split pattern's
+``finditer``, so only the chunks a question needs are split and encoded; each chunk's
+ids come from the encoder's cache, the same ids ``encode`` returns.
 """
 
 from __future__ import annotations

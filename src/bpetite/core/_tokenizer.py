@@ -752,7 +752,8 @@ class Tokenizer:
         """Cut `text` into pieces of at most `max_tokens` tokens each, never inside a character.
 
         The first of :meth:`chunk_with_offsets`' results: see there. With no `overlap`
-        the pieces join back to the text.
+        the pieces join back to the text. (The name is the one retrieval code uses; a
+        piece is not a chunk of the split pattern, and usually holds many.)
 
         >>> Tokenizer.train("ab ab", 257).chunk("ab ab ab", 2)
         ['ab ', 'ab ', 'ab']
