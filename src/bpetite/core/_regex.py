@@ -1,0 +1,205 @@
+r"""The regex engine of every split: the `regex` package, or `re` with Unicode spelled out.
+
+`regex` is bpetite's declared dependency and its fast path: with it,
+:func:`compile_pattern` is ``regex.compile``. Where it cannot be imported (Pyodide
+without a network: its npm package runs the standard library, and `regex` comes only
+from its CDN), a pattern is translated for the standard library's `re`
+(:func:`translate`): each Unicode class of the preset patterns (``\p{L}``, ``\p{Lu}``,
+``\p{Ll}``, ``\p{Lt}``, ``\p{Lm}``, ``\p{Lo}``, ``\p{M}``, ``\p{N}``, and ``\s``, which
+is `regex`'s White_Space and not `re`'s ``str.isspace``: `re` adds U+001C..U+001F)
+becomes the code points `regex` puts in it, read from ``_unicode_classes`` (generated
+from `regex`). The rest of the presets' syntax (possessive quantifiers, lookahead,
+``$``, ``(?i:...)`` around ASCII letters) means the same in both engines.
+``tests/core/test_regex_fallback.py`` checks each class over all of Unicode and the
+presets' splits on random text against `regex`.
+
+Without `regex`, a pattern that `re` cannot read the same way raises
+:class:`PatternError` naming the construct and its position: another Unicode property,
+``\w``, ``\d``, ``\b`` and their negations (the engines' Unicode sets differ), a
+negated class inside a class (``[^\S]``), an inline flag other than ``m`` and ``s``,
+and ``(?i:...)`` around anything but ASCII letters other than i and I, digits, ``'``,
+``|`` and brackets (`re` also folds the dotless ı to i; `regex` does not).
+
+Measurements: docs/design-notes.md#split-patterns-without-regex
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Final, TypeAlias
+
+from bpetite.core._errors import PatternError
+
+try:
+    import regex
+except ImportError:  # Pyodide without a network, or a test that blocks the import
+    HAVE_REGEX = False
+else:
+    HAVE_REGEX = True
+
+#: A compiled pattern of either engine; the library uses only what both offer.
+Pattern: TypeAlias = "regex.Pattern[str] | re.Pattern[str]"
+
+#: What an invalid pattern raises when `regex` compiles it; without `regex`,
+#: :func:`compile_pattern` raises :class:`PatternError` itself.
+RegexError: Final[tuple[type[Exception], ...]] = (regex.error,) if HAVE_REGEX else ()
+
+
+def escape(text: str) -> str:
+    """`text` as a pattern that matches it literally, in the engine's own escaping."""
+    return regex.escape(text) if HAVE_REGEX else re.escape(text)
+
+
+#: Escapes both engines accept with different Unicode sets.
+_DIFFERENT_ESCAPES: Final = frozenset("wWdDbB")
+#: Inline flags that mean the same in both engines.
+_SAME_FLAGS: Final = frozenset("ms")
+#: What a ``(?i:...)`` group may hold: characters both engines fold alike.
+_SAME_FOLDING: Final = frozenset("ABCDEFGHJKLMNOPQRSTUVWXYZabcdefghjklmnopqrstuvwxyz0123456789'|[]")
+_FLAG_GROUP = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
+
+
+@lru_cache(maxsize=128)
+def compile_pattern(source: str) -> Pattern:
+    """`source` compiled by `regex`, or translated for `re` when `regex` is missing.
+
+    Without `regex`, a pattern `re` rejects or cannot read as `regex` does raises
+    :class:`PatternError`; with it, an invalid pattern raises ``regex.error``.
+    """
+    if HAVE_REGEX:
+        return regex.compile(source)
+    return compile_for_re(source)
+
+
+def compile_for_re(source: str) -> re.Pattern[str]:
+    """`source` translated (:func:`translate`) and compiled by the standard library's `re`."""
+    translated = translate(source)
+    try:
+        return re.compile(translated)
+    except re.error as error:
+        raise PatternError(
+            f"the pattern {source!r} is not one the standard library's re accepts ({error}), "
+            "and the regex package cannot be imported here: install regex (in Pyodide: "
+            "micropip.install('regex'), from its CDN)"
+        ) from None
+
+
+def translate(source: str) -> str:
+    r"""`source`, a `regex` pattern, rewritten for `re` with its Unicode classes spelled out.
+
+    >>> translate(r"\p{N}{1,3}") == "[" + class_members(r"\p{N}") + "]{1,3}"
+    True
+    """
+    out: list[str] = []
+    in_class = False
+    at = 0
+    while at < len(source):
+        char = source[at]
+        if char == "\\":
+            at = _translate_escape(source, at, in_class, out)
+        elif in_class:
+            if char == "[":
+                raise _refused(source, at, "an unescaped [ inside a character class")
+            in_class = char != "]"
+            out.append(char)
+            at += 1
+        elif char == "[":
+            # A class opens; a ] right after [ or [^ is a member, not the end.
+            in_class = True
+            opening = "[^" if source.startswith("[^", at) else "["
+            if source.startswith("]", at + len(opening)):
+                opening += "]"
+            out.append(opening)
+            at += len(opening)
+        elif source.startswith("(?", at):
+            at = _translate_group_opening(source, at, out)
+        else:
+            out.append(char)
+            at += 1
+    return "".join(out)
+
+
+def class_members(spelled: str) -> str:
+    r"""The members of a class `regex` spells `spelled` (``\p{L}``...), as `re` class text."""
+    return _class_members()[spelled]
+
+
+@lru_cache(maxsize=1)
+def _class_members() -> dict[str, str]:
+    # Imported here: with `regex` installed, the tables are never read.
+    from bpetite.core._unicode_classes import RANGES
+
+    return {spelled: _members(pairs) for spelled, pairs in RANGES.items()}
+
+
+def _members(pairs: str) -> str:
+    """A string of range pairs (``"AZaz"``) as the inside of a `re` class (``A-Za-z``)."""
+    parts = []
+    for first, last in zip(pairs[::2], pairs[1::2], strict=True):
+        parts.append(re.escape(first) if first == last else f"{re.escape(first)}-{re.escape(last)}")
+    return "".join(parts)
+
+
+def _translate_escape(source: str, at: int, in_class: bool, out: list[str]) -> int:
+    """Append the escape at `at` as `re` reads it; return the position after it."""
+    letter = source[at + 1 : at + 2]
+    if letter in _DIFFERENT_ESCAPES:
+        raise _refused(source, at, f"\\{letter} (its Unicode set differs in re)")
+    if letter in ("s", "S"):
+        spelled, end = r"\s", at + 2
+    elif letter in ("p", "P"):
+        close = source.find("}", at) if source.startswith("{", at + 2) else -1
+        spelled = "\\p" + source[at + 2 : close + 1] if close >= 0 else ""
+        if spelled not in _class_members():
+            shown = source[at : close + 1] if close >= 0 else source[at : at + 3]
+            known = ", ".join(_class_members())
+            raise _refused(source, at, f"{shown} (without regex, bpetite spells out only {known})")
+        end = close + 1
+    else:
+        out.append(source[at : at + 2])
+        return at + 2
+    members = class_members(spelled)
+    negated = letter.isupper()
+    if in_class:
+        if negated:
+            raise _refused(source, at, f"{source[at:end]} inside a character class")
+        out.append(members)
+    else:
+        out.append(f"[^{members}]" if negated else f"[{members}]")
+    return end
+
+
+def _translate_group_opening(source: str, at: int, out: list[str]) -> int:
+    """Append the ``(?`` construct at `at`, refusing flags `re` would read differently."""
+    if source.startswith("(?#", at):  # a comment: copied whole, never translated
+        close = source.find(")", at)
+        end = len(source) if close < 0 else close + 1
+        out.append(source[at:end])
+        return end
+    flags = _FLAG_GROUP.match(source, at)
+    if flags is None or not (flags[1] or flags[2]):  # (?: (?= (?! (?<= (?<! (?> (?P<
+        out.append("(?")
+        return at + 2
+    turned = set(flags[1]) | set(flags[2] or "")
+    if turned - _SAME_FLAGS:
+        body_end = source.find(")", flags.end())
+        body = source[flags.end() : body_end]
+        scoped_case_folding = flags[1] == "i" and not flags[2] and flags[3] == ":"
+        if not (scoped_case_folding and body_end >= 0 and set(body) <= _SAME_FOLDING):
+            raise _refused(
+                source,
+                at,
+                f"the inline flags {flags[0]!r} (re reads only m and s the same, and i only "
+                "around ASCII letters other than i and I, digits, ' and |)",
+            )
+    out.append(flags[0])
+    return flags.end()
+
+
+def _refused(source: str, at: int, what: str) -> PatternError:
+    return PatternError(
+        f"the pattern {source!r} uses {what} at position {at}, which the standard library's "
+        "re cannot read as regex does, and the regex package cannot be imported here: "
+        "install regex (in Pyodide: micropip.install('regex'), from its CDN)"
+    )
