@@ -15,6 +15,7 @@ from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite.core._errors import SHOWN_CHARS, shown
 from bpetite.core._json import loads_json, parse_json_ids
 from bpetite.core._ranks import parse_ranks, recover_merges, show_token
+from bpetite.core._regex import compile_pattern
 from bpetite.corpus._dask import dask_client, dask_count_files
 from bpetite.corpus._dataset import SHARD_HINT
 from bpetite.corpus._encoding import WIDER_DTYPE
@@ -31,6 +32,7 @@ __all__ = [
     "WIDER_DTYPE",
     "BuiltinVocabulary",
     "atomic_writer",
+    "compile_pattern",
     "dask_client",
     "dask_count_files",
     "loads_json",

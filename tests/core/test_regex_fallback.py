@@ -113,11 +113,11 @@ REFUSED = {
     r"\p{L": r"\p{",
     r"[^\S\n]": r"\S inside a character class",
     r"[\P{L}]": r"\P{L} inside a character class",
-    r"(?i)abc": "'(?i)'",
-    r"(?i:[a-z])": "'(?i:'",
-    r"(?i:it)": "'(?i:'",
-    r"(?x) a b": "'(?x)'",
-    r"(?-i:a)": "'(?-i:'",
+    r"(?i)abc": "the inline flags (?i)",
+    r"(?i:[a-z])": "the inline flags (?i:",
+    r"(?i:it)": "the inline flags (?i:",
+    r"(?x) a b": "the inline flags (?x)",
+    r"(?-i:a)": "the inline flags (?-i:",
     r"[[:alpha:]]": "an unescaped [ inside a character class",
 }
 
@@ -127,9 +127,8 @@ def test_what_re_reads_differently_is_refused_naming_it(source: str, named: str)
     with pytest.raises(PatternError) as raised:
         compile_for_re(source)
     message = str(raised.value)
-    assert named in message
-    assert "install regex" in message
-    assert repr(source) in message
+    assert f"uses {named}" in message
+    assert "the regex package cannot be imported here: install regex" in message
 
 
 @pytest.mark.parametrize("source", [r"\X", "[a", "(", r"\G"])

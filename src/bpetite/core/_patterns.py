@@ -20,6 +20,10 @@ and with hypothesis on longer ones), and ``str.isascii`` is a flag lookup, so
 all ASCII is cut at places no chunk spans (``_CUTS``): its long ASCII stretches go to
 the twin and the rest to ``regex``, and the chunks are the same.
 
+Where ``regex`` cannot be imported (Pyodide offline), ``compiled`` is the same pattern
+on the standard library's ``re`` with its Unicode classes spelled out
+(``core/_regex.py``), which finds the same chunks.
+
 Measurements: docs/design-notes.md#split-patterns
 """
 
@@ -32,10 +36,9 @@ from itertools import accumulate
 from types import MappingProxyType
 from typing import Final
 
-import regex
-
 from bpetite.core._constants import PRETOKENIZER_PATTERN
 from bpetite.core._errors import PatternError
+from bpetite.core._regex import Pattern, RegexError, compile_pattern
 
 #: The presets by name: the spec's GPT-2 pattern, then tiktoken's GPT-4 and GPT-4o ones.
 PRESETS: Final[Mapping[str, str]] = MappingProxyType(
@@ -111,7 +114,7 @@ class SplitPattern:
 
     name: str
     source: str
-    compiled: regex.Pattern[str] = field(repr=False, compare=False)
+    compiled: Pattern = field(repr=False, compare=False)
     #: The preset's ASCII twin, used on ASCII text; None for a custom pattern.
     ascii_twin: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
 
@@ -201,7 +204,7 @@ def _mostly_ascii(text: str) -> bool:
 
 
 def _split_mixed(
-    text: str, compiled: regex.Pattern[str], twin: re.Pattern[str], cut: re.Pattern[str]
+    text: str, compiled: Pattern, twin: re.Pattern[str], cut: re.Pattern[str]
 ) -> list[str]:
     """The preset's chunks of a text that is not all ASCII: long ASCII stretches by the twin.
 
@@ -297,7 +300,7 @@ def _preset(name: str) -> SplitPattern:
         found = _compiled_presets[name] = SplitPattern(
             name,
             PRESETS[name],
-            regex.compile(PRESETS[name]),
+            compile_pattern(PRESETS[name]),
             re.compile(ASCII_TWINS[name], re.ASCII),
         )
     return found
@@ -313,8 +316,8 @@ def custom_pattern(source: str) -> SplitPattern:
             f"at most {MAX_CUSTOM_PATTERN_CHARS:,} are accepted"
         )
     try:
-        compiled = regex.compile(source)
-    except regex.error as error:
+        compiled = compile_pattern(source)
+    except RegexError as error:
         raise PatternError(f"the split pattern is not a valid regex: {error}") from None
     if compiled.groups:
         raise PatternError(

@@ -11,12 +11,11 @@ counting), so they see identical boundaries; :data:`PRETOKENIZER` is the default
 from collections import Counter
 from collections.abc import Iterable
 
-import regex
-
 from bpetite.core._patterns import SplitPattern, resolve_pattern
+from bpetite.core._regex import Pattern
 
 #: The spec's GPT-2 pattern, compiled once; the default everywhere.
-PRETOKENIZER: regex.Pattern[str] = resolve_pattern("gpt2").compiled
+PRETOKENIZER: Pattern = resolve_pattern("gpt2").compiled
 
 
 def pretokenize(text: str, *, pattern: str | SplitPattern = "gpt2") -> list[bytes]:

@@ -29,7 +29,7 @@ import re
 from functools import lru_cache
 from typing import Final, TypeAlias
 
-from bpetite.core._errors import PatternError
+from bpetite.core._errors import PatternError, shown
 
 try:
     import regex
@@ -57,6 +57,7 @@ _DIFFERENT_ESCAPES: Final = frozenset("wWdDbB")
 _SAME_FLAGS: Final = frozenset("ms")
 #: What a ``(?i:...)`` group may hold: characters both engines fold alike.
 _SAME_FOLDING: Final = frozenset("ABCDEFGHJKLMNOPQRSTUVWXYZabcdefghjklmnopqrstuvwxyz0123456789'|[]")
+_RE_READS_IT_OTHERWISE = "the standard library's re reads it otherwise"
 _FLAG_GROUP = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
 
 
@@ -79,8 +80,8 @@ def compile_for_re(source: str) -> re.Pattern[str]:
         return re.compile(translated)
     except re.error as error:
         raise PatternError(
-            f"the pattern {source!r} is not one the standard library's re accepts ({error}), "
-            "and the regex package cannot be imported here: install regex (in Pyodide: "
+            f"the pattern is not one the standard library's re accepts ({error}); the regex "
+            "package cannot be imported here: install regex (in Pyodide: "
             "micropip.install('regex'), from its CDN)"
         ) from None
 
@@ -100,7 +101,9 @@ def translate(source: str) -> str:
             at = _translate_escape(source, at, in_class, out)
         elif in_class:
             if char == "[":
-                raise _refused(source, at, "an unescaped [ inside a character class")
+                raise _refused(
+                    at, "an unescaped [ inside a character class", _RE_READS_IT_OTHERWISE
+                )
             in_class = char != "]"
             out.append(char)
             at += 1
@@ -145,16 +148,16 @@ def _translate_escape(source: str, at: int, in_class: bool, out: list[str]) -> i
     """Append the escape at `at` as `re` reads it; return the position after it."""
     letter = source[at + 1 : at + 2]
     if letter in _DIFFERENT_ESCAPES:
-        raise _refused(source, at, f"\\{letter} (its Unicode set differs in re)")
+        raise _refused(at, f"\\{letter}", "its Unicode set in re is not the one in regex")
     if letter in ("s", "S"):
         spelled, end = r"\s", at + 2
     elif letter in ("p", "P"):
         close = source.find("}", at) if source.startswith("{", at + 2) else -1
         spelled = "\\p" + source[at + 2 : close + 1] if close >= 0 else ""
         if spelled not in _class_members():
-            shown = source[at : close + 1] if close >= 0 else source[at : at + 3]
+            written = shown(source[at : close + 1] if close >= 0 else source[at : at + 3])
             known = ", ".join(_class_members())
-            raise _refused(source, at, f"{shown} (without regex, bpetite spells out only {known})")
+            raise _refused(at, written, f"without regex, bpetite spells out only {known}")
         end = close + 1
     else:
         out.append(source[at : at + 2])
@@ -163,7 +166,7 @@ def _translate_escape(source: str, at: int, in_class: bool, out: list[str]) -> i
     negated = letter.isupper()
     if in_class:
         if negated:
-            raise _refused(source, at, f"{source[at:end]} inside a character class")
+            raise _refused(at, f"{source[at:end]} inside a character class", _RE_READS_IT_OTHERWISE)
         out.append(members)
     else:
         out.append(f"[^{members}]" if negated else f"[{members}]")
@@ -188,18 +191,17 @@ def _translate_group_opening(source: str, at: int, out: list[str]) -> int:
         scoped_case_folding = flags[1] == "i" and not flags[2] and flags[3] == ":"
         if not (scoped_case_folding and body_end >= 0 and set(body) <= _SAME_FOLDING):
             raise _refused(
-                source,
                 at,
-                f"the inline flags {flags[0]!r} (re reads only m and s the same, and i only "
-                "around ASCII letters other than i and I, digits, ' and |)",
+                f"the inline flags {flags[0]}",
+                "re reads only the flags m and s as regex does, and i only around ASCII "
+                "letters other than i and I, digits, ', | and brackets",
             )
     out.append(flags[0])
     return flags.end()
 
 
-def _refused(source: str, at: int, what: str) -> PatternError:
+def _refused(at: int, what: str, why: str) -> PatternError:
     return PatternError(
-        f"the pattern {source!r} uses {what} at position {at}, which the standard library's "
-        "re cannot read as regex does, and the regex package cannot be imported here: "
-        "install regex (in Pyodide: micropip.install('regex'), from its CDN)"
+        f"the pattern uses {what} at position {at}, and {why}; the regex package cannot be "
+        "imported here: install regex (in Pyodide: micropip.install('regex'), from its CDN)"
     )

@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping
 from typing import Literal
 
-import regex
-
 from bpetite.core._errors import DisallowedSpecialError, ParameterError
+from bpetite.core._regex import Pattern, compile_pattern, escape
 
 #: The policy arguments: a set of special texts, or "all" of them.
 SpecialPolicy = Literal["all"] | Collection[str]
@@ -32,7 +31,7 @@ class SpecialTokens:
     def __init__(self, ids: Mapping[str, int]) -> None:
         self.ids: Mapping[str, int] = ids
         self._all = frozenset(ids)
-        self._matchers: dict[frozenset[str], regex.Pattern[str]] = {}
+        self._matchers: dict[frozenset[str], Pattern] = {}
 
     def resolve(
         self, allowed: SpecialPolicy, disallowed: SpecialPolicy
@@ -89,12 +88,12 @@ class SpecialTokens:
             f"disallowed_special=() or use encode_ordinary()"
         )
 
-    def matcher(self, specials: frozenset[str]) -> regex.Pattern[str]:
+    def matcher(self, specials: frozenset[str]) -> Pattern:
         """A regex finding any of `specials`: at each position the longest one first."""
         found = self._matchers.get(specials)
         if found is None:
             ordered = sorted(specials, key=lambda text: (-len(text), text))
-            found = regex.compile("|".join(map(regex.escape, ordered)))
+            found = compile_pattern("|".join(map(escape, ordered)))
             self._matchers[specials] = found
         return found
 
