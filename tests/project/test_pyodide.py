@@ -3,9 +3,9 @@
 ``tests/pyodide/run.mjs`` loads the npm package ``pyodide`` (pinned in
 ``tests/pyodide/package-lock.json``; it ships the interpreter and the standard library,
 and no `regex`), mounts ``src/`` and runs ``tests/pyodide/check.py``, with no network
-and no micropip: ``get_encoding("cl100k_base")`` encodes and decodes multilingual text
-and a small tokenizer is trained. Here, on CPython, the ids must be tiktoken's and the
-merges ``bpetite.reference``'s.
+and no micropip: ``get_encoding("cl100k_base")`` encodes and decodes multilingual text,
+and a small tokenizer is trained from the text and from a file. Here, on CPython, the
+ids must be tiktoken's and the merges ``bpetite.reference``'s.
 
 ``.ci/run`` installs the package before the tests and names it in ``BPETITE_PYODIDE``,
 so under CI this test runs and never skips. To run it elsewhere::
@@ -84,6 +84,7 @@ def test_training_in_pyodide_gives_the_reference_merges(pyodide_result: dict[str
     merges = reference.train(TRAIN_TEXT, VOCAB_SIZE, pattern=pattern)
     assert len(merges) == VOCAB_SIZE - 256
     assert [tuple(pair) for pair in pyodide_result["merges"]] == merges
+    assert [tuple(pair) for pair in pyodide_result["file_merges"]] == merges
     model = reference.Model(merges, pattern=pattern)
     expected = [reference.encode(model, text) for text in TEXTS]
     assert pyodide_result["trained_encoded"] == expected
