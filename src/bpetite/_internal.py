@@ -3,9 +3,9 @@
 The CLI, :mod:`bpetite.interop` and the benchmarks are thin shells over the library;
 the few pieces of plumbing they need beyond the public API (the atomic writers, the
 strict JSON reader, how a message shows a value, the Dask client, the shared
-constants) are reached through this module and no other private one, so the library's
-private layout can change without touching them. Not public API: a name here can
-change in any release.
+constants, the regex engine) are reached through this module and no other private
+one, so the library's private layout can change without touching them. Not public
+API: a name here can change in any release.
 
 Each name is imported from its home when first used (PEP 562), so a command that
 needs how a message shows a value does not load the corpus tier for the Dask client.
@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the type checker sees the names where they live
     from bpetite.core._errors import SHOWN_CHARS, shown
     from bpetite.core._json import loads_json, parse_json_ids
     from bpetite.core._ranks import parse_ranks, recover_merges, show_token
+    from bpetite.core._regex import compile_pattern
     from bpetite.corpus._dask import dask_client, dask_count_files
     from bpetite.corpus._dataset import SHARD_HINT
     from bpetite.corpus._encoding import WIDER_DTYPE
@@ -50,6 +51,7 @@ _HOMES = {
     "parse_ranks": "bpetite.core._ranks",
     "recover_merges": "bpetite.core._ranks",
     "show_token": "bpetite.core._ranks",
+    "compile_pattern": "bpetite.core._regex",
     "dask_client": "bpetite.corpus._dask",
     "dask_count_files": "bpetite.corpus._dask",
     "SHARD_HINT": "bpetite.corpus._dataset",
@@ -68,6 +70,7 @@ __all__ = [
     "WIDER_DTYPE",
     "BuiltinVocabulary",
     "atomic_writer",
+    "compile_pattern",
     "dask_client",
     "dask_count_files",
     "loads_json",

@@ -41,9 +41,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal, Protocol
 
-import regex
-
 from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, PRETOKENIZER_PATTERN
+from bpetite.core._regex import compile_pattern
 
 Pair = tuple[int, int]
 #: Which special texts an encode call turns into ids: "all", or a set of them.
@@ -58,7 +57,7 @@ def split(text: str, pattern: str = PRETOKENIZER_PATTERN) -> list[str]:
     >>> split("it's  ab")
     ['it', "'s", ' ', ' ab']
     """
-    return regex.findall(pattern, text)
+    return compile_pattern(pattern).findall(text)
 
 
 def get_stats(ids: Sequence[int], counts: dict[Pair, int] | None = None) -> dict[Pair, int]:

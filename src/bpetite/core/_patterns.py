@@ -20,6 +20,10 @@ and with hypothesis on longer ones), and ``str.isascii`` is a flag lookup, so
 all ASCII is cut at places no chunk spans (``_CUTS``): its long ASCII stretches go to
 the twin and the rest to ``regex``, and the chunks are the same.
 
+Where ``regex`` cannot be imported (Pyodide offline), ``compiled`` is the same pattern
+on the standard library's ``re`` with its Unicode classes spelled out
+(``core/_regex.py``), which finds the same chunks.
+
 Measurements: docs/design-notes.md#split-patterns
 """
 
@@ -34,9 +38,10 @@ from typing import TYPE_CHECKING, Final
 
 from bpetite.core._constants import PRETOKENIZER_PATTERN
 from bpetite.core._errors import PatternError
+from bpetite.core._regex import compile_pattern, regex_errors
 
 if TYPE_CHECKING:
-    import regex  # imported where a pattern is first compiled: see SplitPattern.compiled
+    from bpetite.core._regex import Pattern
 
 #: The presets by name: the spec's GPT-2 pattern, then tiktoken's GPT-4 and GPT-4o ones.
 PRESETS: Final[Mapping[str, str]] = MappingProxyType(
@@ -112,14 +117,14 @@ class SplitPattern:
 
     name: str
     source: str
-    #: The `regex` of `source`, or None until :attr:`compiled` first needs it.
-    _compiled: regex.Pattern[str] | None = field(default=None, repr=False, compare=False)
+    #: The compiled `source`, or None until :attr:`compiled` first needs it.
+    _compiled: Pattern | None = field(default=None, repr=False, compare=False)
     #: The preset's ASCII twin, used on ASCII text; None for a custom pattern.
     ascii_twin: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
 
     @property
-    def compiled(self) -> regex.Pattern[str]:
-        """`source` compiled with `regex`, on first use.
+    def compiled(self) -> Pattern:
+        """`source` compiled with `regex` (or, without it, `re`: ``core/_regex.py``), on first use.
 
         A preset's ASCII text is split by its twin, so ``import bpetite``, and any work on
         ASCII text, never imports `regex` (a large module); the regex is the same
@@ -127,9 +132,7 @@ class SplitPattern:
         """
         found = self._compiled
         if found is None:
-            import regex  # here, not at the top: see above
-
-            found = regex.compile(self.source)
+            found = compile_pattern(self.source)
             object.__setattr__(self, "_compiled", found)  # frozen, but a cache
         return found
 
@@ -219,7 +222,7 @@ def _mostly_ascii(text: str) -> bool:
 
 
 def _split_mixed(
-    text: str, compiled: regex.Pattern[str], twin: re.Pattern[str], cut: re.Pattern[str]
+    text: str, compiled: Pattern, twin: re.Pattern[str], cut: re.Pattern[str]
 ) -> list[str]:
     """The preset's chunks of a text that is not all ASCII: long ASCII stretches by the twin.
 
@@ -327,11 +330,9 @@ def custom_pattern(source: str) -> SplitPattern:
             f"the split pattern is {len(source):,} characters long; "
             f"at most {MAX_CUSTOM_PATTERN_CHARS:,} are accepted"
         )
-    import regex  # a custom pattern is compiled at once, a preset on first use
-
-    try:
-        compiled = regex.compile(source)
-    except regex.error as error:
+    try:  # a custom pattern is compiled at once, a preset on first use
+        compiled = compile_pattern(source)
+    except regex_errors() as error:
         raise PatternError(f"the split pattern is not a valid regex: {error}") from None
     if compiled.groups:
         raise PatternError(

@@ -15,9 +15,10 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import TYPE_CHECKING, Literal
 
 from bpetite.core._errors import DisallowedSpecialError, ParameterError
+from bpetite.core._regex import compile_pattern, escape
 
 if TYPE_CHECKING:
-    import regex  # imported where a matcher is first compiled: `import bpetite` stays light
+    from bpetite.core._regex import Pattern
 
 #: The policy arguments: a set of special texts, or "all" of them.
 SpecialPolicy = Literal["all"] | Collection[str]
@@ -33,7 +34,7 @@ class SpecialTokens:
     def __init__(self, ids: Mapping[str, int]) -> None:
         self.ids: Mapping[str, int] = ids
         self._all = frozenset(ids)
-        self._matchers: dict[frozenset[str], regex.Pattern[str]] = {}
+        self._matchers: dict[frozenset[str], Pattern] = {}
 
     def resolve(
         self, allowed: SpecialPolicy, disallowed: SpecialPolicy
@@ -90,14 +91,12 @@ class SpecialTokens:
             f"disallowed_special=() or use encode_ordinary()"
         )
 
-    def matcher(self, specials: frozenset[str]) -> regex.Pattern[str]:
+    def matcher(self, specials: frozenset[str]) -> Pattern:
         """A regex finding any of `specials`: at each position the longest one first."""
         found = self._matchers.get(specials)
         if found is None:
-            import regex  # here, not at the top: see the imports
-
             ordered = sorted(specials, key=lambda text: (-len(text), text))
-            found = regex.compile("|".join(map(regex.escape, ordered)))
+            found = compile_pattern("|".join(map(escape, ordered)))
             self._matchers[specials] = found
         return found
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from importlib import import_module
 from itertools import chain
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeVar, overload
 
 from bpetite.core import _artifact, _surgery
 from bpetite.core._atomic import write_atomically
@@ -53,6 +53,7 @@ from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._pretokenizer import count_chunks, require_utf8
 from bpetite.core._progress import ProgressCallback
 from bpetite.core._specials import SpecialPolicy, SpecialTokens
+from bpetite.core._token_budget import TokenBudget, check_budget, check_overlap
 from bpetite.core._trainer import check_limit, check_vocab_size, train_merges
 from bpetite.core._unicode import checked_text, encode_invalid_utf8
 
@@ -704,6 +705,208 @@ class Tokenizer:
         if found is None:
             raise NotATokenError(f"{token!r} is not a single token of this vocabulary")
         return found
+
+    # ------------------------------------------------------------------ token budgets and chat
+    # Budgets are defined in core/_token_budget.py on the tokens of encode(text); chat
+    # formats live above the core, in bpetite.chat, reached by name when called.
+
+    def is_within_limit(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        allowed_special: SpecialPolicy = "all",
+        disallowed_special: SpecialPolicy = "all",
+    ) -> bool:
+        """Whether ``count_tokens(text, ...) <= max_tokens``, encoding no more than it must.
+
+        The text is split and encoded a chunk at a time and the answer is given at the
+        first chunk that takes the count past `max_tokens`, so a text of megabytes
+        against a limit of ten encodes a few chunks of it. gpt-tokenizer's
+        ``isWithinTokenLimit`` returns the count or ``false``; in Python a count of 0
+        would read as false, so this returns a bool (:meth:`count_tokens` gives the
+        count). The keywords are :meth:`encode`'s, with its errors.
+
+        >>> tokenizer = Tokenizer.train("ab ab", 257)
+        >>> tokenizer.is_within_limit("ab ab", 3), tokenizer.is_within_limit("ab ab", 2)
+        (True, False)
+        """
+        limit = check_budget(max_tokens, 0)
+        return self._budget(
+            text, "is_within_limit", allowed_special, disallowed_special
+        ).within_limit(limit)
+
+    def truncate(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        allowed_special: SpecialPolicy = "all",
+        disallowed_special: SpecialPolicy = "all",
+    ) -> str:
+        """The longest prefix of `text` that ends where one of its tokens ends, within budget.
+
+        Precisely: ``text[:end]`` for the largest ``end`` that is reached by at most
+        `max_tokens` tokens of ``encode(text)``, where a token ends and a character ends
+        (a token can end inside a character: none is ever cut), and whose text alone
+        encodes to at most `max_tokens` tokens. So ``text.startswith(result)`` and
+        ``count_tokens(result) <= max_tokens``, always. The text is encoded only as far
+        as the budget reaches. The keywords are :meth:`encode`'s.
+
+        >>> tokenizer = Tokenizer.train("ab ab", 257)
+        >>> tokenizer.encode("ab abé"), tokenizer.truncate("ab abé", 4)
+        ([256, 32, 256, 195, 169], 'ab ab')
+        """
+        limit = check_budget(max_tokens, 0)
+        return self._budget(text, "truncate", allowed_special, disallowed_special).truncate(limit)
+
+    def chunk(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        overlap: int = 0,
+        allowed_special: SpecialPolicy = "all",
+        disallowed_special: SpecialPolicy = "all",
+    ) -> list[str]:
+        """Cut `text` into pieces of at most `max_tokens` tokens each, never inside a character.
+
+        The first of :meth:`chunk_with_offsets`' results: see there. With no `overlap`
+        the pieces join back to the text. (The name is the one retrieval code uses; a
+        piece is not a chunk of the split pattern, and usually holds many.)
+
+        >>> Tokenizer.train("ab ab", 257).chunk("ab ab ab", 2)
+        ['ab ', 'ab ', 'ab']
+        """
+        return self.chunk_with_offsets(
+            text,
+            max_tokens,
+            overlap=overlap,
+            allowed_special=allowed_special,
+            disallowed_special=disallowed_special,
+        )[0]
+
+    def chunk_with_offsets(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        overlap: int = 0,
+        allowed_special: SpecialPolicy = "all",
+        disallowed_special: SpecialPolicy = "all",
+    ) -> tuple[list[str], list[tuple[int, int]]]:
+        """Return the pieces of `text` and each one's ``(start, end)`` span in characters.
+
+        Greedily from the start, each piece ends at the furthest place where a token of
+        ``encode(text)`` and a character both end, at most `max_tokens` of those tokens
+        on, whose piece encodes alone to at most `max_tokens` tokens (as
+        :meth:`truncate` chooses its end). The next piece starts where this one ends,
+        or, with `overlap` ``k``, at the earliest such place after this one's start, at
+        most ``k`` tokens before its end, from which a piece reaches past its end; so
+        neighbours share up to ``k`` tokens of text. Each piece is
+        ``text[start:end]``, the first starts at 0, the last ends at ``len(text)``, and
+        each starts no later than the one before ends: the spans give the text back. A
+        stretch whose first characters alone need more than `max_tokens` tokens (a
+        character cut into byte tokens) raises ParameterError.
+
+        >>> Tokenizer.train("ab ab", 257).chunk_with_offsets("ab ab ab", 3, overlap=1)
+        (['ab ab', 'ab ab'], [(0, 5), (3, 8)])
+        """
+        limit = check_budget(max_tokens, 1)
+        shared = check_overlap(overlap, limit)
+        budget = self._budget(text, "chunk", allowed_special, disallowed_special)
+        spans = budget.chunk(limit, shared)
+        return [budget.text[start:end] for start, end in spans], spans
+
+    def _budget(
+        self,
+        text: str,
+        method: str,
+        allowed_special: SpecialPolicy,
+        disallowed_special: SpecialPolicy,
+    ) -> TokenBudget:
+        """`text` checked as :meth:`encode` checks it, with what the budgets walk it by."""
+        text = _valid_text(text, method)
+        specials = self._specials
+        allowed, disallowed = specials.resolve(allowed_special, disallowed_special)
+        if disallowed:
+            specials.check_disallowed(text, disallowed)
+
+        def count(piece: str) -> int:
+            # The whole text was checked for disallowed specials; a piece holds none.
+            return self.count_tokens(piece, allowed_special=allowed, disallowed_special=())
+
+        return TokenBudget(
+            text,
+            specials.segments(text, allowed),
+            self.split_pattern,
+            self._encoder.chunk_cache.__getitem__,
+            self._vocab,
+            count,
+        )
+
+    @overload
+    def apply_chat_template(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        chat_template: str | None = None,
+        add_generation_prompt: bool = False,
+        tokenize: Literal[True] = True,
+        **template_vars: Any,
+    ) -> list[int]: ...
+
+    @overload
+    def apply_chat_template(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        chat_template: str | None = None,
+        add_generation_prompt: bool = False,
+        tokenize: Literal[False],
+        **template_vars: Any,
+    ) -> str: ...
+
+    @overload
+    def apply_chat_template(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        chat_template: str | None = None,
+        add_generation_prompt: bool = False,
+        tokenize: bool,
+        **template_vars: Any,
+    ) -> list[int] | str: ...
+
+    def apply_chat_template(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        chat_template: str | None = None,
+        add_generation_prompt: bool = False,
+        tokenize: bool = True,
+        **template_vars: Any,
+    ) -> list[int] | str:
+        """Render a conversation in a chat format, and encode it (Hugging Face's method).
+
+        `chat_template` is ``"harmony"`` (OpenAI's gpt-oss format, as ``openai-harmony``
+        renders it), ``"chatml"``, or a Jinja template, rendered exactly as
+        ``transformers`` renders one (``pip install bpetite[chat]`` for jinja2); None
+        means ``"harmony"`` for ``o200k_harmony`` and is refused elsewhere.
+        `add_generation_prompt` opens an assistant turn at the end; `template_vars`
+        (``bos_token=...``, ``tools=...``) are passed to a Jinja template. The result is
+        the ids, or the text with ``tokenize=False``. See :mod:`bpetite.chat`.
+        """
+        chat = import_module("bpetite.chat")  # above the core: see explain()
+        result: list[int] | str = chat.apply_chat_template(
+            self,
+            messages,
+            chat_template=chat_template,
+            add_generation_prompt=add_generation_prompt,
+            tokenize=tokenize,
+            **template_vars,
+        )
+        return result
 
     # ------------------------------------------------------------------ decoding
 

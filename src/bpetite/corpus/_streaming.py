@@ -44,10 +44,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Final, TypeVar
 
-import regex
-
 from bpetite.core._errors import DisallowedSpecialError, InvalidUtf8Error, PatternError
 from bpetite.core._patterns import SplitPattern, resolve_pattern
+from bpetite.core._regex import compile_pattern
 from bpetite.core._specials import SpecialPolicy, SpecialTokens
 
 if TYPE_CHECKING:
@@ -67,7 +66,7 @@ HELD_BACK_CHUNKS: Final[Mapping[str, int]] = MappingProxyType({"gpt2": 2, "cl100
 #: block; longer held-back text waits until as much new text has arrived.
 RESCAN_SLACK: Final = 1 << 16
 
-_WHITESPACE: Final = regex.compile(r"\s")
+_WHITESPACE: Final = compile_pattern(r"\s")
 
 #: Chunks per batch when a whole text is split in one scan.
 CHUNK_BATCH: Final = 1 << 14

@@ -16,10 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-import regex
-
 from bpetite import SplitPattern, Tokenizer
-from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, show_token
+from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, compile_pattern, show_token
 from bpetite.errors import InteropError, ParameterError, PatternError, UnknownTokenError
 
 ImportFormat = Literal["vocab+merges", "tokenizer.json", "tiktoken"]
@@ -29,7 +27,7 @@ IdLayout = Literal["identical", "bytes permuted", "renumbered"]
 #: chunks: an optional space then one class of letters, numbers or other symbols, a
 #: whitespace run, or a piece of a contraction such as ``'l`` (of ``'ll``). Hand-derived
 #: from ``PRETOKENIZER_PATTERN``; the tests check it against the pre-tokenizer.
-_FITS_IN_A_CHUNK: Final = regex.compile(
+_FITS_IN_A_CHUNK: Final = compile_pattern(
     r"(?: ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+|'(?:[sdmt]|ll?|ve?|re?))"
 )
 

@@ -3,6 +3,8 @@
 ``--count`` prints the number of ids; ``--offsets`` prints one JSON array of
 ``[id, start, end]`` triples, ``start`` and ``end`` the token's span in the text in
 characters (Unicode code points), as :meth:`Tokenizer.encode_with_offsets` defines it.
+``--within-limit N`` prints ``true`` or ``false``: whether the text has at most N ids,
+found by encoding it only until it has more (:meth:`Tokenizer.is_within_limit`).
 
 All the ids are computed before the first byte is written (into a spool for stdout, a
 temp file for ``--output``), so a failure or a signal while encoding leaves stdout
@@ -14,7 +16,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
-from typing import IO, TYPE_CHECKING, Final, Literal
+from typing import IO, TYPE_CHECKING, Any, Final, Literal
 
 from bpetite import Tokenizer
 from bpetite._internal import shown
@@ -26,9 +28,9 @@ from bpetite.cli._files import (
     model_from_args,
     result_output,
 )
-from bpetite.cli._inputs import check_argument_text, invalid_utf8, spool_checked
+from bpetite.cli._inputs import check_argument_text, invalid_utf8, read_input_text, spool_checked
 from bpetite.cli._output import note
-from bpetite.cli._parser import add_command
+from bpetite.cli._parser import add_command, non_negative_int
 from bpetite.corpus import (
     DEFAULT_BLOCK_SIZE,
     check_specials,
@@ -66,6 +68,7 @@ def register(subparsers: Subparsers) -> None:
             "bpetite encode --model tokenizer.json --input user.txt --special raise",
             "bpetite encode --model cl100k_base --input prompt.txt --count",
             'bpetite encode --model tokenizer.json --text "héllo" --offsets',
+            "bpetite encode --model cl100k_base --input prompt.txt --within-limit 8000",
         ],
     )
     add_model_argument(parser)
@@ -88,6 +91,13 @@ def register(subparsers: Subparsers) -> None:
         help="print the number of ids instead of the ids (exactly len of the array)",
     )
     form.add_argument(
+        "--within-limit",
+        type=non_negative_int,
+        metavar="N",
+        help="print true or false: whether the text encodes to at most N ids, encoding "
+        "no more of it than it must",
+    )
+    form.add_argument(
         "--offsets",
         action="store_true",
         help="print [id, start, end] for each token: its span in the text, in characters "
@@ -100,6 +110,8 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     check_result_output(args)
     tokenizer = model_from_args(args)
+    if args.within_limit is not None:
+        return _within_limit(tokenizer, args)
     write = _writer(tokenizer, args)
     if args.text is not None:
         text = check_argument_text(args.text, "--text")
@@ -121,6 +133,26 @@ def run(args: argparse.Namespace) -> int:
                 count = write(batches, result)
     if args.output is not None:
         note(f"bpetite: wrote {count} ids to '{shown(args.output)}'")
+    return 0
+
+
+def _within_limit(tokenizer: Tokenizer, args: argparse.Namespace) -> int:
+    """``--within-limit N``: Tokenizer.is_within_limit, which stops at the first chunk past N."""
+    if args.text is not None:
+        text = check_argument_text(args.text, "--text")
+    else:
+        text = read_input_text(args.input)
+    policy: dict[str, Any] = {}
+    if args.special != "allow":
+        policy = {"allowed_special": set(), "disallowed_special": "all"}
+        if args.special == "ordinary":
+            policy["disallowed_special"] = ()
+    try:
+        within = tokenizer.is_within_limit(text, args.within_limit, **policy)
+    except DisallowedSpecialError:
+        raise CliError(_disallowed(tokenizer, text)) from None
+    with result_output(args.output, force=args.force) as result:
+        result.write(b"true\n" if within else b"false\n")
     return 0
 
 
