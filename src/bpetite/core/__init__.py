@@ -9,7 +9,8 @@ below names the reference function it must equal. In the order data flows:
 * ``_trainer``: learn the merges from chunk counts (equals ``reference.train_counts``),
   with ``_rescan`` for one merge in a huge word;
 * ``_model``: the rules of a model's fields (``define``, for the constructor and the
-  loader alike), and the vocabulary the merges make;
+  loader alike), and the vocabulary the merges make; ``_ids``: the ids of the mergeable
+  tokens where a special token holds one among them (the encoder works in indices);
 * ``_encoder``: apply them to new text (equals ``reference.encode``), with ``_rescan``;
 * ``_decoder``: ids back to bytes and text (equals ``reference.decode``);
 * ``_tokenizer``: the :class:`~bpetite.Tokenizer` that holds them together;
@@ -19,8 +20,9 @@ Under them: ``_constants`` (values every stage agrees on), ``_errors`` (the erro
 family), ``_progress`` (the progress event), ``_json`` and ``_atomic`` (strict reading
 and atomic writing of files), ``_gc`` (a pause of the cycle collector). Beside
 ``Tokenizer``, what its methods build on the model alone: ``_unicode``, ``_budget``,
-``_surgery``, ``_batches``, ``_ranks`` and ``_builtin``. Nothing in this folder imports
-the tiers above it (corpus, visualize, interop, cli); ``Tokenizer.explain`` and its HTML
-view reach ``bpetite.visualize`` by name when called. Words such as rank, id, chunk,
-word, short, long and huge mean what docs/architecture.md's glossary says.
+``_surgery``, ``_batches``, ``_ranks``, ``_builtin`` and ``_model_names``. Nothing in
+this folder imports the tiers above it (corpus, visualize, interop, cli);
+``Tokenizer.explain`` and its HTML view reach ``bpetite.visualize`` by name when called.
+Words such as rank, id, index, chunk, word, short, long and huge mean what
+docs/architecture.md's glossary says.
 """
