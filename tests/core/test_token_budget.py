@@ -33,16 +33,22 @@ ALPHABET = ["a", "b", " ", "é", "😀", "<|endoftext|>"]
 ORDINARY: dict[str, Any] = {"allowed_special": set(), "disallowed_special": ()}
 
 
-@pytest.fixture(scope="module", params=["bytes", "merged", "specials", "contraction"])
+@pytest.fixture(
+    scope="module", params=["bytes", "merged", "specials", "interleaved", "contraction"]
+)
 def tokenizer(request: pytest.FixtureRequest) -> Tokenizer:
     """Every character cut into bytes; many merges, some ending inside a character;
-    several specials; and o200k's pattern with a token "x'" across its contraction."""
+    several specials; specials whose ids lie among the merged tokens' (which then skip
+    them); and o200k's pattern with a token "x'" across its contraction."""
     if request.param == "bytes":
         return Tokenizer([])
     if request.param == "merged":
         return Tokenizer.train(CORPUS + "😀é" * 20, 600, pattern="cl100k")
     if request.param == "specials":
         return Tokenizer.train(CORPUS, 400, special_tokens=["<|endoftext|>", "<|é|>", "<|a"])
+    if request.param == "interleaved":
+        specials = {"<|endoftext|>": 260, "<|é|>": 300, "<|a": 500}
+        return Tokenizer.train(CORPUS, 400, special_tokens=specials)
     return Tokenizer.train("x's x't x'm x'd a😀b " * 3, 270, pattern="o200k")
 
 
@@ -165,21 +171,22 @@ def test_against_the_oracle(tokenizer: Tokenizer, text: str) -> None:
     check_all(tokenizer, text)
 
 
-@pytest.fixture(scope="module")
-def cl100k() -> Tokenizer:
-    return get_encoding("cl100k_base")
+@pytest.fixture(scope="module", params=["cl100k_base", "p50k_base"])
+def openai(request: pytest.FixtureRequest) -> Tokenizer:
+    """cl100k_base, and p50k_base, whose mergeable ids skip its special token's."""
+    return get_encoding(request.param)
 
 
 @given(text=texts, n=st.integers(0, 40), overlap=st.integers(0, 5))
 @settings(max_examples=EXAMPLES)
-def test_cl100k_against_count_tokens_and_the_text(
-    cl100k: Tokenizer, text: str, n: int, overlap: int
+def test_openai_vocabularies_against_count_tokens_and_the_text(
+    openai: Tokenizer, text: str, n: int, overlap: int
 ) -> None:
-    total = cl100k.count_tokens(text)
-    assert cl100k.is_within_limit(text, n) is (total <= n)
-    assert cl100k.truncate(text, n) == expected_truncate(cl100k, text, n)
+    total = openai.count_tokens(text)
+    assert openai.is_within_limit(text, n) is (total <= n)
+    assert openai.truncate(text, n) == expected_truncate(openai, text, n)
     if n > overlap:
-        check_chunk(cl100k, text, n, overlap)
+        check_chunk(openai, text, n, overlap)
 
 
 def test_a_prefix_that_splits_apart_from_its_text_is_encoded_again() -> None:

@@ -101,6 +101,10 @@ class IdEncoder:
         """The ids of one chunk's bytes (uncached)."""
         return list(map(self._ids.__getitem__, self.indexed.encode_chunk(chunk)))
 
+    def chunk_ids(self, chunk: str) -> list[int]:
+        """The ids of one chunk of split text, from the encoder's cache."""
+        return list(map(self._ids.__getitem__, self.indexed.chunk_cache[chunk]))
+
     def count_text(self, text: str) -> int:
         """How many tokens `text` encodes to: as many ids as indices."""
         return self.indexed.count_text(text)

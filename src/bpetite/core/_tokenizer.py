@@ -836,11 +836,14 @@ class Tokenizer:
             # The whole text was checked for disallowed specials; a piece holds none.
             return self.count_tokens(piece, allowed_special=allowed, disallowed_special=())
 
+        encoder = self._encoder
         return TokenBudget(
             text,
             specials.segments(text, allowed),
             self.split_pattern,
-            self._encoder.chunk_cache.__getitem__,
+            encoder.chunk_ids
+            if isinstance(encoder, IdEncoder)
+            else encoder.chunk_cache.__getitem__,
             self._vocab,
             count,
         )
