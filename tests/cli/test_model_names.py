@@ -81,3 +81,21 @@ def test_a_path_or_an_unknown_name_is_a_missing_file(
     code, out, err = run(capsys, "encode", "--model", value, "--text", "x")
     assert (code, out) == (1, "")
     assert err.startswith(f"bpetite: error: model file '{value}' does not exist")
+
+
+def test_inspect_names_each_merges_own_id_where_a_special_sits_among_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """p50k_base's last merge makes 50280, not 256 + 50023: 50256 is <|endoftext|>'s."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "inspect", "--model", "text-davinci-003")
+    assert (code, err) == (0, "")
+    last = json.loads(out)["last_merges"][-1]
+    oracle = datafiles.tiktoken_encoding("p50k_base")
+    assert last["rank"] == 50023
+    assert last["token"]["id"] == 50280
+    assert (
+        oracle.decode_single_token_bytes(50280)
+        == b" " * 25
+        == bytes.fromhex(last["token"]["hex"].replace(" ", ""))
+    )

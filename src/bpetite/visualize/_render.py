@@ -75,6 +75,7 @@ def vocabulary_stats(
     lengths = Counter(len(data) for data in mergeable.values())
     longest = sorted(mergeable.items(), key=lambda item: (-len(item[1]), item[0]))[:top]
     ranked = list(enumerate(merges))
+    ids = sorted(mergeable)  # by index: merge r makes ids[256 + r] (a special may sit among)
     return {
         "mergeable_vocab_size": len(mergeable),
         "merges": len(merges),
@@ -83,16 +84,19 @@ def vocabulary_stats(
             {"length": length, "tokens": lengths[length]} for length in sorted(lengths)
         ],
         "longest_tokens": [describe_token(i, data) for i, data in longest],
-        "first_merges": [_describe_merge(rank, pair, vocab) for rank, pair in ranked[:top]],
+        "first_merges": [_describe_merge(rank, pair, vocab, ids) for rank, pair in ranked[:top]],
         "last_merges": [
-            _describe_merge(rank, pair, vocab) for rank, pair in ranked[max(len(ranked) - top, 0) :]
+            _describe_merge(rank, pair, vocab, ids)
+            for rank, pair in ranked[max(len(ranked) - top, 0) :]
         ],
     }
 
 
-def _describe_merge(rank: int, pair: tuple[int, int], vocab: Mapping[int, bytes]) -> dict[str, Any]:
+def _describe_merge(
+    rank: int, pair: tuple[int, int], vocab: Mapping[int, bytes], ids: Sequence[int]
+) -> dict[str, Any]:
     """``{"rank": 0, "pair": [97, 98], "token": {"id": 256, "text": "ab", ...}}``."""
-    token_id = BASE_VOCAB_SIZE + rank
+    token_id = ids[BASE_VOCAB_SIZE + rank]
     return {"rank": rank, "pair": list(pair), "token": describe_token(token_id, vocab[token_id])}
 
 
