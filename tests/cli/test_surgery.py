@@ -108,27 +108,33 @@ def test_extend_a_built_in_vocabulary_keeping_its_specials(
     assert list(extended.merges) == ref.extend(original, CORPUS, 100257)
 
 
+def test_extend_keeps_the_special_tokens_ids_unless_renumbering(
+    capsys: pytest.CaptureFixture[str], folder: Path
+) -> None:
+    """<|endoftext|> keeps 270; the new merges are the renumbered run's, at 271 and on."""
+    kept, renumbered = folder / "kept.json", folder / "renumbered.json"
+    for output, flags in ((kept, ()), (renumbered, ("--renumber-specials",))):
+        result = run(
+            capsys,
+            *("extend", "--model", folder / "small.json", "--input", folder / "corpus.txt"),
+            *("--vocab-size", "300", *flags, "--output", output),
+        )
+        assert result.code == 0, result.err
+    small = Tokenizer.load(folder / "small.json")
+    with_ids, training_layout = Tokenizer.load(kept), Tokenizer.load(renumbered)
+    assert dict(with_ids.special_tokens) == {"<|endoftext|>": 270}
+    assert dict(training_layout.special_tokens) == {"<|endoftext|>": 300}
+    assert list(training_layout.merges) == ref.extend(small, CORPUS, 300)
+    new = sorted(set(with_ids.vocab) - set(small.vocab))
+    assert new == list(range(271, 301))
+    assert [with_ids.vocab[i] for i in new] == [training_layout.vocab[i] for i in range(270, 300)]
+
+
 def test_extend_refuses_before_reading_the_corpus(
     capsys: pytest.CaptureFixture[str], folder: Path
 ) -> None:
     model, output = folder / "small.json", folder / "out.json"
     missing = folder / "missing.txt"  # never read: each refusal comes first
-    assert_refused(
-        run(
-            capsys,
-            "extend",
-            "--model",
-            model,
-            "--input",
-            missing,
-            "--vocab-size",
-            "300",
-            "--output",
-            output,
-        ),
-        "--vocab-size 300 would give new merges the ids 270..299",
-        "'<|endoftext|>' has id 270: pass --renumber-specials",
-    )
     assert_refused(
         run(
             capsys,

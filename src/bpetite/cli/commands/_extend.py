@@ -14,7 +14,6 @@ import time
 from typing import TYPE_CHECKING
 
 from bpetite import Tokenizer
-from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import (
     add_model_argument,
@@ -47,10 +46,11 @@ def register(subparsers: Subparsers) -> None:
             "Continue training a model (a bpetite artifact or a built-in vocabulary such "
             "as cl100k_base): the text is split as the model splits it, and new merges "
             "are learned from there exactly as 'bpetite train' learns them (most frequent "
-            "pair, ties to the smallest), with ids after the existing ones. Every old "
-            "merge and id stays; training to 300 and extending to 500 gives what training "
-            "to 500 gives. A special token whose id a new merge would take is refused "
-            "unless --renumber-specials moves the special tokens after the new merges. "
+            "pair, ties to the smallest). Every old merge and id stays, the special "
+            "tokens' too: the new merges take the next ids no special token holds, so a "
+            "model trained on the old ids still reads them. --renumber-specials instead "
+            "moves the special tokens after the new merges, as training places them: "
+            "training to 300 and extending to 500 then gives what training to 500 gives. "
             "--max-token-bytes and --min-frequency default to the model's own. Progress "
             "goes to stderr; a JSON summary to stdout."
         ),
@@ -87,7 +87,8 @@ def register(subparsers: Subparsers) -> None:
         "--renumber-specials",
         action="store_true",
         help="move the special tokens to the ids right after the new merges (in the order "
-        "of their ids); without it a special token in the way is refused",
+        "of their ids), as training places them; without it every special keeps its id and "
+        "the new merges take the ids no special token holds",
     )
     parser.add_argument(
         "--max-token-bytes",
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         )
     check_output_path(args.output, force=args.force, inputs=[args.model])
     model = model_from_args(args)
-    _check_room(model, target, renumber=args.renumber_specials)
+    _check_room(model, target)
 
     started = time.perf_counter()
     if args.counts is not None:
@@ -155,20 +156,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_room(model: Tokenizer, target: int, *, renumber: bool) -> None:
+def _check_room(model: Tokenizer, target: int) -> None:
     """Refuse, in the command's own words, what ``Tokenizer.extended`` would refuse."""
     size = model.mergeable_vocab_size
     if target < size:
         raise CliError(
             f"--vocab-size {target} is below the model's mergeable vocabulary size {size}: "
             f"extending keeps every merge ('bpetite trim' drops merges)"
-        )
-    in_the_way = sorted((token_id, text) for text, token_id in model.special_tokens.items())
-    if not renumber and in_the_way and in_the_way[0][0] < target:
-        token_id, text = in_the_way[0]
-        raise CliError(
-            f"--vocab-size {target} would give new merges the ids {size}..{target - 1}, but "
-            f"the special token '{shown(text)}' has id {token_id}: pass --renumber-specials "
-            f"to move the special tokens after the new merges, or a --vocab-size of at most "
-            f"{token_id}"
         )
