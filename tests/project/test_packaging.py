@@ -98,6 +98,7 @@ def test_the_wheel_holds_the_package_its_data_and_py_typed_only(
         "bpetite/_data/README.md",
         "bpetite/_data/tinyshakespeare.txt.gz",
         "bpetite/_data/r50k_base.merges.gz",
+        "bpetite/_data/p50k_base.merges.gz",
         "bpetite/_data/cl100k_base.merges.gz",
         "bpetite/_data/o200k_base.merges.gz",
     }
