@@ -20,6 +20,8 @@ from itertools import chain, pairwise
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
+from bpetite.core._constants import BASE_VOCAB_SIZE
+
 if TYPE_CHECKING:
     from bpetite.core._encoder import Encoder
 
@@ -71,11 +73,17 @@ def index_table(count: int, skipped: Sequence[int]) -> list[int]:
     return list(chain(runs[0], *(chain((-1,), run) for run in runs[1:])))
 
 
-def to_ids(merges: Sequence[Merge], ids: Sequence[int]) -> list[Merge]:
-    """Merges written in indices, written in ids (``ids[i]`` is index ``i``'s id)."""
-    lefts = map(ids.__getitem__, map(itemgetter(0), merges))
-    rights = map(ids.__getitem__, map(itemgetter(1), merges))
-    return list(zip(lefts, rights, strict=True))
+def to_ids(merges: Sequence[Merge], ids: Sequence[int], skipped: Sequence[int]) -> list[Merge]:
+    """Merges written in indices, written in ids (``ids[i]`` is index ``i``'s id).
+
+    A merge made below the first skipped id joins tokens below it, whose ids are their
+    indices: those pairs are kept as they are, and only the rest are rewritten.
+    """
+    kept = max(0, min(len(merges), skipped[0] - BASE_VOCAB_SIZE)) if skipped else len(merges)
+    rest = merges[kept:]
+    lefts = map(ids.__getitem__, map(itemgetter(0), rest))
+    rights = map(ids.__getitem__, map(itemgetter(1), rest))
+    return [*merges[:kept], *zip(lefts, rights, strict=True)]
 
 
 class IdEncoder:

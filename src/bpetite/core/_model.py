@@ -73,10 +73,11 @@ class IndexedMerges(Merges):
 
 
 class LearnedMerges(Merges):
-    """A merge list the trainer learned from byte chunks, from scratch.
+    """A merge list the trainer learned from byte chunks, from scratch, or a built-in's.
 
-    Every token of such a list encodes to itself (the proof is in
-    :class:`~bpetite.core._encoder.Encoder`), so the encoder proves nothing for it.
+    Every token of such a list encodes to itself (for the trainer's, the proof is in
+    :class:`~bpetite.core._encoder.Encoder`; for the built-ins, a test proves each
+    token), so the encoder proves nothing for it.
     """
 
     __slots__ = ()
@@ -292,7 +293,7 @@ def define(
     in_indices_checked: Merges
     if isinstance(merges, IndexedMerges):
         in_indices_checked = merges
-        in_ids = Merges(to_ids(merges, ids) if skipped else merges)  # not IndexedMerges
+        in_ids = Merges(to_ids(merges, ids, skipped) if skipped else merges)  # not Indexed
     elif not skipped:
         in_ids = in_indices_checked = check_merges(merges)
     else:
