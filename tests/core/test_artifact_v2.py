@@ -453,6 +453,7 @@ def test_the_examples_in_docs_schema_md_are_what_bpetite_writes(
     tokenizers = [
         Tokenizer.train("ab ab ab", 258),
         Tokenizer.load(tmp_path / "chat.json"),
+        Tokenizer.train("ab ab ab", 258, special_tokens={"<|x|>": 256, "<|y|>": 256}),
     ]
     assert len(examples) == len(tokenizers)
     for example, tokenizer in zip(examples, tokenizers, strict=True):
