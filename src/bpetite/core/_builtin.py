@@ -50,7 +50,7 @@ from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite.core._errors import ArtifactError, ParameterError
 from bpetite.core._gc import gc_paused
 from bpetite.core._ids import skipped_ids
-from bpetite.core._model import IndexedMerges, Merges
+from bpetite.core._model import IndexedMerges, LearnedMerges, Merges
 from bpetite.core._tokenizer import Tokenizer
 
 #: The first line of a shipped model file: its format and version.
@@ -261,8 +261,10 @@ def _model(file: str, sha256: str) -> tuple[Merges, tuple[int, ...]]:
     byte_order, lefts, rights = parse_model_file(data)
     with gc_paused():  # see _gc: hundreds of thousands of pairs, none in a cycle
         # Merges without check_merges: the file is, byte for byte, one whose merges the
-        # script recovered from tiktoken's rank file and the tests check.
-        merges = Merges(zip(lefts, rights, strict=True))
+        # script recovered from tiktoken's rank file and the tests check. Marked as
+        # learned because, like a trained list, every token is whole (encodes to itself;
+        # tests/reference/test_builtin_whole.py proves it), so the encoder proves none.
+        merges = LearnedMerges(zip(lefts, rights, strict=True))
     return merges, tuple(byte_order)
 
 

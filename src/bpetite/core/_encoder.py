@@ -14,13 +14,14 @@ gives the same ids while doing work only for merges that apply.
 A chunk is answered by the cheapest of three layers that knows it:
 
 1. a table from the text of every whole token (a token whose bytes encode to exactly
-   that token, which is every token of a trained vocabulary) to its id, proven when the
-   encoder is built, or as chunks meet them for vocabularies past
+   that token, which is every token of a trained or built-in vocabulary) to its id,
+   filled when the encoder is built, or as chunks meet them for vocabularies past
    ``EAGER_PROOF_MERGES``; when every chunk of a text is in it, the whole encode is the
    split plus one ``map`` at C speed;
 2. a cache from chunk text to ids (:class:`ChunkCache`), flattened into one list: it
    holds every whole token met for good and other chunks up to a bound; a chunk it
-   lacks is looked up among the tokens (and proven whole, once per token) or merged;
+   lacks is looked up among the tokens (and proven whole, once per token, where the
+   merge list is not known to be all whole) or merged;
 3. the merge itself: a short word runs a small "find the lowest rank, merge it" loop
    over a list; a long word keeps a doubly linked list over positions and a bucket of
    positions per merge, O(n log n); a huge word (a million letters is one chunk) is
@@ -114,19 +115,21 @@ class Encoder:
         `byte_ids[b]` is the id of byte ``b`` when the byte tokens are permuted.
 
         The tables are C-speed passes over the merges. Which tokens are whole (encode to
-        themselves) is proven here for up to `prove_up_to` merges, so that the first
-        encode pays nothing; past that, lazily, token by token, the first time a chunk
-        needs it, so that loading a 200,000-merge vocabulary (o200k_base) does not pay
-        for tokens no text uses.
+        themselves) is proven here for up to `prove_up_to` merges, and the text table
+        filled, so that the first encode pays nothing; past that, lazily, token by
+        token, the first time a chunk needs it, so that loading a 200,000-merge
+        vocabulary (o200k_base) does not pay for tokens no text uses.
 
-        `trained` says the merges were learned by the trainer from byte chunks, from
-        scratch: then every token is whole and nothing needs proving. At its merge, a
-        token's bytes stood in some chunk as one stretch whose edges no earlier merge
-        had crossed (merges only join), and a left-to-right merge pass treats that
-        stretch as it treats the same bytes alone (an occurrence across an edge was
-        never merged, so it blocked nothing inside): alone, the bytes go through the
-        same merges and end as the token. tests/core/test_trained_whole.py checks it
-        against the proof on every trained merge list it can make.
+        `trained` says every token is whole, so nothing needs proving: true of merges
+        the trainer learned from byte chunks, from scratch, and of the built-in
+        vocabularies (tests/reference/test_builtin_whole.py proves each of their
+        tokens). For the trainer's: at its merge, a token's bytes stood in some chunk
+        as one stretch whose edges no earlier merge had crossed (merges only join), and
+        a left-to-right merge pass treats that stretch as it treats the same bytes
+        alone (an occurrence across an edge was never merged, so it blocked nothing
+        inside): alone, the bytes go through the same merges and end as the token.
+        tests/core/test_trained_whole.py checks it against the proof on every trained
+        merge list it can make.
         """
         self._merges = tuple(merges)
         self._byte_ids = byte_ids
@@ -145,24 +148,23 @@ class Encoder:
         # Per id: 0 not yet known, 1 whole, 2 not whole. The bytes are whole.
         self._whole = bytearray([1]) * BASE_VOCAB_SIZE + bytearray(len(self._merges))
         #: The text of every whole token known, to its id: a text made only of these is
-        #: encoded by one ``map``, with no flattening. All of them when proven here,
+        #: encoded by one ``map``, with no flattening. All of them when filled here,
         #: else those met so far.
         self.token_of_text: dict[str, int] = {}
         if trained:
             self._whole[BASE_VOCAB_SIZE:] = bytes([1]) * len(self._merges)
+        if len(self._merges) <= prove_up_to:
+            if not trained:
+                self._prove_all()
             self._fill_texts(vocab[:end])
-        elif len(self._merges) <= prove_up_to:
-            self._prove_all(vocab[:end])
         self.chunk_cache = ChunkCache(CHUNK_CACHE_SIZE, self.token_of_text, self._encode_new)
         #: The packed caches, by array typecode, each made on first use.
         self.packed_caches: dict[str, PackedCache] = {}
 
-    def _prove_all(self, vocab: Sequence[bytes]) -> None:
-        """Settle every token's wholeness in rank order (its parts are settled before it)
-        and fill the text table with the whole ones."""
+    def _prove_all(self) -> None:
+        """Settle every token's wholeness, in rank order: its parts are settled before it."""
         for token in range(BASE_VOCAB_SIZE, len(self._whole)):
-            self.is_whole(token)  # in rank order, each asks only its (settled) parts
-        self._fill_texts(vocab)
+            self.is_whole(token)  # asks only its (settled) parts
 
     def _fill_texts(self, vocab: Sequence[bytes]) -> None:
         """Fill the text table with every token settled whole."""
@@ -205,6 +207,8 @@ class Encoder:
         recursion (a hand-made list can nest merges as deep as it is long).
         """
         whole = self._whole
+        if whole[token]:
+            return whole[token] == 1
         pending = [token]
         while pending:
             current = pending[-1]
