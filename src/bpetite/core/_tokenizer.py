@@ -1045,6 +1045,9 @@ class Tokenizer:
         gives each text not yet special the next free id, one past the largest id in
         use. An id that is a mergeable token's or another special's raises
         ParameterError naming both; to swap or replace, move or drop in the same call.
+        A special whose id the mergeable ids skip (p50k_base's ``<|endoftext|>``) may be
+        dropped or moved only if another special takes that id in the same call:
+        freeing it would renumber every mergeable token after it.
 
         >>> tokenizer = Tokenizer.train("ab ab", 257)
         >>> dict(tokenizer.with_special_tokens(["<|pad|>"]).special_tokens)
