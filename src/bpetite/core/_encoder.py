@@ -226,8 +226,8 @@ class Encoder:
             whole[current] = 2 if joined else 1
         return whole[token] == 1
 
-    def _encode_new(self, chunk: str) -> tuple[Sequence[int], bool]:
-        """The ids of a chunk the cache lacks, and whether it is a whole token.
+    def _encode_new(self, chunk: str) -> Sequence[int]:
+        """The ids of a chunk the cache lacks.
 
         A tuple for a chunk the cache may keep; the fresh list itself for one too long
         to keep, so that the ids of a huge chunk are never copied.
@@ -235,9 +235,9 @@ class Encoder:
         data = chunk.encode("utf-8")
         token = self.whole_token(data)
         if token is not None:
-            return (token,), True
+            return (token,)
         ids = self._merge(data)
-        return (ids if len(chunk) > CACHE_MAX_KEY_CHARS else tuple(ids)), False
+        return ids if len(chunk) > CACHE_MAX_KEY_CHARS else tuple(ids)
 
     def _merge(self, chunk: bytes) -> list[int]:
         """Apply the merges to `chunk`'s bytes, by the loop that suits its length."""
@@ -542,9 +542,10 @@ class _BoundedCache(dict[str, _Value]):
 class ChunkCache(_BoundedCache[Sequence[int]]):
     """Chunk text to ids, encoding a chunk it lacks: ``cache[chunk]`` always answers.
 
-    `encode_new` gives a missing chunk's ids and whether it is a whole token. Whole
-    tokens go into `permanent` (text to id, bounded by the vocabulary) and stay for
-    good, through every emptying; other chunks are kept within the bound.
+    `encode_new` gives a missing chunk's ids. A chunk of one token is the text of a
+    whole token (it encodes to that token): those go into `permanent` (text to id,
+    bounded by the vocabulary) and stay for good, through every emptying; other chunks
+    are kept within the bound.
 
     Why a dict subclass with ``__missing__``: ``map(cache.__getitem__, chunks)`` stays
     the C-speed lookup of a plain dict for every chunk it holds and calls into Python
@@ -560,7 +561,7 @@ class ChunkCache(_BoundedCache[Sequence[int]]):
         self,
         capacity: int,
         permanent: dict[str, int],
-        encode_new: Callable[[str], tuple[Sequence[int], bool]],
+        encode_new: Callable[[str], Sequence[int]],
     ) -> None:
         super().__init__(capacity)
         self.permanent = permanent
@@ -572,8 +573,8 @@ class ChunkCache(_BoundedCache[Sequence[int]]):
         self.update(zip(self.permanent, zip(self.permanent.values()), strict=True))
 
     def __missing__(self, chunk: str) -> Sequence[int]:
-        ids, whole = self.encode_new(chunk)
-        if whole:
+        ids = self.encode_new(chunk)
+        if len(ids) == 1:
             self.permanent[chunk] = ids[0]
             self[chunk] = ids
         else:
@@ -594,14 +595,14 @@ class PackedCache(_BoundedCache[bytes]):
         self,
         capacity: int,
         typecode: str,
-        encode_new: Callable[[str], tuple[Sequence[int], bool]],
+        encode_new: Callable[[str], Sequence[int]],
     ) -> None:
         super().__init__(capacity)
         self.typecode = typecode
         self.encode_new = encode_new
 
     def __missing__(self, chunk: str) -> bytes:
-        ids, _ = self.encode_new(chunk)
+        ids = self.encode_new(chunk)
         try:
             data = array(self.typecode, ids).tobytes()
         except OverflowError:
