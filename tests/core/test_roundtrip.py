@@ -189,6 +189,12 @@ def test_public_api_is_the_spec_methods_plus_the_documented_surface() -> None:
         "extended",
         "truncated",
         "with_special_tokens",
+        # Token budgets and chat (docs/api.md): the RAG and chat users' names.
+        "truncate",
+        "chunk",
+        "chunk_with_offsets",
+        "is_within_limit",
+        "apply_chat_template",
     }
     assert public == spec | surface
     assert "Tokenizer" in bpetite.__all__
