@@ -30,6 +30,11 @@ True
 How to read it: the helpers (``split``, ``get_stats``, ``merge``), the model and its
 vocabulary, training (the loop is in ``trace_train``), encoding, decoding, and last the
 traces: the same loops with every decision kept, for a reader to follow.
+
+Ids and indices: merge ``r`` makes the token of *index* ``256 + r``, and its id is that
+too unless a special token's id falls among the merged tokens' (p50k_base's
+``<|endoftext|>`` at 50256, which the merged ids skip: see :func:`mergeable_ids`).
+Training and encoding work in indices; what goes in and comes out is ids.
 """
 
 from __future__ import annotations
@@ -124,10 +129,12 @@ class ModelLike(Protocol):
 class Model:
     """A tokenizer as plain data; ``Model(merges)`` is the specification's configuration.
 
-    Merge ``r`` joins ``(left, right)`` into id ``256 + r``. `special_tokens` maps each
-    special text to its id; None means the spec's ``<|endoftext|>`` right after the
-    merges. `byte_order[i]` is the byte of id ``i``; None means id ``i`` is byte ``i``
-    (other orders come from imported vocabularies, such as GPT-2's).
+    Merge ``r`` joins ``(left, right)`` into id ``256 + r``, or, where special tokens
+    hold ids among the merged tokens', the ``256 + r``-th id no special token holds
+    (:func:`mergeable_ids`); the pairs are ids. `special_tokens` maps each special text
+    to its id; None means the spec's ``<|endoftext|>`` right after the merges.
+    `byte_order[i]` is the byte of id ``i``; None means id ``i`` is byte ``i`` (other
+    orders come from imported vocabularies, such as GPT-2's).
     """
 
     merges: Sequence[Pair]
@@ -148,12 +155,35 @@ def vocab(
     (b'abc', b'<|endoftext|>')
     """
     byte_order = byte_order or range(BASE_VOCAB_SIZE)
+    ids = mergeable_ids(merges, special_tokens)
     table = {idx: bytes([byte_order[idx]]) for idx in range(BASE_VOCAB_SIZE)}
     for rank, (left, right) in enumerate(merges):
-        table[BASE_VOCAB_SIZE + rank] = table[left] + table[right]
+        table[ids[BASE_VOCAB_SIZE + rank]] = table[left] + table[right]
     for text, idx in _specials(merges, special_tokens).items():
         table[idx] = text.encode("utf-8")
     return table
+
+
+def mergeable_ids(
+    merges: Sequence[Pair], special_tokens: Mapping[str, int] | None = None
+) -> list[int]:
+    """Each mergeable token's id, by index (the bytes, then merge ``r`` at ``256 + r``):
+    the ids in order, skipping the ones special tokens hold.
+
+    >>> mergeable_ids([(97, 98), (256, 98)], {"<|a|>": 257})[256:]  # <|a|> is skipped
+    [256, 258]
+    """
+    size = BASE_VOCAB_SIZE + len(merges)
+    held = set(_specials(merges, special_tokens).values())
+    return [idx for idx in range(size + len(held)) if idx not in held][:size]
+
+
+def _indexed(tokenizer: ModelLike) -> tuple[list[Pair], list[int]]:
+    """The merges written in indices, where merge ``r`` makes ``256 + r``, and each
+    index's id: what training and encoding work in, and the way back."""
+    ids = mergeable_ids(tokenizer.merges, tokenizer.special_tokens)
+    index = {idx: i for i, idx in enumerate(ids)}
+    return [(index[left], index[right]) for left, right in tokenizer.merges], ids
 
 
 def _specials(merges: Sequence[Pair], specials: Mapping[str, int] | None) -> Mapping[str, int]:
@@ -219,12 +249,15 @@ def extend(
 ) -> list[Pair]:
     """Continue training `model`: its merges, then more, learned on the chunks it encodes.
 
-    Each chunk starts as the ids the model gives it, and the loop goes on from there,
-    the new ids after the model's. Training to m, then on to n, is training to n:
+    Each chunk starts as the tokens the model gives it, and the loop goes on from there,
+    the new tokens after the model's. The merges come back in training's layout, the
+    special tokens after them (so ids are indices: ``Tokenizer.extended`` with
+    ``renumber_specials=True``). Training to m, then on to n, is training to n:
 
     >>> extend(Model(train("ab ab ab", 257)), "ab ab ab", 258) == train("ab ab ab", 258)
     True
     """
+    merges, _ = _indexed(model)
     steps = trace_train(
         text_or_counts,
         vocab_size,
@@ -233,7 +266,7 @@ def extend(
         min_frequency=min_frequency,
         start=model,
     )
-    return [*model.merges, *(step.pair for step in steps)]
+    return [*merges, *(step.pair for step in steps)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +275,7 @@ class TrainStep:
 
     `tied` holds the pairs exactly as frequent, which lost only for being larger;
     `token` is the new token's bytes; `total_tokens` counts the corpus after the merge.
+    Training places the special tokens after the merges, so ids are indices here.
     """
 
     rank: int
@@ -275,7 +309,8 @@ def trace_train(
     A pair is a candidate only if its token has at most `max_token_bytes` bytes.
     Training stops after ``vocab_size - 256`` merges, when no candidate is left, or
     when the best occurs fewer than `min_frequency` times. From a model `start`, it
-    continues that model's training (see :func:`extend`).
+    continues that model's training (see :func:`extend`), in indices: the pairs and ids
+    of the steps are those of the model's merges written in indices.
 
     >>> [(step.pair, step.count, step.tied) for step in trace_train("cab", 257)]
     [((97, 98), 1, ((99, 97),))]
@@ -284,14 +319,15 @@ def trace_train(
         raise ValueError(f"vocab_size must be at least {BASE_VOCAB_SIZE}, got {vocab_size}")
     if isinstance(text_or_counts, str):
         text_or_counts = Counter(chunk.encode("utf-8") for chunk in split(text_or_counts, pattern))
-    # each distinct chunk as a tuple of ids, and its count: the ids `start` encodes it
-    # to, which with no model to start from are its bytes
+    # each distinct chunk as a tuple of ids, and its count: the indices `start` encodes
+    # it to, which with no model to start from are its bytes
     start = start or Model([])
-    ranks, byte_ids = _ranks(start.merges), _byte_ids(start.byte_order)
+    merges, _ = _indexed(start)
+    ranks, byte_ids = _ranks(merges), _byte_ids(start.byte_order)
     words = {tuple(_encode_chunk(c, ranks, byte_ids)): n for c, n in text_or_counts.items()}
-    token_bytes = vocab(start.merges, byte_order=start.byte_order, special_tokens={})
+    token_bytes = vocab(merges, byte_order=start.byte_order, special_tokens={})
     steps: list[TrainStep] = []
-    for new_id in range(BASE_VOCAB_SIZE + len(start.merges), vocab_size):
+    for new_id in range(BASE_VOCAB_SIZE + len(merges), vocab_size):
         # count the adjacent pairs inside each chunk, times the chunk's count
         stats: dict[Pair, int] = {}
         for word, count in words.items():
@@ -338,6 +374,9 @@ def encode_chunk(
 ) -> list[int]:
     """One chunk's bytes -> ids: merge the lowest-ranked pair present until none is ranked.
 
+    Merge ``r`` makes id ``256 + r`` here; a model whose special tokens sit among the
+    merged ids encodes with :func:`encode`.
+
     >>> encode_chunk(b"abab", [(97, 98), (256, 256)])
     [257]
     """
@@ -347,6 +386,7 @@ def encode_chunk(
 def _encode_chunk(
     chunk: bytes, ranks: Mapping[Pair, int], byte_ids: Mapping[int, int]
 ) -> list[int]:
+    """One chunk's bytes -> indices, given each pair's rank (in indices) and byte's id."""
     # The specification sketches one pass per merge rank, in rank order. Merging the
     # lowest-ranked pair present (minbpe's loop) gives the same ids: merge r's parts are
     # ids below its own, so every pair that merging rank r makes has a rank above r,
@@ -405,14 +445,15 @@ def encode(
     >>> encode(Model([(97, 98)]), "ab<|endoftext|>", allowed_special=set())[:4]
     [256, 60, 124, 101]
     """
-    ranks, byte_ids = _ranks(tokenizer.merges), _byte_ids(tokenizer.byte_order)
+    merges, ids_of = _indexed(tokenizer)
+    ranks, byte_ids = _ranks(merges), _byte_ids(tokenizer.byte_order)
     ids: list[int] = []
     for segment in _segments(tokenizer, text, allowed_special):
         if isinstance(segment, int):
             ids.append(segment)  # a special token is its id, never split or merged
             continue
         for chunk in split(segment, tokenizer.pattern):
-            ids += _encode_chunk(chunk.encode("utf-8"), ranks, byte_ids)
+            ids += [ids_of[i] for i in _encode_chunk(chunk.encode("utf-8"), ranks, byte_ids)]
     return ids
 
 
@@ -443,8 +484,9 @@ def decode(tokenizer: ModelLike, ids: Iterable[int], errors: str = "strict") -> 
 class EncodeStep:
     """One step of encoding: a chunk starts (`rank` is None), or one merge applies to it.
 
-    `tokens` are the chunk's ids after the step, `pieces` their bytes. A special token
-    is a chunk of its own, one step, with `special` set.
+    `tokens` are the chunk's ids after the step, `pieces` their bytes; the merge of rank
+    `rank` joins `pair` into `new_id`. A special token is a chunk of its own, one step,
+    with `special` set.
     """
 
     chunk: bytes
@@ -463,7 +505,8 @@ def trace_encode(
 
     The ids ``encode`` returns are, chunk after chunk, the tokens of each chunk's last step.
     """
-    ranks, byte_ids = _ranks(tokenizer.merges), _byte_ids(tokenizer.byte_order)
+    merges, ids_of = _indexed(tokenizer)
+    ranks, byte_ids = _ranks(merges), _byte_ids(tokenizer.byte_order)
     table = vocab(
         tokenizer.merges, byte_order=tokenizer.byte_order, special_tokens=tokenizer.special_tokens
     )
@@ -473,17 +516,18 @@ def trace_encode(
             steps.append(EncodeStep(table[segment], (segment,), (table[segment],), special=True))
             continue
         for chunk in split(segment, tokenizer.pattern):
-            # _encode_chunk's loop, keeping the tokens after every merge
+            # _encode_chunk's loop in indices, keeping the tokens (as ids) after every merge
             data = chunk.encode("utf-8")
             tokens = [byte_ids[byte] for byte in data]
-            steps.append(EncodeStep(data, tuple(tokens), tuple(table[t] for t in tokens)))
+            ids = tuple(ids_of[i] for i in tokens)
+            steps.append(EncodeStep(data, ids, tuple(table[t] for t in ids)))
             while (pair := _lowest_ranked(tokens, ranks)) is not None:
                 rank = ranks[pair]
                 tokens = merge(tokens, pair, BASE_VOCAB_SIZE + rank)
-                pieces = tuple(table[t] for t in tokens)
-                steps.append(
-                    EncodeStep(data, tuple(tokens), pieces, rank, pair, BASE_VOCAB_SIZE + rank)
-                )
+                ids = tuple(ids_of[i] for i in tokens)
+                pieces = tuple(table[t] for t in ids)
+                new_id = ids_of[BASE_VOCAB_SIZE + rank]
+                steps.append(EncodeStep(data, ids, pieces, rank, tokenizer.merges[rank], new_id))
     return steps
 
 
@@ -509,7 +553,7 @@ def _render(step: TrainStep | EncodeStep) -> str:
     pieces = " ".join(map(show, step.pieces))
     if step.special:
         return f"special {show(step.chunk)} -> {step.tokens[0]}"
-    if step.rank is None:
+    if step.new_id is None:  # the chunk's bytes, before any merge
         return f"chunk {show(step.chunk)}: {pieces}"
-    token = step.pieces[step.tokens.index(BASE_VOCAB_SIZE + step.rank)]
+    token = step.pieces[step.tokens.index(step.new_id)]
     return f"  merge {step.rank}: {step.pair} -> {step.new_id} {show(token)} gives {pieces}"

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from bpetite import PRESETS, Tokenizer, reference
+from bpetite import PRESETS, Tokenizer, get_encoding, reference
 from bpetite.cli import main
 from bpetite.visualize import MAX_TRAIN_BYTES
+from tests import datafiles
 from tests.visualize.explain_pages import ExplainPage
 
 _CORPUS = "Hello world, hello there! naïve café 😀😀 مرحبا بالعالم <|endoftext|> 12345\n" * 20
@@ -175,3 +176,27 @@ def test_explain_works_with_an_imported_vocabulary(
     tokenizer = Tokenizer.load(model)
     assert out.endswith(f"ids: {tokenizer.encode(text)}\n")
     assert out.startswith(reference.render_trace(reference.trace_encode(tokenizer, text)))
+
+
+def test_explain_a_built_in_whose_merged_ids_skip_a_special(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """p50k_base's <|endoftext|> holds 50256 among its merged ids, its whitespace tokens
+    50257 and on: the steps name the ids tiktoken gives the tokens, and the ids are
+    tiktoken's, in plain text and in colour."""
+    text = "hello" + " " * 30 + "world<|endoftext|>"
+    assert main(["explain", "--model", "p50k_base", "--text", text]) == 0
+    out, err = capsys.readouterr()
+    oracle = datafiles.tiktoken_encoding("p50k_base")
+    ids = oracle.encode(text, allowed_special="all")
+    assert 50256 in ids and max(ids) > 50256
+    trace = reference.render_trace(reference.trace_encode(get_encoding("p50k_base"), text))
+    assert out == f"{trace}\nids: {ids}\n"
+    assert oracle.decode_single_token_bytes(50257) == b"  "
+    assert "  merge 50000: (220, 220) -> 50257 '  ' gives" in out
+    assert "special '<|endoftext|>' -> 50256" in out
+    assert err.startswith("encode: ")
+    argv = ["explain", "--model", "p50k_base", "--text", text, "--color", "always"]
+    assert main(argv) == 0
+    coloured = capsys.readouterr().out
+    assert coloured.endswith(f"ids: {ids}\n") and "-> 50257 '  ' gives" in coloured
