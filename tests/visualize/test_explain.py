@@ -16,6 +16,7 @@ from operator import methodcaller
 from pathlib import Path
 
 import pytest
+import tiktoken
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -31,6 +32,7 @@ from bpetite.visualize import (
     explain_train,
 )
 from bpetite.visualize._trace import trace_train_counts
+from tests import datafiles
 from tests.rendering import parse_page
 from tests.strategies import MULTILINGUAL, merge_lists, texts, tricky_text
 from tests.visualize.explain_pages import ExplainPage
@@ -220,6 +222,46 @@ def test_explained_encode_of_openai_vocabularies(name: str) -> None:
     tokenizer = get_encoding(name)
     explanation = _check_encode(tokenizer, "naïve مرحبا 😀<|endoftext|>")
     assert explanation.ids[-1] == tokenizer.special_tokens["<|endoftext|>"]
+
+
+#: Runs of spaces (p50k_base's whitespace tokens, ids 50257 to 50280, follow its
+#: <|endoftext|> at 50256), specials, and ordinary words.
+_SPACED = "hello" + " " * 30 + "world\n\n    return  x<|endoftext|>  <|a|>the<|b|> cat"
+
+
+def _check_skipping_ids(tokenizer: Tokenizer, oracle: tiktoken.Encoding) -> None:
+    """An explained encode of a model whose merged ids skip a special's: tiktoken's ids,
+    and every merge row, step and page element naming the id its token has."""
+    explanation = _check_encode(tokenizer, _SPACED)
+    assert list(explanation.ids) == oracle.encode(_SPACED, allowed_special="all")
+    for row in explanation.rows:
+        assert oracle.decode_single_token_bytes(row.new_id) == row.token
+    skipped = [row for row in explanation.rows if row.new_id != 256 + row.rank]
+    assert skipped, "no merge past a skipped id: the text does not test the layout"
+    page = explanation.to_html()
+    assert all(f"<small>id {row.new_id}</small>" in page for row in skipped)
+    lines = str(explanation).splitlines()
+    assert lines[1:-1] == reference.render_trace(reference.trace_encode(tokenizer, _SPACED)).split(
+        "\n"
+    )
+    assert lines[-1] == f"ids: {oracle.encode(_SPACED, allowed_special='all')}"
+
+
+def test_explained_encode_of_p50k_gives_tiktokens_ids() -> None:
+    """p50k_base's merged ids skip 50256: past it, merge r makes id 257 + r."""
+    _check_skipping_ids(get_encoding("p50k_base"), datafiles.tiktoken_encoding("p50k_base"))
+
+
+def test_explained_encode_of_specials_among_the_merged_ids() -> None:
+    """A trained model with <|a|> and <|b|> among its merged ids, against tiktoken given
+    its tokens by id."""
+    tokenizer = Tokenizer.train(_CORPUS, 360, special_tokens={"<|a|>": 260, "<|b|>": 300})
+    specials = dict(tokenizer.special_tokens)
+    ranks = {data: i for i, data in tokenizer.vocab.items() if i not in specials.values()}
+    oracle = tiktoken.Encoding(
+        "test", pat_str=tokenizer.pattern, mergeable_ranks=ranks, special_tokens=specials
+    )
+    _check_skipping_ids(tokenizer, oracle)
 
 
 def test_explained_encode_with_specials_and_a_policy(tokenizer: Tokenizer) -> None:

@@ -124,8 +124,8 @@ class Explanation:
         from bpetite.reference import EncodeStep
 
         if self.kind == "train":
-            step_of = {row.pair: row.step for row in self.rows}
-            return [_merge_tree(chunk.encode("utf-8"), step_of) for chunk in _sample_chunks(self)]
+            row_of = {row.pair: row for row in self.rows}
+            return [_merge_tree(chunk.encode("utf-8"), row_of) for chunk in _sample_chunks(self)]
         step_of_rank = {row.rank: row.step for row in self.rows}
         budget = PAGE_TEXT_BYTES
         chunks: list[list[PageNode]] = []
@@ -174,29 +174,31 @@ def explain_encode(
             )
     steps = trace_encode(tokenizer, text, allowed_special=allowed_special)
     table = vocab(
-        tokenizer.merges, byte_order=tokenizer.byte_order, special_tokens=specials or None
+        tokenizer.merges, byte_order=tokenizer.byte_order, special_tokens=tokenizer.special_tokens
     )
     ids: list[int] = []
     applied: dict[int, int] = {}  # rank -> how many times it merged a pair of the text
+    made: dict[int, int] = {}  # rank -> the id it makes
     start_tokens = 0
     before = 0
     for index, step in enumerate(steps):
         if step.rank is None:
             start_tokens += len(step.tokens)
         else:
+            assert step.new_id is not None  # a merge's step
             applied[step.rank] = applied.get(step.rank, 0) + before - len(step.tokens)
+            made[step.rank] = step.new_id
         before = len(step.tokens)
         if index + 1 == len(steps) or steps[index + 1].rank is None:
             ids += step.tokens  # the chunk's last step holds its ids
     rows: list[MergeRow] = []
     tokens = start_tokens
     for number, rank in enumerate(sorted(applied), start=1):
-        left, right = tokenizer.merges[rank]
+        pair = tokenizer.merges[rank]
         tokens -= applied[rank]
-        parts = (table[left], table[right])
-        rows.append(
-            MergeRow(number, rank, (left, right), parts, parts[0] + parts[1], applied[rank], tokens)
-        )
+        parts = (table[pair[0]], table[pair[1]])
+        token = parts[0] + parts[1]
+        rows.append(MergeRow(number, rank, pair, made[rank], parts, token, applied[rank], tokens))
     return Explanation(
         kind="encode",
         steps=tuple(steps),
@@ -262,6 +264,7 @@ def explain_train(
                 step.rank + 1,
                 step.rank,
                 step.pair,
+                step.new_id,
                 parts,
                 step.token,
                 step.count,
@@ -333,19 +336,17 @@ def _prefix(text: str, limit: int) -> str:
     return data[:limit].decode("utf-8", errors="ignore")
 
 
-def _merge_tree(chunk: bytes, step_of: dict[Pair, int]) -> list[PageNode]:
+def _merge_tree(chunk: bytes, row_of: dict[Pair, MergeRow]) -> list[PageNode]:
     """A chunk's tokens after every merge, each a tree: the encode loop, keeping who merged."""
     nodes = [PageNode(byte, bytes([byte]), 0) for byte in chunk]
     while True:
-        steps = [
-            (step_of[pair], pair)
-            for a, b in pairwise(nodes)
-            if (pair := (a.token_id, b.token_id)) in step_of
+        found = [
+            row_of[pair] for a, b in pairwise(nodes) if (pair := (a.token_id, b.token_id)) in row_of
         ]
-        if not steps:
+        if not found:
             return nodes
-        step, pair = min(steps)
-        nodes = _merge_nodes(nodes, pair, BASE_VOCAB_SIZE + step - 1, step)
+        row = min(found, key=lambda row: row.step)
+        nodes = _merge_nodes(nodes, row.pair, row.new_id, row.step)
 
 
 def _merge_nodes(nodes: Sequence[PageNode], pair: Pair, new_id: int, step: int) -> list[PageNode]:

@@ -46,8 +46,9 @@ class MergeRow:
     """One merge as the explanation's table shows it, in the order merges apply.
 
     Step ``k`` (from 1) applies the merge of rank `rank`, joining `pair` (whose tokens
-    are `parts`) into `token`. In a training run, `count` is the pair's frequency in the
-    corpus when it won and `note` says how it beat the others (the tie-break, or the
+    are `parts`) into `token`, of id `new_id` (``256 + rank`` unless special tokens hold
+    ids among the merged tokens'). In a training run, `count` is the pair's frequency in
+    the corpus when it won and `note` says how it beat the others (the tie-break, or the
     runners-up); in an encode, `count` is how many times it applied to the text.
     `tokens_after` counts the corpus's (or the text's) tokens after the step.
     """
@@ -55,15 +56,12 @@ class MergeRow:
     step: int
     rank: int
     pair: tuple[int, int]
+    new_id: int
     parts: tuple[bytes, bytes]
     token: bytes
     count: int
     tokens_after: int
     note: str = ""
-
-    @property
-    def new_id(self) -> int:
-        return BASE_VOCAB_SIZE + self.rank
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,10 +351,16 @@ def _table(page: str, kind: Kind, rows: Sequence[MergeRow], start_tokens: int) -
 def _step_values(
     rows: Sequence[MergeRow], start_tokens: int, total_bytes: int
 ) -> list[tuple[int, int, float]]:
-    """(step, vocabulary size after it, tokens per byte after it), step 0 first."""
+    """(step, vocabulary size after it, tokens per byte after it), step 0 first.
+
+    The vocabulary size counts the bytes and the merges up to the step's, special tokens
+    apart: ``256 + rank + 1``.
+    """
     per_byte = 1 / total_bytes if total_bytes else 0.0
-    values = [(0, 256, start_tokens * per_byte)]
-    values += [(row.step, row.new_id + 1, row.tokens_after * per_byte) for row in rows]
+    values = [(0, BASE_VOCAB_SIZE, start_tokens * per_byte)]
+    values += [
+        (row.step, BASE_VOCAB_SIZE + row.rank + 1, row.tokens_after * per_byte) for row in rows
+    ]
     return values
 
 
