@@ -21,12 +21,15 @@ A chunk is answered by the cheapest of three layers that knows it:
 2. a cache from chunk text to ids (:class:`ChunkCache`), flattened into one list: it
    holds every whole token met for good and other chunks up to a bound; a chunk it
    lacks is looked up among the tokens (and proven whole, once per token, where the
-   merge list is not known to be all whole) or merged;
-3. the merge itself: a short word runs a small "find the lowest rank, merge it" loop
-   over a list; a long word keeps a doubly linked list over positions and a bucket of
-   positions per merge, O(n log n); a huge word (a million letters is one chunk) is
-   rescanned whole in C, merge by merge, and finishes as a long word if that grows
-   costly.
+   merge list is not known to be all whole) or encoded;
+3. the encoding itself. A chunk of multi-byte characters (Cyrillic, CJK, Thai...) is
+   put together from its characters' ids, kept in a cache of pieces, and encoded again
+   only where a merge crosses between two pieces (:meth:`Encoder.from_pieces`): most
+   of its merges only rebuild characters. Other chunks are merged from their bytes: a
+   short word runs a small "find the lowest rank, merge it" loop over a list; a long
+   word keeps a doubly linked list over positions and a bucket of positions per merge,
+   O(n log n); a huge word (a million letters is one chunk) is rescanned whole in C,
+   merge by merge, and finishes as a long word if that grows costly.
 
 Measurements: docs/design-notes.md#encoder
 """
@@ -36,7 +39,7 @@ from array import array
 from collections import deque
 from collections.abc import Callable, MutableSequence, Sequence
 from heapq import heapify, heappop, heappush
-from itertools import pairwise, repeat
+from itertools import chain, pairwise, repeat
 from operator import itemgetter
 from typing import TypeVar
 
@@ -64,10 +67,11 @@ _SAMPLE = 256
 #: Long words of more positions than this keep their links in machine-integer arrays,
 #: not lists: a list holds a pointer and an int object per position, an array 8 bytes.
 ARRAY_POSITIONS = 1 << 16
-#: Merge lists up to this long have every token's wholeness proven when the encoder is
-#: built, so that a first encode pays nothing; longer ones prove it lazily, paying only
-#: for the tokens texts use, so that a large vocabulary loads without proving tokens no
-#: text needs (see Encoder).
+#: Merge lists up to this long have every token's wholeness proven (unless every token
+#: is known whole) and the whole-token text table filled when the encoder is built, so
+#: that a first encode pays nothing; longer ones do both lazily, paying only for the
+#: tokens texts use, so that a large vocabulary loads without proving or decoding
+#: tokens no text needs (see Encoder).
 #: Measurements: docs/design-notes.md#encoder-whole-token-proof
 EAGER_PROOF_MERGES = 1 << 15
 #: Chunks longer than this many bytes are huge words, merged rank by rank with whole-word
@@ -78,6 +82,19 @@ EAGER_PROOF_MERGES = 1 << 15
 HUGE_CHUNK_BYTES = 1 << 16
 #: Chunks longer than this many characters are never cached (rare, and large).
 CACHE_MAX_KEY_CHARS = 256
+#: A chunk of two characters or more with at least this many bytes a character on
+#: average (Cyrillic, Greek, Arabic, Devanagari, CJK, Hangul, Thai...) is encoded from
+#: its characters' ids (``Encoder.from_pieces``), up to HUGE_CHUNK_BYTES.
+#: Measurements: docs/design-notes.md#encoder-pieces
+MULTIBYTE_CHUNK = 2
+#: A piece that grows past this many characters (merges cross between all its
+#: characters) ends ``from_pieces``: the chunk's bytes are merged instead, so a piece
+#: is never encoded again and again as it grows.
+MAX_PIECE_CHARS = 16
+#: The caches of pieces (units as in the chunk cache) and of pairs that stay apart
+#: (entries); each is emptied when it would grow past.
+PIECE_CACHE_SIZE = 1 << 18
+PAIR_CACHE_SIZE = 1 << 16
 
 
 #: Stands for "no merge" among the ids a pair merges into: above every id.
@@ -92,8 +109,10 @@ class Encoder:
         "_lefts",
         "_merge_ids",
         "_merges",
+        "_pieces",
         "_rights",
         "_split",
+        "_stay_apart",
         "_token_ids",
         "_whole",
         "chunk_cache",
@@ -158,6 +177,8 @@ class Encoder:
                 self._prove_all()
             self._fill_texts(vocab[:end])
         self.chunk_cache = ChunkCache(CHUNK_CACHE_SIZE, self.token_of_text, self._encode_new)
+        self._pieces = PieceCache(PIECE_CACHE_SIZE, self._encode_piece)
+        self._stay_apart = PairCache(PAIR_CACHE_SIZE, self.stay_apart)
         #: The packed caches, by array typecode, each made on first use.
         self.packed_caches: dict[str, PackedCache] = {}
 
@@ -226,6 +247,12 @@ class Encoder:
             whole[current] = 2 if joined else 1
         return whole[token] == 1
 
+    def stay_apart(self, pair: Pair) -> bool:
+        """Whether two tokens that each encode to themselves encode their joined bytes as
+        ``[left, right]``: no merge ever joins the halves (see :func:`_halves_join`)."""
+        left, right = pair
+        return not _halves_join(left, right, _NO_MERGE, self._merges, self._merge_ids)
+
     def _encode_new(self, chunk: str) -> Sequence[int]:
         """The ids of a chunk the cache lacks.
 
@@ -236,8 +263,49 @@ class Encoder:
         token = self.whole_token(data)
         if token is not None:
             return (token,)
-        ids = self._merge(data)
+        ids = None
+        if len(chunk) > 1 and MULTIBYTE_CHUNK * len(chunk) <= len(data) <= HUGE_CHUNK_BYTES:
+            ids = self.from_pieces(chunk)
+        if ids is None:
+            ids = self._merge(data)
         return ids if len(chunk) > CACHE_MAX_KEY_CHARS else tuple(ids)
+
+    def _encode_piece(self, piece: str) -> tuple[int, ...]:
+        """The ids of a piece of a chunk (see from_pieces), merged from its bytes."""
+        data = piece.encode("utf-8")
+        token = self.whole_token(data)
+        return (token,) if token is not None else tuple(self._merge(data))
+
+    def from_pieces(self, chunk: str) -> list[int] | None:
+        """The ids of `chunk` from the ids of its characters; None if a piece grows long.
+
+        Two encodings side by side are the encoding of the two texts joined when the
+        last token of the one and the first of the other encode their own bytes as
+        themselves, ``[x, y]`` (:meth:`stay_apart`): a sequence of tokens that each
+        encode to themselves, every adjacent pair staying apart, is the encoding of
+        its bytes (docs/design-notes.md#encoder-pieces has the proof). So each
+        character's ids come from a cache of pieces, and where a merge crosses between
+        two pieces, they are joined into one piece and encoded again. For characters
+        of several bytes most merges only rebuild characters, which the cache does once.
+        """
+        pieces, stay_apart = self._pieces, self._stay_apart
+        encodings = list(map(pieces.__getitem__, chunk))
+        lasts = map(itemgetter(-1), encodings[:-1])
+        firsts = map(itemgetter(0), encodings[1:])
+        if all(map(stay_apart.__getitem__, zip(lasts, firsts, strict=True))):
+            return list(chain.from_iterable(encodings))
+        texts: list[str] = []
+        done: list[tuple[int, ...]] = []
+        for text, ids in zip(chunk, encodings, strict=True):
+            while done and not stay_apart[done[-1][-1], ids[0]]:
+                text = texts.pop() + text
+                if len(text) > MAX_PIECE_CHARS:
+                    return None
+                done.pop()
+                ids = pieces[text]
+            texts.append(text)
+            done.append(ids)
+        return list(chain.from_iterable(done))
 
     def _merge(self, chunk: bytes) -> list[int]:
         """Apply the merges to `chunk`'s bytes, by the loop that suits its length."""
@@ -611,3 +679,35 @@ class PackedCache(_BoundedCache[bytes]):
             ) from None
         self._keep(chunk, data, len(ids))
         return data
+
+
+class PieceCache(_BoundedCache[tuple[int, ...]]):
+    """Piece text to its ids (see ``Encoder.from_pieces``), encoding a piece it lacks."""
+
+    __slots__ = ("encode_piece",)
+
+    def __init__(self, capacity: int, encode_piece: Callable[[str], tuple[int, ...]]) -> None:
+        super().__init__(capacity)
+        self.encode_piece = encode_piece
+
+    def __missing__(self, piece: str) -> tuple[int, ...]:
+        ids = self.encode_piece(piece)
+        self._keep(piece, ids, len(ids))
+        return ids
+
+
+class PairCache(dict[Pair, bool]):
+    """A pair of tokens to whether they stay apart, asked on first use; emptied when full."""
+
+    __slots__ = ("capacity", "stay_apart")
+
+    def __init__(self, capacity: int, stay_apart: Callable[[Pair], bool]) -> None:
+        super().__init__()
+        self.capacity = capacity
+        self.stay_apart = stay_apart
+
+    def __missing__(self, pair: Pair) -> bool:
+        if len(self) >= self.capacity:
+            self.clear()
+        apart = self[pair] = self.stay_apart(pair)
+        return apart
