@@ -7,20 +7,22 @@ and no micropip: ``get_encoding("cl100k_base")`` encodes and decodes multilingua
 and a small tokenizer is trained from the text and from a file. Here, on CPython, the
 ids must be tiktoken's and the merges ``bpetite.reference``'s.
 
-``.ci/run`` installs the package before the tests and names it in ``BPETITE_PYODIDE``,
-so under CI this test runs and never skips. To run it elsewhere::
-
-    dir=$(mktemp -d); cp tests/pyodide/package*.json "$dir"
-    npm ci --prefix "$dir" --no-audit --no-fund
-    BPETITE_PYODIDE="$dir/node_modules/pyodide" uv run pytest tests/project/test_pyodide.py
+The package is installed by this test (``npm ci`` from those two files) into the test
+cache that ``tests/interop/test_tiktoken_suite.py`` uses (``$BPETITE_TEST_CACHE``, else
+``$XDG_CACHE_HOME/bpetite-tests``, else ``~/.cache/bpetite-tests``), as
+``pyodide-<version>/node_modules/pyodide``, and reused from there; outside the tree, so
+the packaging tests never see it. ``BPETITE_PYODIDE`` may name another installed copy.
+Only a machine without ``node`` or ``npm`` skips, as a platform limit.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,8 @@ import pytest
 
 from bpetite import PRESETS, reference
 from tests import datafiles
-from tests.conftest import REPO_ROOT
+from tests.conftest import PLATFORM_LIMIT, REPO_ROOT
+from tests.interop.test_tiktoken_suite import cache_folder
 from tests.strategies import MULTILINGUAL
 
 CHECK = REPO_ROOT / "tests" / "pyodide"
@@ -43,15 +46,57 @@ TEXTS = [
 TRAIN_TEXT, VOCAB_SIZE, PATTERN = MULTILINGUAL, 300, "o200k"
 
 
+def pinned_version() -> str:
+    manifest = json.loads((CHECK / "package.json").read_text(encoding="utf-8"))
+    version: str = manifest["dependencies"]["pyodide"]
+    return version
+
+
+def installed_pyodide(npm: str) -> Path:
+    """The pinned npm package ``pyodide`` in the test cache, installed there unless present.
+
+    One run installs at a time (a lock file beside the install, held while checking and
+    installing), into a temporary folder in the cache renamed into place when ``npm ci``
+    is done: the install is whole or absent, for pytest-xdist workers and parallel runs.
+    """
+    folder = cache_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"pyodide-{pinned_version()}"
+    target = folder / name
+    package = target / "node_modules" / "pyodide"
+    with (folder / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if (package / "pyodide.mjs").is_file():
+            return package
+        # The staging folder lives beside the target so the rename is atomic.
+        staging = Path(tempfile.mkdtemp(prefix=f"{name}.", suffix=".part", dir=folder))
+        try:
+            for manifest in ("package.json", "package-lock.json"):
+                shutil.copyfile(CHECK / manifest, staging / manifest)
+            command = [npm, "ci", "--prefix", str(staging), "--no-audit", "--no-fund"]
+            run = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+            assert run.returncode == 0, f"{' '.join(command)} failed:\n{run.stderr}"
+            if target.exists():  # an install without pyodide.mjs, broken by hand
+                shutil.rmtree(target)
+            staging.rename(target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return package
+
+
 @pytest.fixture(scope="module")
 def pyodide_result() -> dict[str, Any]:
-    package = os.environ.get("BPETITE_PYODIDE")
     node = shutil.which("node")
-    if not package or node is None:
-        pytest.skip(
-            "BPETITE_PYODIDE does not name the npm package pyodide, or node is missing: "
-            "see this module's docstring (.ci/run installs it)"
-        )
+    if node is None:
+        pytest.skip(PLATFORM_LIMIT + "node is not installed (Pyodide runs under Node)")
+    configured = os.environ.get("BPETITE_PYODIDE")
+    if configured:
+        package = configured
+    else:
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.skip(PLATFORM_LIMIT + "npm is not installed (it installs Pyodide)")
+        package = str(installed_pyodide(npm))
     train = {"text": TRAIN_TEXT, "vocab_size": VOCAB_SIZE, "pattern": PATTERN}
     job = json.dumps({"texts": TEXTS, "train": train})
     command = [node, str(CHECK / "run.mjs"), package, str(REPO_ROOT / "src"), "check.py", job]
@@ -93,8 +138,6 @@ def test_training_in_pyodide_gives_the_reference_merges(pyodide_result: dict[str
 def test_the_check_runs_from_the_committed_files_only() -> None:
     """The package and its lock are committed; nothing is installed beside them."""
     lock = json.loads((CHECK / "package-lock.json").read_text(encoding="utf-8"))
-    manifest = json.loads((CHECK / "package.json").read_text(encoding="utf-8"))
-    pinned = manifest["dependencies"]["pyodide"]
-    assert lock["packages"]["node_modules/pyodide"]["version"] == pinned
+    assert lock["packages"]["node_modules/pyodide"]["version"] == pinned_version()
     assert not (CHECK / "node_modules").exists()
     assert Path(CHECK / "check.py").is_file()
