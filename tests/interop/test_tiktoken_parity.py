@@ -10,6 +10,7 @@ same keywords, so that difference is never what is compared.
 """
 
 import os
+import unicodedata
 from typing import Any
 
 import numpy
@@ -202,8 +203,16 @@ def test_the_special_policy_is_tiktokens(name: str, data: st.DataObject) -> None
         )
 
 
+def _assigned_or_surrogate(char: str) -> bool:
+    """Characters new in Unicode 17 are letters to `regex` but not to tiktoken's Unicode 16
+    engine (the documented limit, docs/interop.md; test_openai_vocabularies shows it), so
+    only what Python's older tables assign is drawn, and the lone surrogates under test."""
+    return unicodedata.category(char) != "Cn"
+
+
 _with_surrogates = st.text(
-    st.one_of(st.characters(), st.characters(categories=["Cs"])), max_size=20
+    st.one_of(st.characters().filter(_assigned_or_surrogate), st.characters(categories=["Cs"])),
+    max_size=20,
 )
 
 
