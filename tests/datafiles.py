@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
+import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -182,3 +183,13 @@ def tiktoken_encoding(name: str) -> Any:
     import tiktoken
 
     return tiktoken.Encoding(**tiktoken_constructor(name))
+
+
+def cache_folder() -> Path:
+    """Where tests keep what they fetch from the package registries (tiktoken's sdist,
+    the npm pyodide package): ``$BPETITE_TEST_CACHE``, else the user's cache folder."""
+    configured = os.environ.get("BPETITE_TEST_CACHE")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "bpetite-tests"

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal, Protocol
@@ -380,7 +380,19 @@ def encode_chunk(
     >>> encode_chunk(b"abab", [(97, 98), (256, 256)])
     [257]
     """
-    return _encode_chunk(chunk, _ranks(merges), _byte_ids(byte_order))
+    return chunk_encoder(merges, byte_order)(chunk)
+
+
+def chunk_encoder(
+    merges: Sequence[Pair], byte_order: Sequence[int] | None = None
+) -> Callable[[bytes], list[int]]:
+    """:func:`encode_chunk` for many chunks of one merge list, its tables built once.
+
+    >>> chunk_encoder([(97, 98), (256, 256)])(b"ababab")
+    [257, 256]
+    """
+    ranks, byte_ids = _ranks(merges), _byte_ids(byte_order)
+    return lambda chunk: _encode_chunk(chunk, ranks, byte_ids)
 
 
 def _encode_chunk(

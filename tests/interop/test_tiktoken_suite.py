@@ -26,6 +26,7 @@ import urllib.request
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+from tests import datafiles
 from tests.conftest import REPO_ROOT
 
 ADAPTER = REPO_ROOT / "tests" / "tiktoken_adapter"
@@ -48,17 +49,9 @@ def locked_sdist(package: str) -> tuple[str, str, str]:
     raise AssertionError(f"uv.lock pins no sdist of {package}")
 
 
-def cache_folder() -> Path:
-    configured = os.environ.get("BPETITE_TEST_CACHE")
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "bpetite-tests"
-
-
 def fetched(url: str, sha256: str) -> Path:
     """The file at `url` in the cache, downloaded unless a copy with `sha256` is there."""
-    folder = cache_folder()
+    folder = datafiles.cache_folder()
     path = folder / url.rsplit("/", 1)[-1]
     if path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == sha256:
         return path

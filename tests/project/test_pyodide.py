@@ -31,7 +31,6 @@ import pytest
 from bpetite import PRESETS, reference
 from tests import datafiles
 from tests.conftest import PLATFORM_LIMIT, REPO_ROOT
-from tests.interop.test_tiktoken_suite import cache_folder
 from tests.strategies import MULTILINGUAL
 
 CHECK = REPO_ROOT / "tests" / "pyodide"
@@ -59,7 +58,7 @@ def installed_pyodide(npm: str) -> Path:
     installing), into a temporary folder in the cache renamed into place when ``npm ci``
     is done: the install is whole or absent, for pytest-xdist workers and parallel runs.
     """
-    folder = cache_folder()
+    folder = datafiles.cache_folder()
     folder.mkdir(parents=True, exist_ok=True)
     name = f"pyodide-{pinned_version()}"
     target = folder / name

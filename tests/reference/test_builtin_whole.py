@@ -54,8 +54,6 @@ def test_the_reference_encodes_sampled_tokens_of_a_shipped_file_to_themselves(
     merges, byte_order, tokens = _shipped(file)
     longest = sorted(range(len(tokens)), key=lambda token: len(tokens[token]))[-20:]
     sample = longest + random.Random(name).sample(range(len(tokens)), 300)
-    # The reference's own loop, its ranks built once for the sample: the public
-    # encode_chunk would build them for every token.
-    ranks, byte_ids = ref._ranks(merges), ref._byte_ids(byte_order)
+    encode_chunk = ref.chunk_encoder(merges, byte_order)  # its tables built once
     for token in sample:
-        assert ref._encode_chunk(tokens[token], ranks, byte_ids) == [token], (name, token)
+        assert encode_chunk(tokens[token]) == [token], (name, token)
