@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +36,31 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("default")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_bytecode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One bytecode cache for the Python processes the tests start, when writing one is off.
+
+    The tests start hundreds of Python processes (the CLI, Dask, the README's commands).
+    Under ``PYTHONDONTWRITEBYTECODE`` (set on the project's machine) each would compile
+    every module it imports from source; instead they write and read compiled modules in
+    this run's temporary directory (``PYTHONPYCACHEPREFIX``), never beside the sources.
+    """
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        yield
+        return
+    run_directory = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run_directory = run_directory.parent  # each worker's folder is inside the run's
+    prefix = run_directory / "bytecode"
+    prefix.mkdir(exist_ok=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("PYTHONDONTWRITEBYTECODE")
+        patch.setenv("PYTHONPYCACHEPREFIX", str(prefix))
+        patch.setattr(sys, "dont_write_bytecode", False)
+        patch.setattr(sys, "pycache_prefix", str(prefix))
+        yield
 
 
 @pytest.fixture(scope="session")
@@ -96,27 +121,6 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         option.numprocesses = "logical"
     if option.numprocesses and option.dist == "no":
         option.dist = "worksteal"
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_configure(config: pytest.Config) -> None:
-    """Share one bytecode cache among the run's processes when writing one is turned off.
-
-    The tests start hundreds of Python processes (the CLI, Dask, the workers). Under
-    ``PYTHONDONTWRITEBYTECODE`` (set on the project's machine) each would compile every
-    module it imports from source; instead they all write and read compiled modules
-    under pytest's temp root (``PYTHONPYCACHEPREFIX``), never beside the sources. The
-    xdist workers inherit it from this process, which starts them.
-    """
-    factory = getattr(config, "_tmp_path_factory", None)  # pytest's, made before this hook
-    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or factory is None:
-        return
-    prefix = factory.getbasetemp().parent / "bpetite-pycache"
-    prefix.mkdir(exist_ok=True)
-    del os.environ["PYTHONDONTWRITEBYTECODE"]
-    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
-    sys.dont_write_bytecode = False
-    sys.pycache_prefix = str(prefix)
 
 
 @pytest.hookimpl(wrapper=True)
