@@ -185,6 +185,54 @@ def tiktoken_encoding(name: str) -> Any:
     return tiktoken.Encoding(**tiktoken_constructor(name))
 
 
+#: A tiktoken plugin's encoding that bpetite does not ship, so compare-tiktoken builds it
+#: from tiktoken's cache alone: p50k_base's ranks, pattern and special token under
+#: another name and URL (:func:`write_tiktoken_plugin`).
+PLUGIN_ENCODING = "bpetite_test"
+#: Where the plugin's constructor reads its ranks: its cache entry is the sha1 of this.
+PLUGIN_URL = "https://openaipublic.blob.core.windows.net/encodings/bpetite_test.tiktoken"
+PLUGIN_MODULE = "tiktoken_ext.bpetite_test_plugin"
+
+
+def write_tiktoken_plugin(folder: Path) -> Path:
+    """Write a tiktoken plugin under `folder` and return `folder`, to put on ``sys.path``.
+
+    tiktoken finds encodings in the modules of the ``tiktoken_ext`` namespace package
+    that define ``ENCODING_CONSTRUCTORS``; this one's constructor reads
+    :data:`PLUGIN_URL` with tiktoken's ``load_tiktoken_bpe`` and p50k_base's sha256, as
+    tiktoken's own constructors read OpenAI's files.
+    """
+    package = folder / "tiktoken_ext"
+    package.mkdir(parents=True, exist_ok=True)
+    (package / f"{PLUGIN_MODULE.rsplit('.', 1)[1]}.py").write_text(
+        "from tiktoken.load import load_tiktoken_bpe\n"
+        "from tiktoken_ext.openai_public import r50k_pat_str\n"
+        "\n"
+        f"def {PLUGIN_ENCODING}():\n"
+        "    return {\n"
+        f"        'name': {PLUGIN_ENCODING!r},\n"
+        "        'pat_str': r50k_pat_str,\n"
+        "        'mergeable_ranks': load_tiktoken_bpe(\n"
+        f"            {PLUGIN_URL!r}, expected_hash={sha256('p50k_base.tiktoken')!r}\n"
+        "        ),\n"
+        "        'special_tokens': {'<|endoftext|>': 50256},\n"
+        "    }\n"
+        "\n"
+        f"ENCODING_CONSTRUCTORS = {{{PLUGIN_ENCODING!r}: {PLUGIN_ENCODING}}}\n",
+        encoding="utf-8",
+    )
+    return folder
+
+
+def cache_plugin_file(cache_dir: Path) -> Path:
+    """The plugin's rank file in tiktoken's cache `cache_dir`, as a download leaves it;
+    returns the cache entry."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    entry = cache_dir / hashlib.sha1(PLUGIN_URL.encode()).hexdigest()
+    entry.write_bytes(read_bytes("p50k_base.tiktoken"))
+    return entry
+
+
 def cache_folder() -> Path:
     """Where tests keep what they fetch from the package registries (tiktoken's sdist,
     the npm pyodide package): ``$BPETITE_TEST_CACHE``, else the user's cache folder."""

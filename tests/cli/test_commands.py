@@ -8,12 +8,12 @@ stdout empty and print one ``bpetite: error:`` line without a traceback.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+import bpetite
 from bpetite import Progress, Tokenizer, reference
 from bpetite.cli import _output as output
 from bpetite.cli import _progress as progress
@@ -742,6 +743,49 @@ def tiktoken_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def tiktoken_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The test plugin's encoding (an encoding bpetite does not ship) found by tiktoken;
+    returns its name.
+
+    tiktoken looks for plugins once and keeps what it found (``ENCODING_CONSTRUCTORS``,
+    the cached module list): both are emptied so it looks again with the plugin on
+    ``sys.path``, and again afterwards, so no other test sees the plugin.
+    """
+    registry = pytest.importorskip("tiktoken.registry")
+    monkeypatch.syspath_prepend(str(datafiles.write_tiktoken_plugin(tmp_path / "plugins")))
+    monkeypatch.setattr(registry, "ENCODINGS", {})
+    monkeypatch.setattr(registry, "ENCODING_CONSTRUCTORS", None)
+    registry._available_plugin_modules.cache_clear()
+    yield datafiles.PLUGIN_ENCODING
+    registry._available_plugin_modules.cache_clear()
+    sys.modules.pop(datafiles.PLUGIN_MODULE, None)
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every socket connection fails the test; returns the addresses tried."""
+    import socket
+
+    connections: list[object] = []
+
+    def connect(self: socket.socket, address: object) -> None:
+        connections.append(address)
+        raise AssertionError(f"compare-tiktoken opened a connection to {address}")
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    return connections
+
+
+@pytest.fixture
+def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty TIKTOKEN_CACHE_DIR."""
+    empty = tmp_path / "empty-cache"
+    empty.mkdir()
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(empty))
+    return empty
+
+
+@pytest.fixture
 def reference_gpt2(gpt2_dir: Path) -> Any:
     """tiktoken's gpt2, built from the files directly: no cache, no get_encoding."""
     tiktoken = pytest.importorskip("tiktoken")
@@ -820,65 +864,76 @@ def test_compare_tiktoken_without_tiktoken(
 
 def test_compare_tiktoken_never_downloads(
     capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    tiktoken_cache: Path,
-    tmp_path: Path,
+    tiktoken_plugin: str,
+    empty_cache: Path,
+    no_network: list[object],
     model: Path,
 ) -> None:
-    """An empty cache is an error with the fix, and no socket is ever opened."""
-    import socket
-
+    """An encoding that is not in tiktoken's cache is an error with the fix, and no socket
+    is ever opened."""
     import tiktoken.load
 
-    empty = tmp_path / "empty-cache"
-    empty.mkdir()
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(empty))
-    connections: list[object] = []
-
-    def no_network(self: socket.socket, address: object) -> None:
-        connections.append(address)
-        raise AssertionError(f"compare-tiktoken opened a connection to {address}")
-
-    monkeypatch.setattr(socket.socket, "connect", no_network)
     read_file = tiktoken.load.read_file
     result = run(
-        capsys, "compare-tiktoken", "--model", str(model), "--text", "hi", "--encoding", "p50k_base"
-    )
+        capsys, "compare-tiktoken", "--model", str(model), "--text", "hi",
+        "--encoding", tiktoken_plugin,
+    )  # fmt: skip
     assert_one_line_failure(
         result,
         "no valid cached copy",
-        "p50k_base.tiktoken",
+        datafiles.PLUGIN_URL,
         "bpetite never downloads",
         "TIKTOKEN_CACHE_DIR",
-        "tiktoken.get_encoding('p50k_base')",
+        f"tiktoken.get_encoding('{tiktoken_plugin}')",
     )
-    assert connections == []
+    assert no_network == []
     assert tiktoken.load.read_file is read_file  # the guard is undone
-    assert list(empty.iterdir()) == []
+    assert list(empty_cache.iterdir()) == []
 
 
-@pytest.mark.parametrize("name", ["gpt2", "r50k_base", "cl100k_base", "o200k_base"])
+def test_compare_tiktoken_reads_an_encoding_from_the_cache(
+    capsys: pytest.CaptureFixture[str],
+    tiktoken_plugin: str,
+    empty_cache: Path,
+    no_network: list[object],
+    model: Path,
+) -> None:
+    """An encoding bpetite does not ship is built from tiktoken's cached file: the test
+    plugin's is p50k_base's, so its ids are p50k_base's (tiktoken built from the test data)."""
+    datafiles.cache_plugin_file(empty_cache)
+    text = "Hello world <|endoftext|> naïve 🤔 12345"
+    result = run(
+        capsys, "compare-tiktoken", "--model", str(model), "--text", text,
+        "--encoding", tiktoken_plugin,
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    expected = datafiles.tiktoken_encoding("p50k_base").encode(
+        text, allowed_special={"<|endoftext|>"}
+    )
+    assert json.loads(result.out)["tiktoken"] == {
+        "encoding": tiktoken_plugin,
+        "count": len(expected),
+        "ids": expected,
+    }
+    assert no_network == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"],
+)
 def test_compare_tiktoken_builds_the_shipped_encodings_offline(
     capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    empty_cache: Path,
+    no_network: list[object],
     model: Path,
     name: str,
 ) -> None:
-    """tiktoken builds the encodings bpetite ships from bpetite's copy of the rank file:
+    """tiktoken builds every encoding bpetite ships from bpetite's copy of the rank file:
     no cache, no socket, and tiktoken's ids (tiktoken built from the test data)."""
-    import socket
-
     import tiktoken_ext.openai_public as openai_public
 
-    empty = tmp_path / "empty-cache"
-    empty.mkdir()
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(empty))
-
-    def no_network(self: socket.socket, address: object) -> None:
-        raise AssertionError(f"compare-tiktoken opened a connection to {address}")
-
-    monkeypatch.setattr(socket.socket, "connect", no_network)
+    assert name in bpetite.list_encoding_names()
     loader = openai_public.load_tiktoken_bpe
     text = "Hello world <|endoftext|> naïve 🤔 12345"
     result = run(
@@ -891,8 +946,9 @@ def test_compare_tiktoken_builds_the_shipped_encodings_offline(
         "count": len(expected),
         "ids": expected,
     }
+    assert no_network == []
     assert openai_public.load_tiktoken_bpe is loader  # the swap is undone
-    assert list(empty.iterdir()) == []
+    assert list(empty_cache.iterdir()) == []
 
 
 def test_compare_tiktoken_unknown_encoding(
@@ -905,15 +961,21 @@ def test_compare_tiktoken_unknown_encoding(
 
 
 def test_compare_tiktoken_corrupt_cache_file(
-    capsys: pytest.CaptureFixture[str], tiktoken_cache: Path, model: Path
+    capsys: pytest.CaptureFixture[str],
+    tiktoken_plugin: str,
+    empty_cache: Path,
+    no_network: list[object],
+    model: Path,
 ) -> None:
-    """A cached file that fails tiktoken's hash check must not be re-fetched either."""
-    url = "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken"
-    (tiktoken_cache / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"garbage")
+    """A cached file that fails tiktoken's hash check must not be re-fetched either: the
+    error names the file."""
+    datafiles.cache_plugin_file(empty_cache).write_bytes(b"garbage")
     result = run(
-        capsys, "compare-tiktoken", "--model", str(model), "--text", "hi", "--encoding", "p50k_base"
-    )
-    assert_one_line_failure(result, "no valid cached copy")
+        capsys, "compare-tiktoken", "--model", str(model), "--text", "hi",
+        "--encoding", tiktoken_plugin,
+    )  # fmt: skip
+    assert_one_line_failure(result, "no valid cached copy", datafiles.PLUGIN_URL)
+    assert no_network == []
 
 
 # --------------------------------------------------------------------------- demo

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from bpetite import Tokenizer, reference
+from tests import datafiles
 from tests.datafiles import build_tiktoken_cache
 from tests.processes import clean_env
 
@@ -449,13 +450,18 @@ def test_compare_tiktoken_without_tiktoken_installed(model: Path) -> None:
 def test_compare_tiktoken_offline_without_a_cache_fails_fast(tmp_path: Path, model: Path) -> None:
     """No cache and no network: a clear error in seconds, not a hang on the network.
 
-    The proxy variables point at a closed local port, so even a regression that let
-    tiktoken try to download could not reach the internet from this test.
+    The encoding is the test plugin's (tests/datafiles.py), one bpetite does not ship,
+    found by tiktoken on PYTHONPATH. The proxy variables point at a closed local port,
+    so even a regression that let tiktoken try to download could not reach the internet
+    from this test.
     """
     pytest.importorskip("tiktoken")
     empty = tmp_path / "empty"
     empty.mkdir()
+    plugins = datafiles.write_tiktoken_plugin(tmp_path / "plugins")
+    path = os.pathsep.join(filter(None, [str(plugins), os.environ.get("PYTHONPATH")]))
     env = clean_env(
+        PYTHONPATH=path,
         TIKTOKEN_CACHE_DIR=str(empty),
         HTTPS_PROXY="http://127.0.0.1:9",
         HTTP_PROXY="http://127.0.0.1:9",
@@ -470,11 +476,11 @@ def test_compare_tiktoken_offline_without_a_cache_fails_fast(tmp_path: Path, mod
         "--text",
         "hi",
         "--encoding",
-        "p50k_base",
+        datafiles.PLUGIN_ENCODING,
         env=env,
     )
     elapsed = time.monotonic() - started
-    assert_clean_failure(result, "no valid cached copy", "TIKTOKEN_CACHE_DIR")
+    assert_clean_failure(result, "no valid cached copy", datafiles.PLUGIN_URL, "TIKTOKEN_CACHE_DIR")
     assert elapsed < 20
     # the encodings bpetite ships need no cache: tiktoken reads bpetite's copy
     shipped = bpetite("compare-tiktoken", "--model", str(model), "--text", "hi", env=env)
