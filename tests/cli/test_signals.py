@@ -25,6 +25,7 @@ import sys
 import termios
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -32,7 +33,8 @@ from typing import IO, Any
 import pytest
 
 from bpetite import Tokenizer
-from bpetite.cli import EXIT_INTERRUPTED, EXIT_TERMINATED, main
+from bpetite.cli import EXIT_INTERRUPTED, EXIT_TERMINATED, _main, main
+from bpetite.cli._delivered import start_command
 from bpetite.cli._files import save_model
 from bpetite.cli.commands import _decode, _encode, _train
 from tests.processes import catches_sigterm, clean_env, cpu_seconds, wait_for
@@ -211,6 +213,66 @@ def test_the_handlers_exist_before_the_cli_loads_its_commands() -> None:
     ours = {name for name in loaded.split() if name.startswith("bpetite")}
     assert ours <= {"bpetite.cli", "bpetite.cli._errors", "bpetite.cli._signals"}
     assert handled == "handled: True"
+
+
+def test_an_interrupt_that_left_code_run_from_a_string_exits_130(tmp_path: Path) -> None:
+    """A signal can land in code that ``exec()`` runs from a string (the methods a
+    dataclass or a namedtuple makes while a module loads). CPython 3.11 then marks the
+    process to end by SIGINT once ``python -m`` returns, whoever caught the
+    KeyboardInterrupt: ``python -m bpetite`` printed its line and died by SIGINT (-2)
+    instead of exiting 130, until bpetite cleared the mark."""
+    (tmp_path / "interrupted_in_exec.py").write_text(
+        "import os, signal, sys\n"
+        "from bpetite.cli import _main, run\n"
+        "def start_command():\n"
+        "    exec('os.kill(os.getpid(), signal.SIGINT)')\n"
+        "_main.start_command = start_command\n"
+        "sys.argv = ['bpetite', 'encode', '--model', 'gpt2', '--text', 'hello']\n"
+        "run()\n",
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "interrupted_in_exec"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=clean_env(),
+    )
+    assert (result.returncode, result.stdout) == (EXIT_INTERRUPTED, ""), result.stderr
+    assert result.stderr == "bpetite: error: interrupted; nothing was written\n"
+
+
+@pytest.mark.parametrize(("signum", "code", "how"), SIGNALS)
+def test_a_signal_python_swallowed_is_raised_again(
+    monkeypatch: pytest.MonkeyPatch,
+    capfdbinary: pytest.CaptureFixture[bytes],
+    signum: int,
+    code: int,
+    how: str,
+) -> None:
+    """Python swallows what a weakref callback raises (it prints "Exception ignored" and
+    goes on), and one drops each import's module lock: a signal landing there while
+    the command loaded was lost, and the command ran to the end. It is kept, and raised
+    before the command starts its work."""
+
+    def start_with_a_signal_in_a_callback() -> None:
+        start_command()
+
+        class Held:
+            pass
+
+        held = Held()
+        ref = weakref.ref(held, lambda _: os.kill(os.getpid(), signum))
+        del held  # the callback runs now, and the signal's exception is raised in it
+        assert ref() is None
+
+    monkeypatch.setattr(_main, "start_command", start_with_a_signal_in_a_callback)
+    result = main(["encode", "--model", "gpt2", "--text", "hello"])
+    captured = capfdbinary.readouterr()
+    assert (result, captured.out) == (code, b"")
+    assert captured.err.decode() == f"bpetite: error: {how}; nothing was written\n"
 
 
 # --------------------------------------------------------------------------- before the first byte

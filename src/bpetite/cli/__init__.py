@@ -26,8 +26,10 @@ from bpetite.cli._signals import (
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     Terminated,
+    forget_interrupt,
     handle_signals,
     ignore_signals,
+    raise_lost_signal,
     signals_raise,
 )
 
@@ -58,9 +60,11 @@ def _run(argv: Sequence[str] | None, *, install: bool = False) -> int:
         from bpetite.cli._main import run_command
 
         code = run_command(argv)
+        raise_lost_signal()
         ignore_signals()
         return code
     except KeyboardInterrupt:
+        forget_interrupt()
         return _stopped("interrupted", EXIT_INTERRUPTED)
     except Terminated:
         return _stopped("terminated by SIGTERM", EXIT_TERMINATED)

@@ -22,7 +22,7 @@ from bpetite.cli._delivered import delivered, start_command
 from bpetite.cli._errors import CliError
 from bpetite.cli._output import error_line, write_stderr
 from bpetite.cli._parser import Parser
-from bpetite.cli._signals import ignore_signals
+from bpetite.cli._signals import ignore_signals, raise_lost_signal
 
 #: Subcommand modules, in the order ``--help`` lists them.
 COMMANDS: tuple[str, ...] = (
@@ -100,6 +100,7 @@ def run_command(argv: Sequence[str] | None) -> int:
         return exit_.code if isinstance(exit_.code, int) else 1
     handler: Handler = args.handler
     start_command()
+    raise_lost_signal()  # a Ctrl-C swallowed while the command's modules loaded
     try:
         return handler(args)
     except CliError as error:

@@ -11,6 +11,12 @@ exception arrives. Only the first signal raises: once it has, or once the comman
 outcome is decided (:func:`ignore_signals`), later ones are ignored, so the cleanup
 and the one line that says what happened are never cut short.
 
+A signal's exception can land where Python swallows exceptions (a weakref callback,
+such as the one that drops an import's module lock, or a ``__del__``), where Python
+would print "Exception ignored" and go on. bpetite's ``sys.unraisablehook`` recognises
+its own exception there and keeps the signal, which :func:`raise_lost_signal` raises
+again at the command's next step, so a Ctrl-C is never lost.
+
 Standard library only: ``bpetite.cli`` installs these handlers before it imports
 anything else.
 """
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any, Final
@@ -40,18 +47,24 @@ Handler = Callable[[int, FrameType | None], Any] | int | None
 
 
 class _State:
-    """Whether a signal must wait, the one that is waiting, and whether one has raised."""
+    """Whether a signal must wait, the one that is waiting, whether one has raised, and
+    the signal whose exception is on its way out or was swallowed."""
 
     deferring = False
     pending: int | None = None
     stopping = False
+    raised: int | None = None
+    lost: int | None = None
+    unraisablehook: Callable[[sys.UnraisableHookArgs], object] = sys.unraisablehook
+
+
+def _exception(signum: int) -> type[BaseException]:
+    return Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
 
 def _raise_for(signum: int) -> None:
-    _State.stopping = True
-    if signum == signal.SIGTERM:
-        raise Terminated
-    raise KeyboardInterrupt
+    _State.stopping, _State.raised, _State.lost = True, signum, None
+    raise _exception(signum)
 
 
 def _handle(signum: int, frame: FrameType | None) -> None:
@@ -65,7 +78,8 @@ def _handle(signum: int, frame: FrameType | None) -> None:
 
 
 def handle_signals() -> dict[int, Handler]:
-    """From now on SIGINT and SIGTERM raise (SIGTERM as :class:`Terminated`); returns the
+    """From now on SIGINT and SIGTERM raise (SIGTERM as :class:`Terminated`), and a
+    signal whose exception Python swallows is kept (``sys.unraisablehook``); returns the
     handlers replaced.
 
     Nothing changes off the main thread, where signals cannot be handled, nor for a
@@ -82,24 +96,59 @@ def handle_signals() -> dict[int, Handler]:
             break
         previous[signum] = handler
     _State.deferring, _State.pending, _State.stopping = False, None, False
+    _State.raised, _State.lost = None, None
+    if previous and sys.unraisablehook is not _keep_lost_signal:
+        _State.unraisablehook, sys.unraisablehook = sys.unraisablehook, _keep_lost_signal
     return previous
+
+
+def _keep_lost_signal(unraisable: sys.UnraisableHookArgs) -> None:
+    """``sys.unraisablehook``: a signal's exception that Python swallowed is kept, silently,
+    for :func:`raise_lost_signal`; anything else goes to the hook that was there before."""
+    if _State.raised is not None and isinstance(unraisable.exc_value, _exception(_State.raised)):
+        _State.lost, _State.raised = _State.raised, None
+        return
+    _State.unraisablehook(unraisable)
+
+
+def raise_lost_signal() -> None:
+    """Raise again the signal whose exception Python swallowed, if one was: called where
+    the command goes on (before it starts its work, before each write, after it returns)."""
+    if _State.lost is not None and not _State.deferring:
+        _raise_for(_State.lost)
+
+
+def forget_interrupt() -> None:
+    """Let the exit code be the one returned after a KeyboardInterrupt was caught.
+
+    Once a KeyboardInterrupt has left code that ``exec()`` or ``eval()`` ran from a
+    string (the methods that ``dataclasses`` and ``namedtuple`` make while a module
+    loads), CPython 3.11 to 3.13 mark the process to end by SIGINT after ``python -m``
+    returns, as if the interrupt had gone uncaught, whoever caught it. Starting such
+    code clears the mark, so an empty one does; newer CPython marks only an interrupt
+    that nobody caught.
+    """
+    exec("")
 
 
 @contextlib.contextmanager
 def signals_raise() -> Iterator[None]:
-    """:func:`handle_signals` for the block; the previous handlers come back afterwards
-    (tests call ``main`` in-process)."""
+    """:func:`handle_signals` for the block; the previous handlers (and
+    ``sys.unraisablehook``) come back afterwards (tests call ``main`` in-process)."""
+    hook = sys.unraisablehook
     previous = handle_signals()
     try:
         yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        sys.unraisablehook = hook
 
 
 def ignore_signals() -> None:
-    """The command's outcome is decided (and is being said): later signals do nothing."""
-    _State.stopping = True
+    """The command's outcome is decided (and is being said): later signals do nothing,
+    and one that was lost stays lost."""
+    _State.stopping, _State.raised, _State.lost = True, None, None
 
 
 @contextlib.contextmanager
@@ -113,6 +162,7 @@ def signals_deferred() -> Iterator[None]:
     if _State.deferring:  # already held by an outer block, which raises it
         yield
         return
+    raise_lost_signal()
     _State.deferring = True
     try:
         yield
