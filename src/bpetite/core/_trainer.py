@@ -387,7 +387,6 @@ class Words:
         self.after = array("q", [1])
         self.before = array("q", [-1])
         self.where_at: defaultdict[str, array[int]] = defaultdict(_positions)
-        self.visited = 0
 
     def take_pair_counts(self) -> PairCounts:
         """The weighted count of every pair in the words as laid out; once (then dropped)."""
@@ -424,16 +423,7 @@ class Words:
         return where
 
     def merge(self, pair: str, new_token: str) -> dict[str, int]:
-        """Replace `pair` by `new_token` everywhere; return the pairs created, with counts.
-
-        ``visited`` is then the number of index entries the merge went through, stale
-        ones included: what it cost, for a caller deciding where merges should run.
-        """
-        self.visited = (
-            len(self.where.get(pair, ()))
-            + len(self.huge_where.get(pair, ()))
-            + len(self.where_at.get(pair, ()))
-        )
+        """Replace `pair` by `new_token` everywhere; return the pairs created, with counts."""
         created = self._merge_words(pair, new_token)
         costly: list[int] = []
         if self.huge_where:
