@@ -1,6 +1,6 @@
 """The fast trainer must learn exactly the merges of the spec's naive trainer."""
 
-from collections import Counter
+from collections import Counter, defaultdict
 from itertools import product
 from typing import Any, ClassVar, SupportsIndex
 from unittest.mock import patch
@@ -212,14 +212,14 @@ def test_many_medium_chunks_are_scanned_linearly() -> None:
 def visits(chunk_counts: dict[bytes, int], vocab_size: int) -> tuple[list[Pair], int]:
     """Train, counting the index entries every merge visits (stale ones included)."""
     total = 0
-    original = _trainer._Corpus.merge
+    original = _trainer.Words.merge
 
     def counting_merge(self: Any, pair: str, new_token: str) -> dict[str, int]:
         nonlocal total
         total += len(self.where.get(pair, ())) + len(self.where_at.get(pair, ()))
         return original(self, pair, new_token)
 
-    with patch.object(_trainer._Corpus, "merge", counting_merge):
+    with patch.object(_trainer.Words, "merge", counting_merge):
         merges = train_merges(chunk_counts, vocab_size)
     return merges, total
 
@@ -295,6 +295,70 @@ def test_a_megabyte_of_one_byte() -> None:
 def test_an_odd_run_matches_naive() -> None:
     chunk = b"a" * 20_011
     assert train_merges({chunk: 3}, 300) == reference.train_counts({chunk: 3}, 300)
+
+
+# --------------------------------------------------------------------------- what a merge moves
+
+
+@given(
+    st.lists(st.sampled_from([97, 98, 99]), min_size=2, max_size=14),
+    st.sampled_from([(97, 98), (98, 97), (97, 97), (98, 98), (99, 97)]),
+)
+def test_created_pairs_take_exactly_the_counts_the_merge_removed(
+    word: list[int], pair: Pair
+) -> None:
+    """The loop takes each created pair's count from ``replaced_pair`` of it, never
+    recounting the words: recount them naively before and after one merge
+    (``reference.merge``) and the pairs that lost count must be those, plus the merged
+    pair itself, which is gone. Runs like ``aaaa`` and ``abab`` make ``(z, z)``."""
+    new_id = 256
+    merged = reference.merge(word, pair, new_id)
+    before = Counter(reference.get_stats(word))
+    after = Counter(reference.get_stats(merged))
+    created = {p: n for p, n in after.items() if new_id in p}
+    taken: Counter[str] = Counter()
+    for (first, second), n in created.items():
+        taken[
+            _trainer.replaced_pair(
+                chr(first) + chr(second), chr(pair[0]) + chr(pair[1]), chr(new_id)
+            )
+        ] += n
+    removed = Counter({p: n - after.get(p, 0) for p, n in before.items() if n > after.get(p, 0)})
+    occurrences = len(word) - len(merged)
+    expected = Counter({chr(a) + chr(b): n for (a, b), n in removed.items()})
+    taken[chr(pair[0]) + chr(pair[1])] += occurrences
+    assert +taken == expected
+
+
+@given(
+    st.dictionaries(st.sampled_from([a + b for a in "abcd" for b in "abcd"]), st.integers(1, 6)),
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 6)), max_size=40),
+)
+def test_candidates_pop_the_naive_best_while_counts_fall(
+    initial: dict[str, int], steps: list[tuple[int, int]]
+) -> None:
+    """The bucket queue against ``min(key=(-count, pair))`` over the live counts, as the
+    loop drives it: after each pop a few counts fall and new pairs are added at most as
+    frequent as the one popped (ties with it included, the case a bucket queue gets
+    wrong by taking a new pair after a larger tied one)."""
+    pair_counts = defaultdict(int, initial)
+    candidates = _trainer.Candidates(pair_counts)
+    fresh = iter(chr(40 + n % 2 * 300) + chr(500 + n) for n in range(1000))  # smaller, larger
+    for fall, new_count in steps:
+        live = {p: n for p, n in pair_counts.items() if n > 0}
+        best = candidates.pop(pair_counts)
+        if not live:
+            assert best is None
+            break
+        expected = min(live, key=lambda p: (-live[p], p))
+        assert best == (expected, live[expected])
+        del pair_counts[expected]
+        for p in sorted(pair_counts)[:fall]:
+            pair_counts[p] = max(pair_counts[p] - 1, 0)
+        if new_count:
+            new_pair = next(fresh)
+            pair_counts[new_pair] = min(new_count, live[expected])
+            candidates.add(new_pair, pair_counts[new_pair])
 
 
 # --------------------------------------------------------------------------- options

@@ -3,8 +3,8 @@
 The fast reading of the one training algorithm: it must equal
 ``bpetite.reference.train_counts`` (the naive reading, which recounts every pair after
 every merge) on every input; tests/reference/ proves it. ``trace_train_counts``
-(``bpetite/visualize/_trace.py``) is the reading in between: the same lazy heap over
-live pair counts, on lists of ids, keeping every decision for a reader.
+(``bpetite/visualize/_trace.py``) is the reading in between: a lazy heap over live
+pair counts, on lists of ids, keeping every decision for a reader.
 
 The definition: count every adjacent pair inside every chunk (weighted by how often the
 chunk occurs), merge the most frequent pair (ties: the smallest ``(left, right)``),
@@ -13,17 +13,24 @@ O(corpus) per merge; here each merge only touches the words that hold its pair:
 
 * a token is one character (``chr(id)``), so a pair is a two-character string, and
   these compare exactly like the ``(left, right)`` tuples;
-* ``pair_counts`` holds the live count of every pair, and a heap of ``(-count, pair)``
-  entries picks the winner. Entries go stale lazily: a pair's count only ever *falls*
-  after it is first pushed (every pair a merge creates contains the new id, so it is
-  new), so a popped entry whose count is out of date is pushed back with the live
-  count, and the first up-to-date entry popped is exactly the naive
-  ``min(key=(-count, pair))``;
-* the words are held in three layouts (the glossary's short, huge and long words):
+* ``pair_counts`` holds the live count of every pair, and :class:`Candidates`, a
+  bucket queue, picks the winner. A pair's count only ever *falls* after it is created
+  (every pair a merge creates contains the new id, so it is new), and a created pair
+  is never more frequent than the pair merged, so a pair waits in the bucket of the
+  count it was filed under until the best count comes down to it; it is checked then,
+  and filed again if its count fell. The first pair found at its filed count is
+  exactly the naive ``min(key=(-count, pair))``;
+* a merge reports only the pairs it created, with their counts summed per distinct
+  pair; what each took from the older pairs follows from it (:func:`replaced_pair`),
+  so the counts are fixed once per distinct pair, not once per occurrence. The words
+  are then all a merge needs, and they can be split among processes, each reporting
+  its own (``bpetite.corpus._merge_workers``);
+* the words (:class:`Words`) are held in three layouts (the glossary's short, huge and
+  long words):
 
   - a *short* word, a chunk of at most ``HUGE_CHUNK_BYTES`` bytes, is a ``str``:
     ``str.replace`` does the non-overlapping merge in C, then one Python step per new
-    token fixes the counts around it;
+    token lists the pairs it creates;
   - a *huge* word, a longer chunk, is a ``str`` rescanned whole by
     ``_rescan.merge_word``, which also counts the new token's neighbours in C, until
     its rescans have cost ``RESCANS`` times its length;
@@ -45,11 +52,12 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
-from heapq import heapify, heappop, heappush, heapreplace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from heapq import heapify, heappop, heappush
 from itertools import chain
 from operator import add
-from typing import AnyStr
+from typing import Any, AnyStr
 
 from bpetite.core._constants import BASE_VOCAB_SIZE, MAX_VOCAB_SIZE
 from bpetite.core._errors import ParameterError
@@ -66,6 +74,8 @@ PROGRESS_EVERY = 100
 HUGE_CHUNK_BYTES = 256
 
 Pair = tuple[int, int]
+#: The live count of every pair, keyed by the pair as two characters.
+PairCounts = defaultdict[str, int]
 
 
 def check_vocab_size(vocab_size: object) -> int:
@@ -98,6 +108,7 @@ def train_merges(
     max_token_bytes: int | None = None,
     min_frequency: int | None = None,
     token_lengths: Sequence[int] | None = None,
+    lay_out: LayOut | None = None,
 ) -> list[Pair]:
     """Return the merges, in rank order, that BPE learns from `chunk_counts`.
 
@@ -110,6 +121,10 @@ def train_merges(
     To continue training a model, `token_lengths` gives the byte length of each of its
     ids (new ids start at ``len(token_lengths)``) and `chunk_counts` maps words of those
     ids, one ``chr(id)`` per token, instead of bytes.
+
+    `lay_out` holds the words while the loop runs: by default :func:`words_here`, one
+    :class:`Words` in this process; ``bpetite.corpus`` hands in one that spreads them
+    over worker processes. The merges are the same whoever holds the words.
     """
     first_id = BASE_VOCAB_SIZE if token_lengths is None else len(token_lengths)
     target = check_vocab_size(vocab_size) - first_id
@@ -127,43 +142,180 @@ def train_merges(
 
     # The corpus's tables are millions of acyclic containers (a list per pair in the
     # index): collections would walk them again and again and free nothing.
-    with gc_paused():
-        corpus = _Corpus(chunk_counts)
-        pair_counts = corpus.pair_counts
-        heap = [(-count, pair) for pair, count in pair_counts.items()]
-        heapify(heap)
+    with gc_paused(), (lay_out or words_here)(chunk_counts) as (pair_counts, merge):
+        candidates = Candidates(pair_counts)
         # Byte length of every token, only kept when `max_token_bytes` needs it.
         lengths = list(token_lengths or [1] * BASE_VOCAB_SIZE) if longest is not None else []
-
         merges: list[Pair] = []
-        while len(merges) < target and heap:
-            negative_count, pair = heap[0]
-            live = pair_counts.get(pair, 0)
-            if live != -negative_count:
-                if live > 0:
-                    heapreplace(heap, (-live, pair))
-                else:
-                    heappop(heap)
-                continue
-            heappop(heap)
+        while len(merges) < target:
+            # Select: the most frequent pair, ties to the smallest.
+            best = candidates.pop(pair_counts)
+            if best is None:
+                break
+            pair, count = best
             left, right = ord(pair[0]), ord(pair[1])
             if longest is not None:
                 length = lengths[left] + lengths[right]
                 if length > longest:
                     continue  # never a candidate: its length cannot change, so drop it for good
                 lengths.append(length)
-            if least is not None and live < least:
+            if least is not None and count < least:
                 break
-            new_id = first_id + len(merges)
+            # Merge: every holder of words replaces the pair and reports the pairs it created.
+            new_token = chr(first_id + len(merges))
             merges.append((left, right))
-            for new_pair, count in corpus.merge(pair, chr(new_id)).items():
-                if count > 0:
-                    heappush(heap, (-count, new_pair))
+            created = merge(pair, new_token)
+            # Count: each created pair took its count from the pair it replaced.
+            add_created(pair_counts, pair, new_token, created, candidates)
             if len(merges) % PROGRESS_EVERY == 0:
                 report(Progress("merge", "update", len(merges), target))
 
     report(Progress("merge", "done", len(merges), target))
     return merges
+
+
+#: Merges `pair` into `new_token` in every word it holds; returns the pairs it created,
+#: each with its count (weights summed over occurrences; a count may be 0).
+MergeWords = Callable[[str, str], Mapping[str, int]]
+#: Lays out the words of some chunk counts for the merge loop, for as long as it runs:
+#: yields the pair counts (a table the loop then owns) and the call that merges.
+LayOut = Callable[[Mapping[Any, int]], AbstractContextManager[tuple["PairCounts", MergeWords]]]
+
+
+@contextmanager
+def words_here(chunk_counts: Mapping[AnyStr, int]) -> Iterator[tuple[PairCounts, MergeWords]]:
+    """The default `lay_out`: one :class:`Words` in this process holds every word."""
+    words = Words(chunk_counts)
+    yield words.take_pair_counts(), words.merge
+
+
+def replaced_pair(created: str, pair: str, new_token: str) -> str:
+    """The pair whose occurrences `created` took over when `pair` merged into `new_token`.
+
+    Each occurrence of a pair holding the new token ``z`` was, before the merge, one
+    pair of the tokens around ``L R``: ``(x, z)`` was ``(x, L)``, ``(z, y)`` was
+    ``(R, y)``, and ``(z, z)`` was ``(R, L)``. So what a merge takes from the older
+    pairs follows from what it creates: the holders of words report only that.
+
+    >>> [replaced_pair(created, "LR", "z") for created in ("xz", "zy", "zz")]
+    ['xL', 'Ry', 'RL']
+    """
+    first, second = created[0], created[1]
+    if first != new_token:
+        return first + pair[0]
+    return pair[1] + (pair[0] if second == new_token else second)
+
+
+def add_created(
+    pair_counts: PairCounts,
+    pair: str,
+    new_token: str,
+    created: Mapping[str, int],
+    candidates: Candidates,
+) -> None:
+    """Count the pairs a merge of `pair` created, and take their counts from those replaced.
+
+    Once per distinct pair created, not per occurrence; the merged pair is then gone.
+    :func:`replaced_pair` and :meth:`Candidates.add` are inlined: this runs once per
+    pair created, about as often as the words' own loop runs.
+    """
+    left, right = pair[0], pair[1]
+    top, tied, buckets, counts = (
+        candidates.top,
+        candidates.tied,
+        candidates.buckets,
+        candidates.counts,
+    )
+    get = buckets.get
+    for new_pair, count in created.items():
+        if count <= 0:
+            continue
+        first, second = new_pair[0], new_pair[1]
+        if first != new_token:
+            pair_counts[first + left] -= count
+        elif second == new_token:
+            pair_counts[right + left] -= count
+        else:
+            pair_counts[right + second] -= count
+        pair_counts[new_pair] = count
+        if count == top:
+            heappush(tied, new_pair)
+            continue
+        bucket = get(count)
+        if bucket is None:
+            buckets[count] = [new_pair]
+            heappush(counts, -count)
+        else:
+            bucket.append(new_pair)
+    del pair_counts[pair]
+
+
+class Candidates:
+    """The pairs that may win, highest count first, ties to the smallest pair: a bucket queue.
+
+    The highest count can only fall from one merge to the next: counts of existing
+    pairs only fall, and a created pair occurs at most as often as the pair merged to
+    make it (each of its occurrences holds one of those). So a pair filed under its
+    count need not be looked at until the highest count comes down to it:
+
+    * `buckets` maps a count to the pairs filed under it, a list each; `counts` is a
+      max-heap (negated) of those counts, one entry per bucket;
+    * `top` is the count being taken, and `tied` a heap of the pairs filed under it,
+      so that the smallest comes first.
+
+    A pair is filed once, under the count it had when it was created (or last
+    checked), which its live count can only have fallen from. :meth:`pop` checks each
+    pair it takes against the live count and files it again under that if it fell,
+    so the first pair it finds at its filed count is exactly the naive
+    ``min(key=(-count, pair))``. Adding a pair is an append to a list, not a push on
+    a heap of every pair.
+    """
+
+    def __init__(self, pair_counts: Mapping[str, int]) -> None:
+        buckets: dict[int, list[str]] = {}
+        get = buckets.get
+        for pair, count in pair_counts.items():
+            if count > 0:
+                bucket = get(count)
+                if bucket is None:
+                    buckets[count] = [pair]
+                else:
+                    bucket.append(pair)
+        self.buckets = buckets
+        self.counts = [-count for count in buckets]
+        heapify(self.counts)
+        self.top = 0
+        self.tied: list[str] = []
+
+    def add(self, pair: str, count: int) -> None:
+        """File `pair` under `count` (at most :attr:`top`, once the first pair is taken)."""
+        if count == self.top:
+            heappush(self.tied, pair)
+            return
+        bucket = self.buckets.get(count)
+        if bucket is None:
+            self.buckets[count] = [pair]
+            heappush(self.counts, -count)
+        else:
+            bucket.append(pair)
+
+    def pop(self, pair_counts: Mapping[str, int]) -> tuple[str, int] | None:
+        """Take the most frequent pair (ties: the smallest) with its count; None if none is left."""
+        tied = self.tied
+        get = pair_counts.get
+        while True:
+            while tied:
+                pair = heappop(tied)
+                live = get(pair, 0)
+                if live == self.top:
+                    return pair, live
+                if live > 0:
+                    self.add(pair, live)  # its count fell since it was filed
+            if not self.counts:
+                return None
+            self.top = -heappop(self.counts)
+            tied = self.tied = self.buckets.pop(self.top)
+            heapify(tied)
 
 
 def _pairs(word: Sequence[str]) -> Iterator[str]:
@@ -179,8 +331,8 @@ def _positions() -> array[int]:
     return array("q")
 
 
-class _Corpus:
-    """The distinct chunks as words, the live pair counts, and where each pair occurs.
+class Words:
+    """The distinct chunks as words, and where each pair occurs: what a merge rewrites.
 
     Short words are ``words`` (a str each, with its weight) and ``where`` maps a pair to
     the indices of the words it was created in. Huge words are ``huge_words``, likewise
@@ -193,6 +345,11 @@ class _Corpus:
     hold an int object per position. Entries in the indexes go stale; a merge skips
     those that no longer hold the pair, and each entry is visited at most once, when
     its pair is merged.
+
+    The words keep no pair counts: they count their pairs once, for the loop to take
+    (:meth:`take_pair_counts`), and then :meth:`merge` reports only the pairs it
+    creates (see :func:`replaced_pair`). So the words can be split among processes,
+    each set of words reporting what its own merges created.
     """
 
     def __init__(self, chunk_counts: Mapping[AnyStr, int]) -> None:
@@ -209,7 +366,7 @@ class _Corpus:
                     self.weights.append(count)
                 else:
                     huge_chunks.append((word, count))
-        self.pair_counts = self._count_word_pairs()
+        pair_counts = self._count_word_pairs()
         self.where = self._index_word_pairs()
         # Huge words: each a str, rescanned in C (see _merge_huge_words).
         self.huge_words: list[str] = []
@@ -218,11 +375,12 @@ class _Corpus:
         self.rescanned: list[int] = []
         for index, (word, count) in enumerate(huge_chunks):
             for pair, occurrences in count_pairs(word).items():
-                self.pair_counts[pair] += occurrences * count
+                pair_counts[pair] += occurrences * count
                 self.huge_where[pair].append(index)
             self.huge_words.append(word)
             self.huge_weights.append(count)
             self.rescanned.append(0)
+        self._pair_counts: PairCounts | None = pair_counts
         # Long words, as linked positions: the huge words whose rescans grew too costly.
         self.tokens: list[str] = [""]
         self.position_weights = [0]
@@ -230,7 +388,15 @@ class _Corpus:
         self.before = array("q", [-1])
         self.where_at: defaultdict[str, array[int]] = defaultdict(_positions)
 
-    def _count_word_pairs(self) -> defaultdict[str, int]:
+    def take_pair_counts(self) -> PairCounts:
+        """The weighted count of every pair in the words as laid out; once (then dropped)."""
+        pair_counts = self._pair_counts
+        if pair_counts is None:
+            raise RuntimeError("the pair counts were taken already")
+        self._pair_counts = None
+        return pair_counts
+
+    def _count_word_pairs(self) -> PairCounts:
         """Weighted pair counts of the short words.
 
         Words are grouped by weight so each group is counted by ``Counter.update``, whose
@@ -240,7 +406,7 @@ class _Corpus:
         by_weight: defaultdict[int, list[str]] = defaultdict(list)
         for word, weight in zip(self.words, self.weights, strict=True):
             by_weight[weight].append(word)
-        pair_counts: defaultdict[str, int] = defaultdict(int)
+        pair_counts: PairCounts = defaultdict(int)
         for weight, group in by_weight.items():
             counted: Counter[str] = Counter()
             counted.update(chain.from_iterable(map(_pairs, group)))
@@ -257,30 +423,20 @@ class _Corpus:
         return where
 
     def merge(self, pair: str, new_token: str) -> dict[str, int]:
-        """Replace `pair` by `new_token` everywhere; return the pairs created, with counts.
-
-        Every pair that loses count is older than ``z`` (the new token) and every pair
-        that gains holds ``z``, so the gains collect in fresh dictionaries that are
-        folded in once at the end.
-        """
-        fresh_counts: defaultdict[str, int] = defaultdict(int)
-        self._merge_words(pair, new_token, fresh_counts)
+        """Replace `pair` by `new_token` everywhere; return the pairs created, with counts."""
+        created = self._merge_words(pair, new_token)
         costly: list[int] = []
         if self.huge_where:
-            costly = self._merge_huge_words(pair, new_token, fresh_counts)
+            costly = self._merge_huge_words(pair, new_token, created)
         if self.where_at:
-            self._merge_positions(pair, new_token, fresh_counts)
-        del self.pair_counts[pair]
-        self.pair_counts.update(fresh_counts)
+            self._merge_positions(pair, new_token, created)
         # Last, so that the new positions come after every position listed so far.
         for index in costly:
             self._lay_out(self.huge_words[index], self.huge_weights[index])
             self.huge_words[index] = ""  # holds no pair: later visits skip it
-        return fresh_counts
+        return created
 
-    def _merge_huge_words(
-        self, pair: str, new_token: str, fresh_counts: defaultdict[str, int]
-    ) -> list[int]:
+    def _merge_huge_words(self, pair: str, new_token: str, created: dict[str, int]) -> list[int]:
         """Merge `pair` in the huge words, each rescanned whole in C (``merge_word``).
 
         A word is listed once per pair created in it, so a visit costs a few passes
@@ -288,8 +444,7 @@ class _Corpus:
         Returns the words whose rescans have cost more than ``RESCANS`` times their
         length: laying those out as positions is cheaper from now on.
         """
-        words, weights, pair_counts = self.huge_words, self.huge_weights, self.pair_counts
-        rescanned = self.rescanned
+        words, weights, rescanned = self.huge_words, self.huge_weights, self.rescanned
         fresh_where: defaultdict[str, list[int]] = defaultdict(list)
         costly: list[int] = []
         for index in self.huge_where.pop(pair, ()):
@@ -300,10 +455,9 @@ class _Corpus:
             word, _, before, after, doubled = merge_word(word, pair, new_token)
             words[index] = word
             weight = weights[index]
-            for lost, created, count in moved_pairs(pair, new_token, before, after, doubled):
-                pair_counts[lost] -= count * weight
-                fresh_counts[created] += count * weight
-                fresh_where[created].append(index)
+            for _, new_pair, count in moved_pairs(pair, new_token, before, after, doubled):
+                created[new_pair] = created.get(new_pair, 0) + count * weight
+                fresh_where[new_pair].append(index)
             if rescanned[index] > RESCANS * len(word):
                 costly.append(index)
         self.huge_where.update(fresh_where)
@@ -321,66 +475,63 @@ class _Corpus:
         for position, pair in enumerate(_pairs(word), start):
             where_at[pair].append(position)
 
-    def _merge_words(self, pair: str, new_token: str, fresh_counts: defaultdict[str, int]) -> None:
-        """Merge `pair` in the short words: ``str.replace``, then fix counts around each ``z``.
+    def _merge_words(self, pair: str, new_token: str) -> dict[str, int]:
+        """Merge `pair` in the short words: ``str.replace``, then list each ``z``'s neighbours.
 
-        A left neighbour that is an older token stood beside ``left`` before; one that
-        is ``z`` itself was the previous occurrence, whose ``right`` stood there. A right
-        neighbour that is ``z`` is left to that next occurrence, so ``a b a b`` ->
-        ``z z`` nets out to -(b a) +(z z). A word is listed once per occurrence of a
-        created pair, always consecutively, so repeats are skipped by index: a rescan
-        per repeat would make a word with many occurrences quadratic.
+        Each occurrence of ``z`` (the new token) creates ``(x, z)`` with the token
+        before it and ``(z, y)`` with the one after, unless that is ``z`` too: a run
+        ``a b a b`` -> ``z z`` creates one ``(z, z)``, listed by the second. The word's
+        index is listed under each pair created, once per occurrence, always
+        consecutively, so repeats are skipped by index: a rescan per repeat would make
+        a word with many occurrences quadratic.
 
-        This is the hot loop: names are bound to locals and nothing is called per
-        occurrence but ``str.find``.
+        This is the hot loop: names are bound to locals, and per occurrence nothing is
+        called but ``str.find`` and an append. What it takes from older pairs is left
+        to the loop (:func:`replaced_pair`), once per distinct pair created.
         """
-        words, weights, pair_counts = self.words, self.weights, self.pair_counts
-        left, right = pair[0], pair[1]
+        words, weights = self.words, self.weights
         fresh_where: defaultdict[str, list[int]] = defaultdict(list)
+        fresh: dict[str, int] = defaultdict(int)
         previous = -1
         for index in self.where.pop(pair, ()):
             if index == previous:
                 continue
             previous = index
             word = words[index]
-            if pair not in word:  # the pair was created here, but merged away since
+            merged = word.replace(pair, new_token)
+            if len(merged) == len(word):  # the pair was created here, but merged away since
                 continue
+            words[index] = merged
             weight = weights[index]
-            word = words[index] = word.replace(pair, new_token)
-            last = len(word) - 1
-            i = word.find(new_token)
+            last = len(merged) - 1
+            i = merged.find(new_token)
             while i >= 0:
                 if i:
-                    neighbour = word[i - 1]
-                    pair_counts[(right if neighbour == new_token else neighbour) + left] -= weight
-                    created = neighbour + new_token
-                    fresh_counts[created] += weight
-                    fresh_where[created].append(index)
+                    new_pair = merged[i - 1] + new_token
+                    fresh[new_pair] += weight
+                    fresh_where[new_pair].append(index)
                 if i < last:
-                    neighbour = word[i + 1]
+                    neighbour = merged[i + 1]
                     if neighbour != new_token:
-                        pair_counts[right + neighbour] -= weight
-                        created = new_token + neighbour
-                        fresh_counts[created] += weight
-                        fresh_where[created].append(index)
-                i = word.find(new_token, i + 1)
+                        new_pair = new_token + neighbour
+                        fresh[new_pair] += weight
+                        fresh_where[new_pair].append(index)
+                i = merged.find(new_token, i + 1)
         self.where.update(fresh_where)
+        return fresh
 
-    def _merge_positions(
-        self, pair: str, new_token: str, fresh_counts: defaultdict[str, int]
-    ) -> None:
+    def _merge_positions(self, pair: str, new_token: str, created: dict[str, int]) -> None:
         """Merge `pair` in the long words, one listed position at a time.
 
         The positions of a pair are listed in ascending order (the initial index is
         built that way, and a merge appends them in the order it visits them), so a run
         ``a a a`` merges left to right: the middle ``a`` is gone when its own entry
-        comes up. Each occurrence ``x a b y`` -> ``x z y`` moves the weight from
-        ``(x, a)`` and ``(b, y)`` to ``(x, z)`` and ``(z, y)``; when ``x`` is ``z``
-        itself (``a b a b`` -> ``z z``), ``(x, a)`` is the fresh ``(z, a)`` the previous
-        occurrence just counted, so that is what is taken back.
+        comes up. Each occurrence ``x a b y`` -> ``x z y`` creates ``(x, z)`` and
+        ``(z, y)``; when ``x`` is ``z`` itself (``a b a b`` -> ``z z``), the ``(z, a)``
+        the previous occurrence just created is gone again, so it is taken back.
         """
         tokens, after, before = self.tokens, self.after, self.before
-        weights, pair_counts = self.position_weights, self.pair_counts
+        weights = self.position_weights
         left, right = pair[0], pair[1]
         fresh_where: defaultdict[str, array[int]] = defaultdict(_positions)
         for position in self.where_at.pop(pair, ()):
@@ -394,19 +545,16 @@ class _Corpus:
             neighbour = tokens[preceding]
             if neighbour:
                 if neighbour == new_token:
-                    fresh_counts[neighbour + left] -= weight
-                else:
-                    pair_counts[neighbour + left] -= weight
-                created = neighbour + new_token
-                fresh_counts[created] += weight
-                fresh_where[created].append(preceding)
+                    created[neighbour + left] -= weight
+                new_pair = neighbour + new_token
+                created[new_pair] = created.get(new_pair, 0) + weight
+                fresh_where[new_pair].append(preceding)
             next_position = after[following]
             neighbour = tokens[next_position]
             if neighbour:
-                pair_counts[right + neighbour] -= weight
-                created = new_token + neighbour
-                fresh_counts[created] += weight
-                fresh_where[created].append(position)
+                new_pair = new_token + neighbour
+                created[new_pair] = created.get(new_pair, 0) + weight
+                fresh_where[new_pair].append(position)
                 before[next_position] = position
             after[position] = next_position
             tokens[position] = new_token

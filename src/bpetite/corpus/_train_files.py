@@ -2,9 +2,10 @@
 
 Training only ever needs the distinct chunks and how often each occurs, so it splits
 in two: counting (streamed, parallel, shareable as a counts file) and the merge loop
-(:meth:`Tokenizer.train_from_counts`, the one ``Tokenizer.train`` uses). The result
-is the same tokenizer, byte for byte, as ``Tokenizer.train`` on each file's text with
-no chunk spanning two files.
+(the one :meth:`Tokenizer.train_from_counts` and ``Tokenizer.train`` use, here with
+its words spread over the workers where the corpus is large enough to gain from it:
+:mod:`bpetite.corpus._merge_workers`). The result is the same tokenizer, byte for
+byte, as ``Tokenizer.train`` on each file's text with no chunk spanning two files.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 
 from bpetite.core._budget import Budget
+from bpetite.core._model import LearnedMerges
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import ProgressCallback
 from bpetite.core._tokenizer import DEFAULT_SPECIAL_TOKENS, Tokenizer
@@ -20,8 +22,10 @@ from bpetite.core._trainer import check_limit, check_vocab_size
 from bpetite.corpus._counting import count_files
 from bpetite.corpus._counts_file import load_and_merge
 from bpetite.corpus._delimited import check_delimiter
+from bpetite.corpus._merge_workers import train_merges_in_workers
 from bpetite.corpus._parquet import DEFAULT_TEXT_COLUMN, check_text_column
 from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE
+from bpetite.corpus._workers import check_workers, default_workers
 
 
 def train_files(
@@ -54,7 +58,8 @@ def train_files(
     same cut for any `workers`. A directory means
     every regular file under it (symbolic links inside it are skipped). Files are
     streamed in blocks of `block_size` bytes and counted by `workers` processes
-    (default: one per CPU); neither changes the result. With a custom pattern, which
+    (default: one per CPU), which then share the merge loop if the distinct chunks are
+    many enough to gain from it; neither changes the result. With a custom pattern, which
     no block boundary is proven safe for, each file is read whole instead (memory
     grows with the largest file). Invalid UTF-8 raises a ValueError naming the file
     and the offset of the first bad byte.
@@ -77,6 +82,7 @@ def train_files(
     Budget(max_chars=max_chars, doc_cap=doc_cap)  # checked before any file is read
     check_text_column(text_column)
     check_delimiter(doc_delimiter)
+    workers = check_workers(default_workers() if workers is None else workers)
     counts = count_files(
         paths,
         pattern=split,
@@ -88,15 +94,22 @@ def train_files(
         doc_cap=doc_cap,
         doc_delimiter=doc_delimiter,
     )
-    return Tokenizer.train_from_counts(
+    merges = train_merges_in_workers(
         counts,
         vocab_size,
-        pattern=split,
-        special_tokens=special_tokens,
-        progress=progress,
+        progress,
+        workers=workers,
         max_token_bytes=max_token_bytes,
         min_frequency=min_frequency,
     )
+    training = {
+        name: value
+        for name, value in (("max_token_bytes", max_token_bytes), ("min_frequency", min_frequency))
+        if value is not None
+    }
+    # What Tokenizer.train_from_counts builds from the same merges.
+    learned = LearnedMerges(merges)  # valid by construction, and every token whole
+    return Tokenizer(learned, pattern=split, special_tokens=special_tokens, training=training)
 
 
 def train_counts(

@@ -1,4 +1,4 @@
-"""One pool of worker processes for every parallel stage: counting and dataset encoding.
+"""One pool of worker processes for every parallel stage: counting, dataset encoding, merging.
 
 A job is ``count`` pieces, numbered in the order a single process would take them.
 Workers claim the next unclaimed piece from a shared index until none is left, so a
@@ -22,6 +22,10 @@ piece is the stage's :class:`Task`, passed in; everything else lives here, once:
   exception), no worker outlives the call: those still running are killed, all reaped.
 
 :func:`run_here` runs the same tasks in this process, for one piece or one worker.
+
+A stage that talks with its workers for as long as it runs (the merge loop, one
+message each way per merge) starts them with :func:`conversing`: the same start,
+signals, death and cleanup, with a pair of pipes per worker instead of pieces.
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ import os
 import pickle
 import signal
 import time
-from collections.abc import Callable, Iterator, MutableSequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, MutableSequence, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
@@ -83,7 +87,7 @@ class Role:
     """What a stage's workers are called in errors and progress events."""
 
     name: str  # "counting": "a counting worker (pid 7) was killed by SIGKILL"
-    stage: Literal["count", "encode"]  # the progress events' task
+    stage: Literal["count", "encode", "merge"]  # the progress events' task
     lost: str  # what a worker that died unheard took with it: "its counts"
     note: str = ""  # what its death means for the output: "; nothing was written"
 
@@ -348,6 +352,132 @@ def _stop(processes: list[BaseProcess]) -> None:
     for process in processes:
         process.join()
         process.close()
+
+
+# --------------------------------------------------------------------------- conversations
+
+
+@dataclass(frozen=True, slots=True)
+class Peer:
+    """This process's end of a conversation with one worker started by :func:`conversing`."""
+
+    process: BaseProcess
+    to_worker: Connection
+    from_worker: Connection
+    role: Role
+
+    def send(self, message: Any) -> None:
+        """Send `message` to the worker (pickled); it arrives in order. WorkerError if it died."""
+        try:
+            self.to_worker.send(message)
+        except OSError:  # a broken pipe: no one is left to read it
+            self.process.join(POLL_SECONDS * 10)  # it has closed the pipe, so it is exiting
+            role = self.role
+            raise WorkerError(
+                describe_death(self.process, role.name, role.lost) + role.note
+            ) from None
+
+    def receive(self) -> Any:
+        """The worker's next message; its error re-raised here, WorkerError if it died."""
+        message = receive_from(self.from_worker, self.process, self.role)
+        if isinstance(message, BaseException):
+            raise message
+        return message
+
+
+class Channel:
+    """A worker's end of a conversation: what it receives, and how it answers."""
+
+    def __init__(self, inbox: Connection, outbox: Connection, parent: int, role: str) -> None:
+        self._inbox, self._outbox = inbox, outbox
+        self._parent, self._role = parent, role
+
+    def receive(self) -> Any:
+        """The parent's next message. WorkerError once the parent is gone.
+
+        Workers forked after this one hold the sending end too, so the parent's death
+        need not close the pipe: its pid is checked every :data:`POLL_SECONDS`.
+        """
+        while not self._inbox.poll(POLL_SECONDS):
+            if os.getppid() != self._parent:
+                raise WorkerError(f"the parent process is gone; stopping this {self._role} worker")
+        return self._inbox.recv()
+
+    def send(self, message: Any) -> None:
+        """Answer the parent with `message` (pickled)."""
+        self._outbox.send(message)
+
+
+#: A conversing worker's whole work: ``target(slot, argument, channel)``.
+Converse = Callable[[int, Any, Channel], None]
+
+
+@contextmanager
+def conversing(target: Converse, arguments: Sequence[Any], role: Role) -> Iterator[list[Peer]]:
+    """Start a worker per item of `arguments`, each running ``target(slot, argument, channel)``.
+
+    Slots are numbered from 1 (this process is slot 0, working beside them). Started
+    as the pool's workers are (shutdown signals held back, then ignored; the
+    collector frozen and paused), and stopped however the block ends: every worker
+    still running is killed (it holds nothing that outlives the conversation, and a
+    kill skips freeing its tables) and all are reaped. An error the target raises
+    is sent to this process and raised by :meth:`Peer.receive`; a worker that dies
+    makes it raise WorkerError naming how. `target` and each argument are pickled to
+    the worker unless it is forked.
+    """
+    import multiprocessing  # only here: `import bpetite` stays light
+
+    context = multiprocessing.get_context()
+    peers: list[Peer] = []
+    try:
+        with _shutdown_signals_blocked():
+            for slot, argument in enumerate(arguments, 1):
+                inbox, to_worker = context.Pipe(duplex=False)
+                from_worker, outbox = context.Pipe(duplex=False)
+                process = context.Process(
+                    target=_converse,
+                    args=(target, slot, argument, inbox, outbox, os.getpid(), role.name),
+                    name=f"bpetite-{role.name}-{slot}",
+                )
+                process.start()
+                # Only the worker may hold its sending end, so that its death reads as
+                # end-of-file here; workers forked later never see it.
+                outbox.close()
+                inbox.close()
+                peers.append(Peer(process, to_worker, from_worker, role))
+        yield peers
+    finally:
+        _stop([peer.process for peer in peers])
+        for peer in peers:
+            peer.to_worker.close()
+            peer.from_worker.close()
+
+
+def _converse(
+    target: Converse,
+    slot: int,
+    argument: Any,
+    inbox: Connection,
+    outbox: Connection,
+    parent: int,
+    role: str,
+) -> None:
+    """A conversing worker's whole life: ignore shutdown signals, run `target`, report its error."""
+    for signum in _SHUTDOWN_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
+    gc.freeze()  # as in _work: the parent's heap is not this worker's to walk
+    gc.disable()  # a conversing worker builds large acyclic tables (see core._gc)
+    channel = Channel(inbox, outbox, parent, role)
+    try:
+        target(slot, argument, channel)
+    except Exception as error:
+        with suppress(OSError):  # the parent is gone: there is no one left to tell
+            channel.send(portable_error(error, role))
+    finally:
+        inbox.close()
+        outbox.close()
 
 
 # --------------------------------------------------------------------------- in a worker

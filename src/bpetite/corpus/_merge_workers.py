@@ -1,0 +1,202 @@
+"""The merge loop with its words spread over worker processes: the same merges as one process.
+
+Must equal ``bpetite.reference.train_counts``: it is ``core._trainer.train_merges``'s
+loop, with the words held elsewhere.
+
+The loop in this process keeps the pair counts and the candidates, and picks every
+merge by the specification's rule. The words are split into *shares*, dealt out in
+turn: this process holds share 0, worker ``k`` share ``k``, each as a
+:class:`~bpetite.core._trainer.Words`. At the start each share counts its pairs and
+this process adds the counts up; then for every merge, the pair and its new token go
+to every worker, each share merges it in its own words and reports the pairs it
+created with their counts, summed per pair, and this process adds those up. A pair's
+count is a sum over words, so the sums are what one process holding every word would
+have counted, and the merges are the same, byte for byte, for any number of workers.
+What a merge takes from the older pairs follows from what it created
+(``core._trainer.replaced_pair``), so that is all a worker sends.
+
+A merge costs a message each way per worker, which only pays where a merge has many
+words to rewrite: with fewer than :data:`SHARE_BYTES` bytes of distinct chunks per
+worker, fewer workers are used, down to this process alone; and once merges have
+grown so light that the messages cost more than the merging they spread
+(:func:`spreading_pays`), the workers send their words here, where the loop goes on
+alone. When that happens depends on the machine's speed and load, never on what is
+learned.
+Measurements: docs/design-notes.md#trainer-merge-workers
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from itertools import chain
+from time import perf_counter
+from typing import Any, AnyStr, Final
+
+from bpetite.core._progress import ProgressCallback
+from bpetite.core._trainer import (
+    LayOut,
+    MergeWords,
+    Pair,
+    PairCounts,
+    Words,
+    train_merges,
+)
+from bpetite.corpus._workers import Channel, Role, conversing
+
+#: Each worker the merge loop uses holds at least this many bytes of distinct chunks:
+#: below that, its messages cost more than the merging they spread.
+#: Measurements: docs/design-notes.md#trainer-merge-workers
+SHARE_BYTES: Final = 1 << 20
+
+#: Every this many merges, the loop checks that spreading them still pays
+#: (:func:`spreading_pays`); once it does not, the workers send their words here and the
+#: loop goes on in this process alone. The late merges are many and light, and a
+#: message each way per merge then costs more than the merging it spreads.
+#: Measurements: docs/design-notes.md#trainer-merge-workers
+GATHER_WINDOW: Final = 32
+
+#: How merge workers are named in errors.
+_ROLE: Final = Role("merge", "merge", "the pairs its merge created")
+
+
+def merge_workers(chunk_counts: Mapping[Any, int], workers: int) -> int:
+    """How many processes the merge loop uses for `chunk_counts`: at most `workers`,
+    each with at least :data:`SHARE_BYTES` of distinct chunks (at least one)."""
+    total = sum(map(len, chunk_counts))
+    return max(1, min(workers, total // SHARE_BYTES))
+
+
+def train_merges_in_workers(
+    chunk_counts: Mapping[AnyStr, int],
+    vocab_size: int,
+    progress: ProgressCallback | None = None,
+    *,
+    workers: int,
+    max_token_bytes: int | None = None,
+    min_frequency: int | None = None,
+    token_lengths: Sequence[int] | None = None,
+) -> list[Pair]:
+    """``train_merges`` with the words spread over up to `workers` processes (this one included).
+
+    The same merges whatever `workers`; :func:`merge_workers` says how many are used.
+    A worker that dies raises WorkerError naming its pid and how it died; no worker
+    outlives the call, however it ends.
+    """
+    processes = merge_workers(chunk_counts, workers)
+    return train_merges(
+        chunk_counts,
+        vocab_size,
+        progress,
+        max_token_bytes=max_token_bytes,
+        min_frequency=min_frequency,
+        token_lengths=token_lengths,
+        lay_out=None if processes == 1 else spread_over(processes),
+    )
+
+
+def spread_over(shares: int, *, here: bool = False) -> LayOut:
+    """A `lay_out` for ``train_merges`` that deals the words out into `shares` shares.
+
+    Share 0 stays in this process, each other goes to a worker of its own; with
+    `here`, every share stays in this process, merged one after the other: what the
+    workers compute, without them (as the loop goes on once it has gathered them).
+    """
+
+    @contextmanager
+    def lay_out(chunk_counts: Mapping[Any, int]) -> Iterator[tuple[PairCounts, MergeWords]]:
+        dealt = deal(chunk_counts, shares)
+        sent = [] if here else dealt[1:]
+        with conversing(_hold_words, sent, _ROLE) as started:
+            peers = list(started)  # the workers still holding words
+            del sent, dealt[len(dealt) - len(peers) :]  # each worker has its own now
+            held = [Words(share) for share in dealt]  # the words merged here
+            del dealt
+            pair_counts = held[0].take_pair_counts()
+            for more in chain(
+                (words.take_pair_counts() for words in held[1:]),
+                (peer.receive() for peer in peers),
+            ):
+                _add(pair_counts, more)
+            # Seconds merging share 0, and in all (with the workers), this window.
+            seconds_here = seconds_in_all = 0.0
+            merged = 0
+
+            def merge(pair: str, new_token: str) -> dict[str, int]:
+                nonlocal seconds_here, seconds_in_all, merged
+                start = perf_counter()
+                message = (pair, new_token)
+                for peer in peers:
+                    peer.send(message)
+                created = held[0].merge(pair, new_token)  # while the workers merge theirs
+                done_here = perf_counter()
+                for more in chain(
+                    (words.merge(pair, new_token) for words in held[1:]),
+                    (peer.receive() for peer in peers),
+                ):
+                    _add(created, more)
+                if peers:
+                    seconds_here += done_here - start
+                    seconds_in_all += perf_counter() - start
+                    merged += 1
+                    if merged == GATHER_WINDOW:
+                        if not spreading_pays(seconds_here, seconds_in_all, len(peers)):
+                            for peer in peers:
+                                peer.send(None)
+                            held.extend(peer.receive() for peer in peers)
+                            peers.clear()
+                        seconds_here = seconds_in_all = 0.0
+                        merged = 0
+                return created
+
+            yield pair_counts, merge
+
+    return lay_out
+
+
+def spreading_pays(here: float, spread: float, workers: int) -> bool:
+    """Whether merging in `workers` workers beside this process still saves time.
+
+    `here` is the time this process spent merging its own share over the last
+    :data:`GATHER_WINDOW` merges, `spread` the time those merges took in all (the
+    messages, and waiting for the workers, included). Held here, every share would
+    take about `here` again, so spreading pays while ``spread`` is below
+    ``here * (workers + 1)``: the wait is below what the workers' shares would cost
+    here. A loaded machine, whose workers wait for a CPU, stops paying sooner.
+    """
+    return spread < here * (workers + 1)
+
+
+def deal(chunk_counts: Mapping[Any, int], processes: int) -> list[dict[Any, int]]:
+    """`chunk_counts` dealt out in turn into `processes` shares, as cards are.
+
+    Chunks come in the order they were counted, so each share gets about as many
+    chunks, and as many bytes, as every other.
+    """
+    shares: list[dict[Any, int]] = [{} for _ in range(processes)]
+    for index, (chunk, count) in enumerate(chunk_counts.items()):
+        shares[index % processes][chunk] = count
+    return shares
+
+
+def _hold_words(slot: int, share: Mapping[Any, int], channel: Channel) -> None:
+    """A merge worker: lay out its share's words, send their pair counts, then merge on request.
+
+    Each request is ``(pair, new_token)``; each answer the pairs the merge created in
+    this share, with their counts (``Words.merge``). A request of None gathers the words: the worker
+    sends them whole and is done.
+    """
+    words = Words(share)
+    del share
+    channel.send(dict(words.take_pair_counts()))
+    while (request := channel.receive()) is not None:
+        pair, new_token = request
+        channel.send(words.merge(pair, new_token))
+    channel.send(words)
+
+
+def _add(counts: dict[str, int], more: dict[str, int]) -> None:
+    """Add `more` to `counts` in place: a Python step per key in both, the rest in C."""
+    both = {key: counts[key] + more[key] for key in counts.keys() & more.keys()}
+    counts.update(more)
+    counts.update(both)

@@ -1,0 +1,323 @@
+"""The merge loop spread over workers learns the reference's merges, for any number of them.
+
+Two readings are held to ``bpetite.reference.train_counts``: the shares all held in
+this process (``spread_over(n, here=True)``: the sums the workers compute, without
+the processes), exhaustively on small corpora and by hypothesis; and the shares in
+real worker processes, before and after they are gathered back, by hypothesis with
+fewer examples (each starts processes) and on TinyShakespeare. Then what the pool
+promises: a killed worker fails the run in one error, a worker's own error reaches
+the caller, an orphaned worker stops, and no worker outlives the call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+from collections import Counter
+from collections.abc import Iterator
+from itertools import product
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bpetite import Progress, count_chunks, reference, train_files
+from bpetite.core import _trainer
+from bpetite.core._trainer import train_merges
+from bpetite.corpus import _merge_workers as merging
+from bpetite.corpus import _workers as pool
+from bpetite.corpus._merge_workers import deal, merge_workers, spread_over
+from bpetite.errors import WorkerError
+from tests.strategies import texts
+
+needs_proc = pytest.mark.skipif(
+    not Path("/proc/self/stat").exists() or os.name != "posix", reason="needs /proc and signals"
+)
+needs_fork = pytest.mark.skipif(
+    multiprocessing.get_start_method() != "fork",
+    reason="patches the parent's module, which only forked workers share",
+)
+#: A hang guard, not a timing: every test here finishes in seconds when nothing hangs.
+HANG_SECONDS = 60
+
+
+@contextlib.contextmanager
+def watchdog(seconds: int = HANG_SECONDS) -> Iterator[None]:
+    """Raise TimeoutError in the main thread if the block is still running after `seconds`."""
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise TimeoutError(f"still running after {seconds} s: it hangs")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+#: Every string of up to five characters over a three-letter alphabet, as chunk counts.
+SMALL_CORPORA = [count_chunks(["".join(c)]) for n in range(6) for c in product("ab ", repeat=n)]
+SHARES = (1, 2, 3, 4)
+weighted_chunks = st.dictionaries(
+    st.binary(min_size=1, max_size=12).map(lambda b: bytes(x % 4 + 97 for x in b)),
+    st.integers(1, 5),
+    max_size=12,
+)
+limits = st.one_of(st.none(), st.integers(2, 6))
+frequencies = st.one_of(st.none(), st.integers(1, 6))
+
+
+def merge_children() -> list[multiprocessing.process.BaseProcess]:
+    return [p for p in multiprocessing.active_children() if p.name.startswith("bpetite-merge-")]
+
+
+@pytest.fixture
+def always_spread(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Workers for any corpus, however small (the rule would keep a small one here)."""
+    monkeypatch.setattr(merging, "SHARE_BYTES", 1)
+    yield
+    assert merge_children() == []  # no worker outlives the call
+
+
+# --------------------------------------------------------------------------- shares held here
+
+
+def test_every_small_corpus_in_every_number_of_shares() -> None:
+    """Ties and overlapping runs everywhere, and shares with no words at all."""
+    for counts, vocab_size in product(SMALL_CORPORA, (257, 260, 300)):
+        expected = reference.train_counts(counts, vocab_size)
+        for shares in SHARES:
+            assert train_merges(counts, vocab_size, lay_out=spread_over(shares, here=True)) == (
+                expected
+            ), (counts, shares)
+
+
+@given(weighted_chunks, st.integers(256, 300), st.sampled_from(SHARES), limits, frequencies)
+def test_shares_match_the_reference_on_weighted_chunks(
+    chunks: dict[bytes, int],
+    vocab_size: int,
+    shares: int,
+    max_token_bytes: int | None,
+    min_frequency: int | None,
+) -> None:
+    fast = train_merges(
+        chunks,
+        vocab_size,
+        max_token_bytes=max_token_bytes,
+        min_frequency=min_frequency,
+        lay_out=spread_over(shares, here=True),
+    )
+    expected = reference.train_counts(
+        chunks, vocab_size, max_token_bytes=max_token_bytes, min_frequency=min_frequency
+    )
+    assert fast == expected
+
+
+@given(texts, st.sampled_from(SHARES), st.sampled_from([1, 8, 10**9]))
+def test_shares_match_the_reference_on_text_in_every_layout(
+    corpus: str, shares: int, huge_chunk_bytes: int
+) -> None:
+    """Short, huge and long words (``HUGE_CHUNK_BYTES`` 1 makes every word huge)."""
+    chunks = count_chunks([corpus])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_trainer, "HUGE_CHUNK_BYTES", huge_chunk_bytes)
+        fast = train_merges(chunks, 320, lay_out=spread_over(shares, here=True))
+    assert fast == reference.train_counts(chunks, 320)
+
+
+def test_deal_gives_every_chunk_to_exactly_one_share() -> None:
+    counts = {bytes([97 + i % 26]) * (1 + i // 26): i + 1 for i in range(100)}
+    for shares in SHARES:
+        dealt = deal(counts, shares)
+        assert len(dealt) == shares
+        assert sum(map(len, dealt)) == len(counts)
+        assert Counter() + sum(map(Counter, dealt), Counter()) == Counter(counts)
+        assert max(map(len, dealt)) - min(map(len, dealt)) <= 1
+
+
+def test_spreading_pays_while_the_wait_is_below_the_other_shares_cost() -> None:
+    """Held here, each of the other shares would cost about what this one did."""
+    assert merging.spreading_pays(1.0, 1.5, workers=1)
+    assert not merging.spreading_pays(1.0, 2.0, workers=1)
+    assert merging.spreading_pays(1.0, 3.9, workers=3)
+    assert not merging.spreading_pays(1.0, 4.0, workers=3)
+
+
+def test_the_rule_keeps_small_corpora_in_one_process() -> None:
+    """At least ``SHARE_BYTES`` of distinct chunks per process, never more than asked."""
+    small = {b"ab": 5, b"cd": 1}
+    assert merge_workers(small, 4) == 1
+    big = {bytes([i % 256, i // 256 % 256, i // 65536]) * 100: 1 for i in range(40_000)}
+    total = sum(map(len, big))
+    assert merge_workers(big, 64) == total // merging.SHARE_BYTES
+    assert merge_workers(big, 2) == 2
+    assert merge_workers(big, 1) == 1
+
+
+# --------------------------------------------------------------------------- worker processes
+
+
+@needs_fork
+@settings(max_examples=25, deadline=None)
+@given(weighted_chunks, st.integers(256, 300), st.sampled_from([2, 3, 4]), st.booleans())
+def test_workers_match_the_reference(
+    chunks: dict[bytes, int], vocab_size: int, workers: int, gather: bool
+) -> None:
+    """Real workers, kept to the end or gathered back after the first few merges."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(merging, "SHARE_BYTES", 1)
+        patch.setattr(merging, "spreading_pays", lambda *_: not gather)
+        patch.setattr(merging, "GATHER_WINDOW", 2)
+        with watchdog():
+            fast = merging.train_merges_in_workers(chunks, vocab_size, workers=workers)
+    assert fast == reference.train_counts(chunks, vocab_size)
+    assert merge_children() == []
+
+
+@pytest.fixture(scope="module")
+def shakespeare_merges(shakespeare_text: str) -> tuple[Counter[bytes], list[tuple[int, int]]]:
+    """TinyShakespeare's chunk counts and the reference's merges at vocab 400 (seconds)."""
+    chunks = count_chunks([shakespeare_text])
+    return chunks, reference.train_counts(chunks, 400)
+
+
+@needs_fork
+@pytest.mark.parametrize("workers", [2, 3, 4])
+@pytest.mark.parametrize("gather", [False, True])
+def test_tinyshakespeare_in_workers_matches_the_reference(
+    shakespeare_merges: tuple[Counter[bytes], list[tuple[int, int]]],
+    workers: int,
+    gather: bool,
+    always_spread: None,
+) -> None:
+    """Kept to the end, or gathered back after ``GATHER_WINDOW`` merges."""
+    chunks, expected = shakespeare_merges
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(merging, "spreading_pays", lambda *_: not gather)
+        with watchdog():
+            fast = merging.train_merges_in_workers(chunks, 400, workers=workers)
+    assert fast == expected
+
+
+def test_train_files_spreads_the_merge_loop_and_learns_the_same(
+    shakespeare_path: Path, shakespeare_merges: tuple[Counter[bytes], list[tuple[int, int]]]
+) -> None:
+    """TinyShakespeare counted and merged by three processes: the reference's merges."""
+    _, expected = shakespeare_merges
+    merging_beside: list[int] = []
+
+    def watch(event: Progress) -> None:
+        if event.task == "merge" and event.stage == "update":
+            merging_beside.append(len(merge_children()))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(merging, "SHARE_BYTES", 1)
+        patch.setattr(merging, "spreading_pays", lambda *_: True)
+        with watchdog():
+            tokenizer = train_files([shakespeare_path], 400, workers=3, progress=watch)
+    assert list(tokenizer.merges) == expected
+    assert merging_beside == [2]  # two workers beside this process, at merge 100
+    assert merge_children() == []
+
+
+def test_progress_is_the_loops_own(always_spread: None) -> None:
+    events: list[Progress] = []
+    corpus = " ".join(f"w{i}x{i * 7}" for i in range(400))
+    merges = merging.train_merges_in_workers(
+        count_chunks([corpus]), 256 + 250, events.append, workers=2
+    )
+    assert merges == reference.train_counts(count_chunks([corpus]), 256 + 250)
+    assert events[0] == Progress("merge", "start", 0, 250)
+    assert [e.done for e in events if e.stage == "update"] == [100, 200]
+    assert events[-1] == Progress("merge", "done", 250, 250)
+
+
+@needs_proc
+@needs_fork
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGUSR1])
+@pytest.mark.parametrize("dead_before_the_next_merge", [False, True])
+def test_a_killed_merge_worker_fails_the_run_in_one_error(
+    shakespeare_text: str,
+    signum: int,
+    dead_before_the_next_merge: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    always_spread: None,
+) -> None:
+    """Killed while the loop runs: a WorkerError naming it, not a hang. Dead before the
+    next merge is sent, the request meets a broken pipe, not the answer's end."""
+    monkeypatch.setattr(merging, "spreading_pays", lambda *_: True)  # workers to the end
+    previous = signal.signal(signal.SIGUSR1, signal.SIG_DFL)  # forked workers inherit it
+    killed: list[int] = []
+
+    def kill_a_worker(event: Progress) -> None:
+        if event.stage == "update" and not killed:
+            worker = merge_children()[0]
+            killed.append(worker.pid or 0)
+            os.kill(killed[0], signum)
+            if dead_before_the_next_merge:
+                worker.join()
+
+    try:
+        with watchdog(), pytest.raises(WorkerError) as caught:
+            merging.train_merges_in_workers(
+                count_chunks([shakespeare_text]), 2000, kill_a_worker, workers=3
+            )
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    name = signal.Signals(signum).name
+    assert str(caught.value).startswith(f"a merge worker (pid {killed[0]}) was killed by {name}")
+    assert merge_children() == []
+
+
+class Unpicklable(Exception):
+    """An exception the parent could not rebuild: its constructor needs two arguments."""
+
+    def __init__(self, first: str, second: str) -> None:
+        super().__init__(f"{first} {second}")
+
+
+@needs_fork
+@pytest.mark.parametrize(
+    ("error", "raised", "message"),
+    [
+        (MemoryError("no room"), MemoryError, "no room"),
+        (Unpicklable("cannot", "travel"), WorkerError, "a merge worker failed: Unpicklable"),
+    ],
+)
+def test_an_error_in_a_merge_worker_reaches_the_caller(
+    shakespeare_text: str,
+    monkeypatch: pytest.MonkeyPatch,
+    always_spread: None,
+    error: Exception,
+    raised: type[Exception],
+    message: str,
+) -> None:
+    parent = os.getpid()
+    real = _trainer.Words.merge
+
+    def fail_in_a_worker(self: Any, pair: str, new_token: str) -> dict[str, int]:
+        if os.getpid() != parent and ord(new_token) == 300:
+            raise error
+        return real(self, pair, new_token)
+
+    monkeypatch.setattr(merging, "spreading_pays", lambda *_: True)
+    monkeypatch.setattr(_trainer.Words, "merge", fail_in_a_worker)
+    with watchdog(), pytest.raises(raised, match=message):
+        merging.train_merges_in_workers(count_chunks([shakespeare_text]), 400, workers=2)
+
+
+def test_an_orphaned_merge_worker_stops() -> None:
+    """A worker blocked on its next request checks its parent's pid while it waits."""
+    inbox, parent_end = multiprocessing.Pipe(duplex=False)  # open, and silent
+    _, outbox = multiprocessing.Pipe(duplex=False)
+    channel = pool.Channel(inbox, outbox, parent=-1, role="merge")
+    with watchdog(), pytest.raises(WorkerError, match="parent process is gone"):
+        channel.receive()
+    parent_end.close()
