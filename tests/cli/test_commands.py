@@ -8,6 +8,7 @@ stdout empty and print one ``bpetite: error:`` line without a traceback.
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
@@ -744,20 +745,23 @@ def tiktoken_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def tiktoken_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """The test plugin's encoding (an encoding bpetite does not ship) found by tiktoken;
+    """The test plugin's encoding (an encoding bpetite does not ship) known to tiktoken;
     returns its name.
 
-    tiktoken looks for plugins once and keeps what it found (``ENCODING_CONSTRUCTORS``,
-    the cached module list): both are emptied so it looks again with the plugin on
-    ``sys.path``, and again afterwards, so no other test sees the plugin.
+    tiktoken looks for plugins once and keeps their constructors in
+    ``ENCODING_CONSTRUCTORS``; the plugin module is imported from ``sys.path`` and its
+    constructor added to that table for the test only (the subprocess test lets tiktoken
+    find it on ``PYTHONPATH`` itself), so no other test sees the plugin.
     """
+    tiktoken = pytest.importorskip("tiktoken")
     registry = pytest.importorskip("tiktoken.registry")
     monkeypatch.syspath_prepend(str(datafiles.write_tiktoken_plugin(tmp_path / "plugins")))
+    tiktoken.list_encoding_names()  # tiktoken's own look for plugins, done once
+    plugin = importlib.import_module(datafiles.PLUGIN_MODULE)
+    constructors = {**registry.ENCODING_CONSTRUCTORS, **plugin.ENCODING_CONSTRUCTORS}
     monkeypatch.setattr(registry, "ENCODINGS", {})
-    monkeypatch.setattr(registry, "ENCODING_CONSTRUCTORS", None)
-    registry._available_plugin_modules.cache_clear()
+    monkeypatch.setattr(registry, "ENCODING_CONSTRUCTORS", constructors)
     yield datafiles.PLUGIN_ENCODING
-    registry._available_plugin_modules.cache_clear()
     sys.modules.pop(datafiles.PLUGIN_MODULE, None)
 
 
