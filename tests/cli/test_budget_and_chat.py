@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bpetite import Tokenizer
+from bpetite import Tokenizer, get_encoding
 from bpetite.chat import count_chat_tokens
 from bpetite.cli import main
 
@@ -256,3 +256,21 @@ def test_chat_names_a_failing_template_and_bad_options(
     assert missing.code == 1 and "does not exist" in missing.err
     var = run(capsys, *base, "--template", "chatml", "--var", "bos_token=x")
     assert var.code == 1 and "--var is for a Jinja template file" in var.err
+    neither = run(capsys, *base)
+    assert neither.code == 1 and neither.out == ""
+    assert neither.err.startswith("bpetite: error: the model '") and neither.err.count("\n") == 1
+    assert "has no chat format of its own: give --template (chatml, harmony" in neither.err
+
+
+def test_chat_renders_harmony_by_default_for_o200k_harmony(
+    capsys: pytest.CaptureFixture[str], conversation: str
+) -> None:
+    """o200k_harmony's own format needs no --template, as apply_chat_template needs none."""
+    tokenizer = get_encoding("o200k_harmony")
+    messages = json.loads(Path(conversation).read_text(encoding="utf-8"))
+    base = ["chat", "--model", "o200k_harmony", "--messages", conversation]
+    plain = run(capsys, *base)
+    named = run(capsys, *base, "--template", "harmony")
+    assert plain.code == named.code == 0
+    assert plain.out == named.out
+    assert json.loads(plain.out) == tokenizer.apply_chat_template(messages, chat_template="harmony")

@@ -3,7 +3,8 @@
 The conversation is a JSON array of messages (objects with ``role`` and ``content``), or
 an object holding one under ``messages`` (an OpenAI request's body). ``--template`` is
 ``chatml``, ``harmony`` or a Jinja template file, rendered as
-:meth:`Tokenizer.apply_chat_template` renders it. The result is the ids (one JSON
+:meth:`Tokenizer.apply_chat_template` renders it; left out, the model's own format is
+used (``o200k_harmony``'s is harmony; other models have none). The result is the ids (one JSON
 array), the rendered text (``--text``, exactly, nothing added) or the number of ids
 (``--count``). ``--openai-estimate`` needs no template: it prints OpenAI's published
 estimate of the conversation's prompt tokens (:func:`bpetite.chat.count_chat_tokens`).
@@ -66,7 +67,10 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--template",
         metavar="NAME|PATH",
-        help=f"a built-in format ({', '.join(FORMATS)}) or a Jinja template file",
+        help=(
+            f"a built-in format ({', '.join(FORMATS)}) or a Jinja template file; "
+            "default: the model's own format (o200k_harmony: harmony)"
+        ),
     )
     parser.add_argument(
         "--add-generation-prompt",
@@ -94,7 +98,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.openai_estimate == (args.template is not None):
+    if args.openai_estimate and args.template is not None:
         raise CliError(
             "give --template to render the conversation, or --openai-estimate to count it "
             "by OpenAI's rule (not both)"
@@ -122,6 +126,15 @@ def run(args: argparse.Namespace) -> int:
             )
         except ImportError as error:
             raise CliError(str(error)) from None
+        except ParameterError:
+            if template is not None:
+                raise
+            # the model has no chat format of its own (only o200k_harmony has one)
+            raise CliError(
+                f"the model '{shown(args.model)}' has no chat format of its own: give "
+                f"--template ({', '.join(FORMATS)} or a Jinja template file), or "
+                "--openai-estimate to count it by OpenAI's rule"
+            ) from None
         result = len(rendered) if args.count else rendered
     if isinstance(result, str):
         data = result.encode("utf-8")
