@@ -31,6 +31,7 @@ from pathlib import Path
 from bpetite._internal import (
     BASE_VOCAB_SIZE,
     BUILTIN_VOCABULARIES,
+    merged_ids,
     parse_ranks,
     recover_merges,
     write_model_file,
@@ -52,7 +53,7 @@ def model_of(rank_file: str, sha256: str, special_ids: Collection[int]) -> bytes
     if sorted(recovered.byte_ids) != list(range(BASE_VOCAB_SIZE)):
         raise SystemExit(f"{path}: its bytes do not hold the ids 0..255")
     made = [token_id for _, _, token_id in recovered.merges]
-    if made != free_ids(len(made), special_ids):
+    if made != list(merged_ids(len(made), special_ids)):
         raise SystemExit(
             f"{path}: its merged tokens' ids are not the ids its special tokens leave free "
             "from 256 on, which a model file cannot hold"
@@ -61,17 +62,6 @@ def model_of(rank_file: str, sha256: str, special_ids: Collection[int]) -> bytes
     index.update((byte_id, byte_id) for byte_id in range(BASE_VOCAB_SIZE))
     merges = [(index[left], index[right]) for left, right, _ in recovered.merges]
     return write_model_file(recovered.byte_order, merges)
-
-
-def free_ids(count: int, special_ids: Collection[int]) -> list[int]:
-    """The first `count` ids from 256 on that no special token holds."""
-    ids: list[int] = []
-    token_id = BASE_VOCAB_SIZE
-    while len(ids) < count:
-        if token_id not in special_ids:
-            ids.append(token_id)
-        token_id += 1
-    return ids
 
 
 def main(argv: Sequence[str]) -> int:

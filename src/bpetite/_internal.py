@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the type checker sees the names where they live
     )
     from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
     from bpetite.core._errors import SHOWN_CHARS, shown
+    from bpetite.core._ids import merged_ids
     from bpetite.core._json import loads_json, parse_json_ids
     from bpetite.core._ranks import parse_ranks, recover_merges, show_token
     from bpetite.core._regex import compile_pattern
@@ -42,6 +43,7 @@ _HOMES = {
     "BuiltinVocabulary": "bpetite.core._builtin",
     "rank_file": "bpetite.core._builtin",
     "write_model_file": "bpetite.core._builtin",
+    "merged_ids": "bpetite.core._ids",
     "BASE_VOCAB_SIZE": "bpetite.core._constants",
     "END_OF_TEXT_TOKEN": "bpetite.core._constants",
     "SHOWN_CHARS": "bpetite.core._errors",
@@ -74,6 +76,7 @@ __all__ = [
     "dask_client",
     "dask_count_files",
     "loads_json",
+    "merged_ids",
     "parse_json_ids",
     "parse_ranks",
     "rank_file",

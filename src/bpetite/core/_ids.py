@@ -61,6 +61,17 @@ def mergeable_ids(count: int, skipped: Sequence[int]) -> Sequence[int]:
     return list(chain.from_iterable(map(range, [low + 1 for low in bounds], bounds[1:])))
 
 
+def merged_ids(count: int, special_ids: Iterable[int]) -> Sequence[int]:
+    """The ids of `count` merged tokens: the first ids from 256 on that no special holds.
+
+    >>> list(merged_ids(3, [257, 100]))
+    [256, 258, 259]
+    """
+    total = BASE_VOCAB_SIZE + count
+    skipped = skipped_ids(total, [i for i in special_ids if i >= BASE_VOCAB_SIZE])
+    return mergeable_ids(total, skipped)[BASE_VOCAB_SIZE:]
+
+
 def index_table(count: int, skipped: Sequence[int]) -> list[int]:
     """Id -> index for every id up to the last of `count` mergeable tokens', -1 for each
     `skipped` id (a special token's).

@@ -18,6 +18,7 @@ from typing import Final, Literal
 
 from bpetite import SplitPattern, Tokenizer
 from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, compile_pattern, show_token
+from bpetite._internal import merged_ids as free_ids
 from bpetite.errors import InteropError, ParameterError, PatternError, UnknownTokenError
 
 ImportFormat = Literal["vocab+merges", "tokenizer.json", "tiktoken"]
@@ -217,8 +218,8 @@ def build_import(
     ordered = sorted(specials.items(), key=lambda item: item[1])
     _check_distinct_ids([*byte_ids, *merged_ids, *(source_id for _, source_id in ordered)])
 
-    if sorted(byte_ids) == list(range(BASE_VOCAB_SIZE)) and merged_ids == _free_ids(
-        len(merges), set(specials.values())
+    if sorted(byte_ids) == list(range(BASE_VOCAB_SIZE)) and merged_ids == list(
+        free_ids(len(merges), specials.values())
     ):
         # The source's ids are bpetite's with the bytes in another order, the merged
         # tokens skipping any special id among theirs (p50k_base's): speak them.
@@ -233,17 +234,6 @@ def build_import(
     tokenizer = _tokenizer(pairs, split, [text for text, _ in ordered], None)
     source_ids = [*byte_ids, *merged_ids, *(source_id for _, source_id in ordered)]
     return ImportResult(tokenizer, source_format, tuple(source_ids), name)
-
-
-def _free_ids(count: int, special_ids: set[int]) -> list[int]:
-    """The first `count` ids from 256 on that no special token holds: the merged tokens'."""
-    ids: list[int] = []
-    token_id = BASE_VOCAB_SIZE
-    while len(ids) < count:
-        if token_id not in special_ids:
-            ids.append(token_id)
-        token_id += 1
-    return ids
 
 
 def _tokenizer(
