@@ -66,28 +66,39 @@ def places(tokenizer: Tokenizer, text: str, **policy: Any) -> list[tuple[int, in
     return found
 
 
-def expected_truncate(tokenizer: Tokenizer, text: str, n: int, **policy: Any) -> str:
-    fitting = [
-        end
-        for k, end in places(tokenizer, text, **policy)
-        if k <= n and tokenizer.count_tokens(text[:end], **policy) <= n
-    ]
-    return text[: max(fitting)]
+class Oracle:
+    """The places of one text and the counts of its pieces, each found once: every
+    budget and overlap of :func:`check_all` asks again for the same ones."""
+
+    def __init__(self, tokenizer: Tokenizer, text: str, **policy: Any) -> None:
+        self.text = text
+        self.cuts = places(tokenizer, text, **policy)
+        self._counts: dict[tuple[int, int], int] = {}
+        self._tokenizer, self._policy = tokenizer, policy
+
+    def count(self, start: int, end: int) -> int:
+        """``count_tokens(text[start:end])``."""
+        if (start, end) not in self._counts:
+            piece = self.text[start:end]
+            self._counts[start, end] = self._tokenizer.count_tokens(piece, **self._policy)
+        return self._counts[start, end]
 
 
-def expected_spans(
-    tokenizer: Tokenizer, text: str, n: int, overlap: int, **policy: Any
-) -> list[tuple[int, int]] | None:
+def expected_truncate(oracle: Oracle, n: int) -> str:
+    fitting = [end for k, end in oracle.cuts if k <= n and oracle.count(0, end) <= n]
+    return oracle.text[: max(fitting)]
+
+
+def expected_spans(oracle: Oracle, n: int, overlap: int) -> list[tuple[int, int]] | None:
     """The greedy pieces, plainly, as indices into the places: None where none can fit."""
-    cuts = places(tokenizer, text, **policy)
+    text, cuts = oracle.text, oracle.cuts
 
     def furthest(index: int) -> int | None:
         k, start = cuts[index]
         fitting = [
             later
             for later in range(index + 1, len(cuts))
-            if cuts[later][0] - k <= n
-            and tokenizer.count_tokens(text[start : cuts[later][1]], **policy) <= n
+            if cuts[later][0] - k <= n and oracle.count(start, cuts[later][1]) <= n
         ]
         return max(fitting, default=None)
 
@@ -115,18 +126,20 @@ def expected_spans(
 def check_all(tokenizer: Tokenizer, text: str, **policy: Any) -> None:
     """Every answer for `text`, at every budget up to one past its count."""
     total = tokenizer.count_tokens(text, **policy)
+    oracle = Oracle(tokenizer, text, **policy)
     for n in range(total + 2):
         assert tokenizer.is_within_limit(text, n, **policy) is (total <= n)
         kept = tokenizer.truncate(text, n, **policy)
-        assert kept == expected_truncate(tokenizer, text, n, **policy)
+        assert kept == expected_truncate(oracle, n)
         assert text.startswith(kept)
         assert tokenizer.count_tokens(kept, **policy) <= n
         for overlap in range(min(n, 3)):
-            check_chunk(tokenizer, text, n, overlap, **policy)
+            check_chunk(tokenizer, oracle, n, overlap, **policy)
 
 
-def check_chunk(tokenizer: Tokenizer, text: str, n: int, overlap: int, **policy: Any) -> None:
-    expected = expected_spans(tokenizer, text, n, overlap, **policy)
+def check_chunk(tokenizer: Tokenizer, oracle: Oracle, n: int, overlap: int, **policy: Any) -> None:
+    text = oracle.text
+    expected = expected_spans(oracle, n, overlap)
     if expected is None:
         with pytest.raises(ParameterError, match="raise max_tokens"):
             tokenizer.chunk_with_offsets(text, n, overlap=overlap, **policy)
@@ -184,9 +197,10 @@ def test_openai_vocabularies_against_count_tokens_and_the_text(
 ) -> None:
     total = openai.count_tokens(text)
     assert openai.is_within_limit(text, n) is (total <= n)
-    assert openai.truncate(text, n) == expected_truncate(openai, text, n)
+    oracle = Oracle(openai, text)
+    assert openai.truncate(text, n) == expected_truncate(oracle, n)
     if n > overlap:
-        check_chunk(openai, text, n, overlap)
+        check_chunk(openai, oracle, n, overlap)
 
 
 def test_a_prefix_that_splits_apart_from_its_text_is_encoded_again() -> None:

@@ -94,6 +94,7 @@ class Tokenizer:
         "_special_ids",
         "_specials",
         "_token_ids",
+        "_tokens",
         "_vocab",
         "_vocab_view",
     )
@@ -157,18 +158,37 @@ class Tokenizer:
         self._vocab.update(model.special_bytes())
         self._vocab_view: Mapping[int, bytes] = MappingProxyType(self._vocab)
         self._token_ids: dict[bytes, int] = {}
+        self._tokens = vocab  # for the encoder, built on first use (see __getattr__)
+
+    def _build_encoder(self) -> Encoder | IdEncoder:
+        """The encoder's tables, from the model and its tokens' bytes by index."""
+        model = self._model
         byte_ids = None
         if model.byte_order != IDENTITY_BYTE_ORDER:
             byte_ids = bytes(sorted(range(BASE_VOCAB_SIZE), key=model.byte_order.__getitem__))
         trained = isinstance(model.indexed, LearnedMerges)
-        encoder = Encoder(model.indexed, vocab, model.pattern.split, byte_ids, trained=trained)
+        with gc_paused():
+            encoder = Encoder(
+                model.indexed, self._tokens, model.pattern.split, byte_ids, trained=trained
+            )
         # The encoder works in indices; where the mergeable ids skip a special token's,
         # its results are mapped to ids (core/_ids.py).
-        self._encoder: Encoder | IdEncoder = (
-            encoder
-            if isinstance(model.mergeable_ids, range)
-            else IdEncoder(encoder, model.mergeable_ids)
-        )
+        if isinstance(model.mergeable_ids, range):
+            return encoder
+        return IdEncoder(encoder, model.mergeable_ids)
+
+    if not TYPE_CHECKING:  # to a type checker, the slot below is a plain attribute
+
+        def __getattr__(self, name: str) -> Any:
+            """Build the encoder when it is first used (Python asks here only while the
+            ``_encoder`` slot is empty), so that a model trained, saved, extended or
+            inspected without encoding anything never pays for the encoder's tables."""
+            if name != "_encoder":
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            self._encoder = self._build_encoder()
+            return self._encoder
+
+    _encoder: Encoder | IdEncoder
 
     def __reduce__(self) -> tuple[Callable[..., Tokenizer], tuple[Any, ...]]:
         """Pickle as the definition, not the tables: a worker process rebuilds them."""
