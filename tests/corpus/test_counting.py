@@ -3,6 +3,7 @@
 The reference: read each file whole, decode it, ``Counter`` its chunks, add up.
 """
 
+import io
 import os
 import random
 from collections import Counter
@@ -136,6 +137,28 @@ def test_splitting_a_file_at_safe_points_keeps_its_chunks(
     for piece in pieces:
         count_piece(piece, 5, counts)
     assert Counter({k.encode(): v for k, v in counts.items()}) == simple_counts([path])
+
+
+@given(
+    st.lists(st.sampled_from([b"x", b"\n", b" ", b"/", b"ab"]), max_size=60).map(b"".join),
+    st.integers(0, 70),
+    st.sampled_from([1, 2, 3, 8]),
+    st.sampled_from([4, 16, 1 << 20]),
+)
+def test_the_short_look_finds_the_windows_first_safe_point(
+    data: bytes, offset: int, first_look: int, window: int
+) -> None:
+    """Looking a few bytes ahead first, then at the whole window, finds what one search
+    of the whole window finds, whichever edge a point or the file's end falls on."""
+    start = max(offset - 2, 0)
+    match = regex.search(
+        rb"[\x21-\x7e]\n(?=[\x21-\x2e\x30-\x7e])", data[start : start + window + 3]
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(counting, "FIRST_LOOK_BYTES", first_look)
+        patch.setattr(counting, "SPLIT_SEARCH_BYTES", window)
+        found = counting._find_safe_point(io.BytesIO(data), offset)
+    assert found == (None if match is None else start + match.end())
 
 
 def test_a_large_file_splits_into_pieces(corpus: Path) -> None:

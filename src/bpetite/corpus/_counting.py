@@ -83,6 +83,8 @@ PIECES_PER_WORKER: Final = 4
 
 #: How many bytes are searched for a safe split point at a time.
 SPLIT_SEARCH_BYTES: Final = 1 << 20
+#: How far the search for a split point looks before it reads its whole window.
+FIRST_LOOK_BYTES: Final = 1 << 12
 
 _SAFE_SPLIT: Final = re.compile(rb"[\x21-\x7e]\n(?=[\x21-\x2e\x30-\x7e])")
 
@@ -280,10 +282,18 @@ def _find_safe_point(stream: BinaryIO, offset: int) -> int | None:
     non-space ASCII, Y not ``/``); ``Y`` must exist, so a point is always inside the file.
     """
     window_start = max(offset - 2, 0)
-    stream.seek(window_start)
-    window = stream.read(SPLIT_SEARCH_BYTES + 3)
-    match = _SAFE_SPLIT.search(window)
-    return None if match is None else window_start + match.end()
+    # A point is usually a line away: a short look first, so that small pieces do not
+    # each copy the whole window. A match in a prefix of the window is the window's
+    # first too: an earlier one would lie, lookahead included, inside the prefix.
+    for length in (FIRST_LOOK_BYTES, SPLIT_SEARCH_BYTES):
+        stream.seek(window_start)
+        window = stream.read(length + 3)
+        match = _SAFE_SPLIT.search(window)
+        if match is not None:
+            return window_start + match.end()
+        if len(window) < length + 3:
+            return None  # the file ends inside the short look
+    return None
 
 
 # --------------------------------------------------------------------------- counting
