@@ -178,19 +178,23 @@ def _check_encode(tokenizer: Tokenizer, text: str) -> Explanation:
     # each row: the ranks applied in order, and the text's tokens after each
     ranks = [row.rank for row in explanation.rows]
     assert ranks == sorted(set(ranks))
+    # the reference's ids of the text with the merges applied so far, after each row
+    steps = [
+        reference.encode(_truncated(tokenizer, row.rank + 1), text) for row in explanation.rows
+    ]
     before = explanation.start_tokens
-    for row in explanation.rows:
-        after = len(reference.encode(_truncated(tokenizer, row.rank + 1), text))
+    for row, ids in zip(explanation.rows, steps, strict=True):
+        after = len(ids)
         assert (row.tokens_after, row.count) == (after, before - after)
         assert row.pair == tokenizer.merges[row.rank]
         assert row.token == tokenizer.vocab[row.new_id] == row.parts[0] + row.parts[1]
         before = after
     assert before == len(explanation.ids)
-    # the page: at every step, the tokens of the text with the merges applied so far
+    # the page: at every step, those tokens
     page = ExplainPage(explanation.to_html())
     assert page.tokens_at(0) == reference.encode(_truncated(tokenizer, 0), text)
-    for step, row in enumerate(explanation.rows, start=1):
-        assert page.tokens_at(step) == reference.encode(_truncated(tokenizer, row.rank + 1), text)
+    for step, ids in enumerate(steps, start=1):
+        assert page.tokens_at(step) == ids
     return explanation
 
 
