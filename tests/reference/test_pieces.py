@@ -68,18 +68,19 @@ def assert_the_claim(merges: Merges, alphabet: bytes, longest: int) -> None:
     merged ones) whose adjacent pairs stay apart is, by the reference, the encoding of
     its bytes."""
     vocab = ref.vocab(merges)
+    encode_chunk = ref.chunk_encoder(merges)
     tokens = [*alphabet, *range(256, 256 + len(merges))]
-    whole = [t for t in tokens if ref.encode_chunk(vocab[t], merges) == [t]]
+    whole = [t for t in tokens if encode_chunk(vocab[t]) == [t]]
 
     @cache
     def apart(x: int, y: int) -> bool:
-        return ref.encode_chunk(vocab[x] + vocab[y], merges) == [x, y]
+        return encode_chunk(vocab[x] + vocab[y]) == [x, y]
 
     for length in range(2, longest + 1):
         for sequence in product(whole, repeat=length):
             if all(apart(x, y) for x, y in pairwise(sequence)):
                 data = b"".join(vocab[t] for t in sequence)
-                assert ref.encode_chunk(data, merges) == list(sequence), (merges, sequence)
+                assert encode_chunk(data) == list(sequence), (merges, sequence)
 
 
 def test_the_claim_on_every_merge_list_of_up_to_three_merges_over_two_bytes() -> None:
@@ -96,10 +97,11 @@ def assert_stay_apart_is_the_reference(merges: Merges, alphabet: Sequence[int]) 
     """For every pair of tokens that encode to themselves (the reference says which)."""
     vocab = ref.vocab(merges)
     encoder = encoder_for(merges)
+    encode_chunk = ref.chunk_encoder(merges)
     tokens = [*alphabet, *range(256, 256 + len(merges))]
-    whole = [t for t in tokens if ref.encode_chunk(vocab[t], merges) == [t]]
+    whole = [t for t in tokens if encode_chunk(vocab[t]) == [t]]
     for x, y in product(whole, repeat=2):
-        expected = ref.encode_chunk(vocab[x] + vocab[y], merges) == [x, y]
+        expected = encode_chunk(vocab[x] + vocab[y]) == [x, y]
         assert encoder.stay_apart((x, y)) == expected, (merges, x, y)
 
 
