@@ -165,19 +165,18 @@ def grid(data: bytes, delimiter: bytes) -> set[int]:
 @pytest.mark.parametrize("delimiter", [b"a", b"aa", b"aba", b"aab", b"\n\n", b"ab"])
 @pytest.mark.parametrize("window", [1, 2, 3, 64])
 def test_find_cut_gives_only_points_of_the_whole_files_cut(
-    delimiter: bytes, window: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    delimiter: bytes, window: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """From every offset of every small file: a point of the left-to-right cut, never one
-    inside a run that cuts elsewhere (aaa with aa cuts after the first two)."""
+    inside a run that cuts elsewhere (aaa with aa cuts after the first two). The files
+    are in memory: find_cut only seeks and reads its stream."""
     monkeypatch.setattr(_delimited, "CUT_SEARCH_BYTES", window)
     alphabet = sorted(set(delimiter + b"b"))
-    path = tmp_path / "file"
     for length in range(9):
         for letters in itertools.product(alphabet, repeat=length):
             data = bytes(letters)
-            path.write_bytes(data)
             points = grid(data, delimiter)
-            with path.open("rb") as stream:
+            with io.BytesIO(data) as stream:
                 for offset in range(length + 1):
                     cut = find_cut(stream, offset, delimiter)
                     if cut is not None:
