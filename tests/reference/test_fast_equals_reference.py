@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import bpetite.reference as reference_module  # its table builders, wrapped below
 from bpetite import PRESETS, SplitPattern, Tokenizer, count_chunks
 from bpetite import reference as ref
 from bpetite.errors import UnknownTokenError
@@ -198,15 +199,15 @@ class TablesOnce:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self._known: dict[int, tuple[object, object]] = {}  # id -> (argument, result)
-        indexed, ranks = ref._indexed, ref._ranks
-        monkeypatch.setattr(ref, "_indexed", lambda model: self._once(indexed, model))
-        monkeypatch.setattr(ref, "_ranks", lambda merges: self._once(ranks, merges))
+        indexed, ranks = reference_module._indexed, reference_module._ranks
+        monkeypatch.setattr(reference_module, "_indexed", lambda model: self._once(indexed, model))
+        monkeypatch.setattr(reference_module, "_ranks", lambda merges: self._once(ranks, merges))
 
     def register(self, tokenizer: Tokenizer) -> None:
         """Build `tokenizer`'s tables now, and keep them (and it) for its later calls."""
         self._known[id(tokenizer)] = (tokenizer, None)
         self._known[id(tokenizer.merges)] = (tokenizer.merges, None)
-        merges, _ = ref._indexed(tokenizer)
+        merges, _ = reference_module._indexed(tokenizer)
         self._known[id(merges)] = (merges, None)
 
     def _once(self, build: Callable[[Any], Any], argument: object) -> Any:
