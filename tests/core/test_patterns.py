@@ -28,6 +28,7 @@ from bpetite.core._patterns import (
     _TEMPLATES,
     ASCII_TWINS,
     MAX_NARROWINGS,
+    _blocks,
     _members,
     _Narrowed,
     _spans,
@@ -278,3 +279,14 @@ def test_narrowing_stops_after_its_limit_and_regex_splits_the_rest() -> None:
     pattern = preset_pattern("o200k")
     text = "".join(chr(block << 8) + "x" for block in range(1, 2 * MAX_NARROWINGS))
     assert pattern.split(text) == pattern.compiled.findall(text)
+
+
+_ANY_CHARACTER = st.one_of(st.characters(), st.sampled_from("\ud800\udbff\udc00😀\U0010ffff"))
+
+
+@given(text=st.text(_ANY_CHARACTER, max_size=40), late=st.text(_ANY_CHARACTER, max_size=5))
+def test_the_blocks_found_hold_every_character(text: str, late: str) -> None:
+    """Surrogates and characters beyond U+FFFF included, and blocks first met far
+    past the stretch gathered at first."""
+    text = text + "a" * 5000 + late
+    assert {ord(char) >> 8 for char in text} <= _blocks(text)
