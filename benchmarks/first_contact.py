@@ -40,7 +40,7 @@ from benchmarks.shakespeare_encode import multilingual_text
 
 #: A sentence of the kind a first try encodes.
 SENTENCE = "Hello world! Tokenizers split text into pieces: café, naïve, 1,234 and 👋."
-VOCABULARIES = ("gpt2", "r50k_base", "cl100k_base", "o200k_base")
+VOCABULARIES = ("gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base")
 #: Where tiktoken downloads each file it needs -> the committed copy (harness.data name).
 TIKTOKEN_URLS = {
     "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe": "vocab.bpe",
@@ -48,6 +48,9 @@ TIKTOKEN_URLS = {
         "encoder.json"
     ),
     "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken": "gpt2.tiktoken",
+    "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken": (
+        "p50k_base.tiktoken"
+    ),
     "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken": (
         "cl100k_base.tiktoken"
     ),
