@@ -108,11 +108,28 @@ _LL = "a-z"
 _N = "0-9"
 _S = r"\t\n\x0b\x0c\r "
 
+# o200k's twin is written on its own: in ASCII its capitals and small letters are
+# apart, so its two letter branches are one ("capitals, then small letters, or small
+# letters alone") and no run needs to give back a character once taken (possessive);
+# `re` backtracks less and splits prose and code about a tenth faster. In Unicode the
+# branches' classes share \p{Lm}, \p{Lo} and \p{M}, so the narrowed patterns keep both.
+_ASCII_O200K: Final = "|".join(
+    [
+        rf"""[^\r\n{_L}{_N}]?+(?:[{_LU}]++[{_LL}]*+|[{_LL}]++)(?:'(?i:[stmd]|re|ve|ll))?""",
+        rf"""[{_N}]{{1,3}}""",
+        rf""" ?[^{_S}{_L}{_N}]++[\r\n/]*+""",
+        rf"""[{_S}]*[\r\n]+""",
+        rf"""[{_S}]+(?![^{_S}])""",
+        rf"""[{_S}]+""",
+    ]
+)
+
 #: Each preset's ASCII twin: on ASCII text it splits exactly as the preset does.
 ASCII_TWINS: Final[Mapping[str, str]] = MappingProxyType(
     {
-        name: template.format(L=_L, Lu=_LU, Ll=_LL, N=_N, S=_S, Upper=_LU, Lower=_LL)
-        for name, template in _TEMPLATES.items()
+        "gpt2": _TEMPLATES["gpt2"].format(L=_L, N=_N, S=_S),
+        "cl100k": _TEMPLATES["cl100k"].format(L=_L, N=_N, S=_S),
+        "o200k": _ASCII_O200K,
     }
 )
 
