@@ -14,7 +14,9 @@ ids.
 The cold encodes: a fresh process loads the vocabulary (untimed), then times one
 ``encode_ordinary`` of a text it has never seen: English prose (TinyShakespeare), source
 code (the running Python's standard library, its ``.py`` files in name order), and a
-multilingual text (the encoding section's, of many scripts). Speed is tiktoken's time
+multilingual text (the encoding section's, of many scripts). The vocabularies are
+``cl100k_base``, ``o200k_base`` and a model trained on TinyShakespeare at vocab 32,768
+(GPT-2's pattern; tiktoken gets its tokens as ranks). Speed is tiktoken's time
 over bpetite's, same text, same round; the ids must be tiktoken's. The warm steady
 state is in the encoding sections.
 """
@@ -36,7 +38,9 @@ from typing import Any
 
 from benchmarks import harness
 from benchmarks.harness import Section, Stat, spread
+from benchmarks.peers import tiktoken_of
 from benchmarks.shakespeare_encode import multilingual_text
+from bpetite import Tokenizer
 
 #: A sentence of the kind a first try encodes.
 SENTENCE = "Hello world! Tokenizers split text into pieces: café, naïve, 1,234 and 👋."
@@ -58,8 +62,12 @@ TIKTOKEN_URLS = {
         "o200k_base.tiktoken"
     ),
 }
-#: The cold encodes' vocabularies, and each text's size in characters (quick, full).
-COLD_VOCABULARIES = ("cl100k_base", "o200k_base")
+#: The cold encodes' vocabularies: two built-ins and a model trained on TinyShakespeare
+#: at `TRAINED_VOCAB` (saved untimed; tiktoken gets its tokens as ranks and its pattern);
+#: and each text's size in characters (quick, full).
+TRAINED = "TinyShakespeare 32k"
+TRAINED_VOCAB = 32_768
+COLD_VOCABULARIES = ("cl100k_base", "o200k_base", TRAINED)
 COLD_SIZES = {
     "prose": (100_000, None),
     "code": (100_000, 2_000_000),
@@ -201,6 +209,9 @@ def _cold_encodes(
 ) -> dict[str, Stat]:
     """One encode of unseen text in a fresh process, its vocabulary loaded untimed."""
     texts = _texts(run)
+    harness.log(f"first contact: training the {TRAINED} model (untimed)")
+    artifact = run.scratch / "first-contact-trained.json"
+    Tokenizer.train(run.text, TRAINED_VOCAB).save(artifact)
     stats: dict[str, Stat] = {}
     table = []
     for kind, path in texts.items():
@@ -208,8 +219,8 @@ def _cold_encodes(
         for name in COLD_VOCABULARIES:
             harness.log(f"first contact: cold encode of {kind} with {name}, {rounds} round(s)")
             cases = {
-                who: partial(harness.call_in_child, cold_encode, env=env, library=who, name=name,
-                             path=str(path))
+                who: partial(harness.call_in_child, cold_encode, env=env, library=who,
+                             name=str(artifact) if name == TRAINED else name, path=str(path))
                 for who in ("bpetite", "tiktoken")
             }  # fmt: skip
             timings = harness.measure(cases, rounds, keep="all", alternate=True)
@@ -274,12 +285,18 @@ def _standard_library_code(size: int) -> str:
 
 
 def cold_encode(library: str, name: str, path: str) -> dict[str, Any]:
-    """In a fresh process: load `name` with `library` (untimed), then time one encode."""
+    """In a fresh process: load `name` with `library` (untimed), then time one encode.
+
+    A `name` that ends in ``.json`` is a saved model: tiktoken gets its tokens as ranks.
+    """
     text = Path(path).read_text(encoding="utf-8")
-    if library == "bpetite":
+    if name.endswith(".json"):
+        tokenizer = Tokenizer.load(name)
+        encoding: Any = tokenizer if library == "bpetite" else tiktoken_of(tokenizer)
+    elif library == "bpetite":
         import bpetite
 
-        encoding: Any = bpetite.get_encoding(name)
+        encoding = bpetite.get_encoding(name)
     else:
         import tiktoken
 
