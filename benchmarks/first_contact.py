@@ -31,15 +31,12 @@ import resource
 import subprocess
 import sys
 import sysconfig
-import time
-from array import array
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from benchmarks import harness
 from benchmarks.harness import Section, Stat, spread
-from benchmarks.peers import tiktoken_of
 from benchmarks.shakespeare_encode import multilingual_text
 from bpetite import Tokenizer
 
@@ -222,13 +219,12 @@ def _cold_encodes(
         for name in COLD_VOCABULARIES:
             harness.log(f"first contact: cold encode of {kind} with {name}, {rounds} round(s)")
             cases = {
-                who: partial(harness.call_in_child, cold_encode, env=env, library=who,
-                             name=str(artifact) if name == TRAINED else name, path=str(path))
+                who: partial(_cold_encode, who, str(artifact) if name == TRAINED else name,
+                             path, env)
                 for who in ("bpetite", "tiktoken")
             }  # fmt: skip
             timings = harness.measure(cases, rounds, keep="all", alternate=True)
-            reports = {who: [child.report for child in timing.results] for who, timing in
-                       timings.items()}  # fmt: skip
+            reports = {who: timing.results for who, timing in timings.items()}
             section.check(
                 f"cold {kind}, {name}: bpetite's ids equal tiktoken's",
                 [r["ids"] for r in reports["bpetite"]] == [r["ids"] for r in reports["tiktoken"]],
@@ -289,25 +285,37 @@ def _standard_library_code(size: int) -> str:
     return "".join(parts)
 
 
-def cold_encode(library: str, name: str, path: str) -> dict[str, Any]:
-    """In a fresh process: load `name` with `library` (untimed), then time one encode.
-
-    A `name` that ends in ``.json`` is a saved model: tiktoken gets its tokens as ranks.
-    """
-    text = Path(path).read_text(encoding="utf-8")
-    if name.endswith(".json"):
-        tokenizer = Tokenizer.load(name)
-        encoding: Any = tokenizer if library == "bpetite" else tiktoken_of(tokenizer)
-    elif library == "bpetite":
-        import bpetite
-
-        encoding = bpetite.get_encoding(name)
-    else:
+#: A cold encode, run as ``python -c`` so that the process imports what a user's script
+#: would: `library`, and bpetite to read a saved model (a child of ``python -m
+#: benchmarks`` would import the suite's modules first, `regex` among them). It loads
+#: `name` with `library` (untimed; a name ending in ``.json`` is a saved model, whose
+#: tokens tiktoken gets as ranks), times one encode of the file at `path`, and prints
+#: the times and a hash of the ids.
+COLD_ENCODE = """
+import hashlib, json, sys, time
+from array import array
+library, name, path = sys.argv[1:]
+text = open(path, encoding="utf-8").read()
+if name.endswith(".json"):
+    from bpetite import Tokenizer
+    encoding = Tokenizer.load(name)
+    if library == "tiktoken":
         import tiktoken
+        ranks = {encoding.vocab[i]: i for i in range(encoding.mergeable_vocab_size)}
+        encoding = tiktoken.Encoding("trained", pat_str=encoding.pattern, mergeable_ranks=ranks,
+                                     special_tokens=dict(encoding.special_tokens))
+else:
+    encoding = __import__(library).get_encoding(name)
+started, cpu_started = time.perf_counter(), time.process_time()
+ids = encoding.encode_ordinary(text)
+seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+digest = hashlib.sha256(array("I", ids).tobytes()).hexdigest()
+print(json.dumps({"seconds": seconds, "cpu": cpu, "ids": digest}))
+"""
 
-        encoding = tiktoken.get_encoding(name)
-    started, cpu_started = time.perf_counter(), time.process_time()
-    ids = encoding.encode_ordinary(text)
-    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-    digest = hashlib.sha256(array("I", ids).tobytes()).hexdigest()
-    return {"seconds": seconds, "cpu": cpu, "ids": digest}
+
+def _cold_encode(library: str, name: str, path: Path, env: dict[str, str]) -> dict[str, Any]:
+    """One cold encode (:data:`COLD_ENCODE`) in a fresh interpreter: its report."""
+    output, _ = _spawn([sys.executable, "-c", COLD_ENCODE, library, name, str(path)], env)
+    report: dict[str, Any] = json.loads(output)
+    return report
