@@ -14,8 +14,11 @@ ids.
 The cold encodes: a fresh process loads the vocabulary (untimed), then times one
 ``encode_ordinary`` of a text it has never seen: English prose (TinyShakespeare), source
 code (the running Python's standard library, its ``.py`` files in name order), and a
-multilingual text (the encoding section's, of many scripts). Speed is tiktoken's time
-over bpetite's, same text, same round; the ids must be tiktoken's. The warm steady
+multilingual text (the encoding section's, of many scripts). The vocabularies are
+``cl100k_base``, ``o200k_base`` and a model trained on TinyShakespeare at vocab 32,768
+(GPT-2's pattern; tiktoken gets its tokens as ranks). Speed is tiktoken's time
+over bpetite's, same text, same round (CPU speed: of the process's CPU time for the
+encode, less moved by a shared machine); the ids must be tiktoken's. The warm steady
 state is in the encoding sections.
 """
 
@@ -28,8 +31,6 @@ import resource
 import subprocess
 import sys
 import sysconfig
-import time
-from array import array
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -37,10 +38,11 @@ from typing import Any
 from benchmarks import harness
 from benchmarks.harness import Section, Stat, spread
 from benchmarks.shakespeare_encode import multilingual_text
+from bpetite import Tokenizer
 
 #: A sentence of the kind a first try encodes.
 SENTENCE = "Hello world! Tokenizers split text into pieces: café, naïve, 1,234 and 👋."
-VOCABULARIES = ("gpt2", "r50k_base", "cl100k_base", "o200k_base")
+VOCABULARIES = ("gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base")
 #: Where tiktoken downloads each file it needs -> the committed copy (harness.data name).
 TIKTOKEN_URLS = {
     "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe": "vocab.bpe",
@@ -48,6 +50,9 @@ TIKTOKEN_URLS = {
         "encoder.json"
     ),
     "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken": "gpt2.tiktoken",
+    "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken": (
+        "p50k_base.tiktoken"
+    ),
     "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken": (
         "cl100k_base.tiktoken"
     ),
@@ -55,8 +60,12 @@ TIKTOKEN_URLS = {
         "o200k_base.tiktoken"
     ),
 }
-#: The cold encodes' vocabularies, and each text's size in characters (quick, full).
-COLD_VOCABULARIES = ("cl100k_base", "o200k_base")
+#: The cold encodes' vocabularies: two built-ins and a model trained on TinyShakespeare
+#: at `TRAINED_VOCAB` (saved untimed; tiktoken gets its tokens as ranks and its pattern);
+#: and each text's size in characters (quick, full).
+TRAINED = "TinyShakespeare 32k"
+TRAINED_VOCAB = 32_768
+COLD_VOCABULARIES = ("cl100k_base", "o200k_base", TRAINED)
 COLD_SIZES = {
     "prose": (100_000, None),
     "code": (100_000, 2_000_000),
@@ -65,7 +74,9 @@ COLD_SIZES = {
 #: Speed targets of the cold encodes: at least this fraction of tiktoken's speed.
 COLD_TARGETS = {"prose": ">= 0.8", "code": ">= 0.8", "multilingual": ">= 0.6"}
 PROCESS_TABLE = "what a user runs | >bpetite | >tiktoken | >ratio | >paired | >CPU ratio"
-COLD_TABLE = "text | >characters | vocabulary | >bpetite | >tiktoken | >speed | >paired"
+COLD_TABLE = (
+    "text | >characters | vocabulary | >bpetite | >tiktoken | >speed | >paired | >CPU speed"
+)
 
 
 def run(run: harness.Run) -> Section:
@@ -198,6 +209,9 @@ def _cold_encodes(
 ) -> dict[str, Stat]:
     """One encode of unseen text in a fresh process, its vocabulary loaded untimed."""
     texts = _texts(run)
+    harness.log(f"first contact: training the {TRAINED} model (untimed)")
+    artifact = run.scratch / "first-contact-trained.json"
+    Tokenizer.train(run.text, TRAINED_VOCAB).save(artifact)
     stats: dict[str, Stat] = {}
     table = []
     for kind, path in texts.items():
@@ -205,23 +219,24 @@ def _cold_encodes(
         for name in COLD_VOCABULARIES:
             harness.log(f"first contact: cold encode of {kind} with {name}, {rounds} round(s)")
             cases = {
-                who: partial(harness.call_in_child, cold_encode, env=env, library=who, name=name,
-                             path=str(path))
+                who: partial(_cold_encode, who, str(artifact) if name == TRAINED else name,
+                             path, env)
                 for who in ("bpetite", "tiktoken")
             }  # fmt: skip
             timings = harness.measure(cases, rounds, keep="all", alternate=True)
-            reports = {who: [child.report for child in timing.results] for who, timing in
-                       timings.items()}  # fmt: skip
+            reports = {who: timing.results for who, timing in timings.items()}
             section.check(
                 f"cold {kind}, {name}: bpetite's ids equal tiktoken's",
                 [r["ids"] for r in reports["bpetite"]] == [r["ids"] for r in reports["tiktoken"]],
             )
             own = {who: Stat(tuple(r["seconds"] for r in reports[who])) for who in reports}
+            cpu = {who: Stat(tuple(r["cpu"] for r in reports[who])) for who in reports}
             stats |= {f"cold {kind} {name} {who}": stat for who, stat in own.items()}
             speed = own["tiktoken"].median / own["bpetite"].median
             table.append([kind, f"{characters:,}", f"`{name}`", spread(own["bpetite"]),
                           spread(own["tiktoken"]), f"{speed:.2f}",
-                          _paired(own["tiktoken"], own["bpetite"])])  # fmt: skip
+                          _paired(own["tiktoken"], own["bpetite"]),
+                          f"{cpu['tiktoken'].median / cpu['bpetite'].median:.2f}"])  # fmt: skip
             section.ratio(
                 f"first contact, cold encode of {kind}, `{name}`: bpetite speed / tiktoken's",
                 own["tiktoken"],
@@ -270,18 +285,37 @@ def _standard_library_code(size: int) -> str:
     return "".join(parts)
 
 
-def cold_encode(library: str, name: str, path: str) -> dict[str, Any]:
-    """In a fresh process: load `name` with `library` (untimed), then time one encode."""
-    text = Path(path).read_text(encoding="utf-8")
-    if library == "bpetite":
-        import bpetite
-
-        encoding: Any = bpetite.get_encoding(name)
-    else:
+#: A cold encode, run as ``python -c`` so that the process imports what a user's script
+#: would: `library`, and bpetite to read a saved model (a child of ``python -m
+#: benchmarks`` would import the suite's modules first, `regex` among them). It loads
+#: `name` with `library` (untimed; a name ending in ``.json`` is a saved model, whose
+#: tokens tiktoken gets as ranks), times one encode of the file at `path`, and prints
+#: the times and a hash of the ids.
+COLD_ENCODE = """
+import hashlib, json, sys, time
+from array import array
+library, name, path = sys.argv[1:]
+text = open(path, encoding="utf-8").read()
+if name.endswith(".json"):
+    from bpetite import Tokenizer
+    encoding = Tokenizer.load(name)
+    if library == "tiktoken":
         import tiktoken
+        ranks = {encoding.vocab[i]: i for i in range(encoding.mergeable_vocab_size)}
+        encoding = tiktoken.Encoding("trained", pat_str=encoding.pattern, mergeable_ranks=ranks,
+                                     special_tokens=dict(encoding.special_tokens))
+else:
+    encoding = __import__(library).get_encoding(name)
+started, cpu_started = time.perf_counter(), time.process_time()
+ids = encoding.encode_ordinary(text)
+seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+digest = hashlib.sha256(array("I", ids).tobytes()).hexdigest()
+print(json.dumps({"seconds": seconds, "cpu": cpu, "ids": digest}))
+"""
 
-        encoding = tiktoken.get_encoding(name)
-    started = time.perf_counter()
-    ids = encoding.encode_ordinary(text)
-    seconds = time.perf_counter() - started
-    return {"seconds": seconds, "ids": hashlib.sha256(array("I", ids).tobytes()).hexdigest()}
+
+def _cold_encode(library: str, name: str, path: Path, env: dict[str, str]) -> dict[str, Any]:
+    """One cold encode (:data:`COLD_ENCODE`) in a fresh interpreter: its report."""
+    output, _ = _spawn([sys.executable, "-c", COLD_ENCODE, library, name, str(path)], env)
+    report: dict[str, Any] = json.loads(output)
+    return report

@@ -1,15 +1,17 @@
-"""Each preset's ASCII twin must split every ASCII text exactly as the preset's regex does.
+"""Each preset's ASCII twin and narrowed pattern must split text exactly as its regex does.
 
-The twins are written by hand, so they are checked three ways: their character sets
-against `regex`'s Unicode classes on all 128 code points, every short ASCII string
+The templates are written by hand, so the twins are checked three ways: their character
+sets against `regex`'s Unicode classes on all 128 code points, every short ASCII string
 (all of them up to length 2; up to length 4 over one representative of each role a
-character can play in the patterns), and hypothesis on longer and mixed text.
+character can play in the patterns), and hypothesis on longer and mixed text. The
+narrowed patterns likewise: their classes against `regex`'s at every code point of
+blocks of many scripts, every short string over representatives of the other roles
+non-ASCII characters play, and hypothesis on text of any script.
 """
 
 import itertools
 import random
 import re
-from unittest import mock
 
 import pytest
 import regex
@@ -17,14 +19,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bpetite import PRESETS, Tokenizer, reference
-from bpetite.core import _patterns
 from bpetite.core._patterns import (
     _L,
     _LL,
     _LU,
     _N,
     _S,
+    _TEMPLATES,
     ASCII_TWINS,
+    MAX_NARROWINGS,
+    _blocks,
+    _members,
+    _Narrowed,
+    _spans,
     preset_pattern,
     resolve_pattern,
 )
@@ -158,16 +165,9 @@ mixed_lines = st.lists(
 
 @pytest.mark.parametrize("name", list(PRESETS))
 @given(text=mixed_lines)
-def test_cutting_mixed_text_at_every_ascii_run_keeps_the_chunks(name: str, text: str) -> None:
-    """With the thresholds at their lowest, every run of ASCII lines is cut out and split
-    by the twin; the chunks must still be the Unicode pattern's."""
+def test_mixed_lines_keep_the_chunks(name: str, text: str) -> None:
     pattern = preset_pattern(name)
-    with (
-        mock.patch.object(_patterns, "_mostly_ascii", lambda text: True),
-        mock.patch.object(_patterns, "MIN_ASCII_CHARS", 0),
-        mock.patch.object(_patterns, "_ASCII_LINE_RUN", re.compile(rb"\x01+")),
-    ):
-        assert pattern.split(text) == pattern.compiled.findall(text)
+    assert pattern.split(text) == pattern.compiled.findall(text)
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
@@ -175,8 +175,8 @@ def test_cutting_mixed_text_at_every_ascii_run_keeps_the_chunks(name: str, text:
 def test_a_long_mostly_ascii_text_with_a_few_other_characters_keeps_the_chunks(
     name: str, newline: str
 ) -> None:
-    """The default thresholds, on text long enough for them: prose, code, "/" and
-    punctuation at line ends, blank lines, and a non-ASCII character now and then."""
+    """Text long enough for many chunks: prose, code, "/" and punctuation at line ends,
+    blank lines, and a non-ASCII character now and then."""
     rng = random.Random(name + newline)
     words = ["the", "King's", "said:", "/path", "x/y", "'ll", "42", "--", "  ", "\t"]
     lines = [
@@ -186,7 +186,6 @@ def test_a_long_mostly_ascii_text_with_a_few_other_characters_keeps_the_chunks(
     ]
     text = newline.join(lines)
     assert not text.isascii()
-    assert _patterns._mostly_ascii(text)
     pattern = preset_pattern(name)
     assert pattern.split(text) == pattern.compiled.findall(text)
 
@@ -207,6 +206,87 @@ def test_indented_code_with_a_few_other_characters_keeps_the_chunks(name: str) -
             lines.append("def top_level(x):")
     text = "\n".join(lines[:1200]) + "\r\n".join(lines[1200:])
     assert not text.isascii()
-    assert _patterns._mostly_ascii(text)
     pattern = preset_pattern(name)
     assert pattern.split(text) == pattern.compiled.findall(text)
+
+
+# Blocks of 256 code points: Latin-1, Latin Extended, Greek and combining marks,
+# Cyrillic, Arabic, Devanagari, Thai, Hangul Jamo, general punctuation (with U+2028),
+# letterlike symbols (the Kelvin sign), CJK, Hangul syllables, surrogates, fullwidth
+# forms, and emoji beyond U+FFFF.
+_BLOCKS = [0x00, 0x01, 0x03, 0x04, 0x06, 0x09, 0x0E, 0x11, 0x20, 0x21, 0x4E, 0xAC, 0xD8, 0xFF,
+           0x1F6, 0x1D4]  # fmt: skip
+_CLASSES = [r"\p{L}", r"\p{Lu}", r"\p{Ll}", r"\p{Lt}", r"\p{Lm}", r"\p{Lo}", r"\p{M}",
+            r"\p{N}", r"\s"]  # fmt: skip
+
+
+@pytest.mark.parametrize("unicode_class", _CLASSES)
+def test_narrowed_classes_are_the_unicode_classes_in_their_blocks(unicode_class: str) -> None:
+    spans = _spans(frozenset(_BLOCKS))
+    members = re.compile(f"[{_members(unicode_class, spans)}]")
+    wrong = [
+        hex(code)
+        for block in _BLOCKS
+        for code in range(block << 8, (block + 1) << 8)
+        if bool(members.fullmatch(chr(code))) != bool(regex.fullmatch(unicode_class, chr(code)))
+    ]
+    assert wrong == []
+
+
+# A representative of each role a non-ASCII character plays: a small and a capital
+# letter (and one of Latin-1), a titlecase letter, a modifier letter, another letter
+# (CJK), a combining mark, a digit, ſ and the Kelvin sign (which `(?i:...)` matches as s
+# and k), white space (NEL, no-break space, U+2028), punctuation, and an emoji beyond
+# U+FFFF; with the ASCII roles around them.
+NON_ASCII = "éÉªǅʰ中\u0301٣ſ\u212a\x85\xa0\u2028—😀"
+
+
+def _narrowed_and_preset_disagree(name: str, candidates: list[str]) -> list[str]:
+    narrowed = _Narrowed(_TEMPLATES[name])
+    compiled = preset_pattern(name).compiled
+    found = narrowed.pattern_for("".join(candidates))
+    assert found is not None
+    return [text for text in candidates if found.findall(text) != compiled.findall(text)][:5]
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_narrowed_equals_preset_on_every_short_string_of_other_roles(name: str) -> None:
+    strings = _strings(NON_ASCII + "'sSa0 \n/!", 3)
+    assert _narrowed_and_preset_disagree(name, strings) == []
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+@given(parts=st.lists(st.one_of(texts, st.text(st.sampled_from(NON_ASCII + REPRESENTATIVES))),
+                      min_size=1, max_size=4))  # fmt: skip
+def test_narrowed_equals_preset_as_it_narrows_text_after_text(name: str, parts: list[str]) -> None:
+    """One narrowed pattern, met by text after text: each is split as the preset does,
+    and each narrowing still splits the texts before it."""
+    narrowed = _Narrowed(_TEMPLATES[name])
+    compiled = preset_pattern(name).compiled
+    for index, text in enumerate(parts):
+        found = narrowed.pattern_for(text)
+        assert found is not None
+        for earlier in parts[: index + 1]:
+            assert found.findall(earlier) == compiled.findall(earlier)
+
+
+def test_narrowing_stops_after_its_limit_and_regex_splits_the_rest() -> None:
+    narrowed = _Narrowed(_TEMPLATES["o200k"])
+    for block in range(1, MAX_NARROWINGS + 1):
+        assert narrowed.pattern_for(chr(block << 8) + " a") is not None
+    assert narrowed.pattern_for(chr(0x4E00)) is None
+    assert narrowed.pattern_for(chr(1 << 8)) is not None  # inside the blocks met
+    pattern = preset_pattern("o200k")
+    text = "".join(chr(block << 8) + "x" for block in range(1, 2 * MAX_NARROWINGS))
+    assert pattern.split(text) == pattern.compiled.findall(text)
+
+
+_ANY_CHARACTER = st.one_of(st.characters(), st.sampled_from("\ud800\udbff\udc00😀\U0010ffff"))
+
+
+@given(text=st.text(_ANY_CHARACTER, max_size=40), late=st.text(_ANY_CHARACTER, max_size=5))
+def test_the_blocks_found_hold_every_character(text: str, late: str) -> None:
+    """Surrogates and characters beyond U+FFFF included, and blocks first met far
+    past the stretch gathered at first."""
+    text = text + "a" * 5000 + late
+    assert {ord(char) >> 8 for char in text} <= _blocks(text)

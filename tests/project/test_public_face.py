@@ -161,13 +161,16 @@ def test_a_fresh_import_loads_no_module_of_bpetite() -> None:
     assert not loaded & set(NOT_ON_IMPORT)
 
 
-def test_ascii_text_never_loads_regex() -> None:
-    """Training on and encoding ASCII text runs on the presets' ``re`` twins; text that
-    is not ASCII compiles the preset's regex, the same one, when it first meets it."""
+def test_encoding_with_a_preset_never_loads_regex() -> None:
+    """Training on and encoding ASCII text runs on the presets' ``re`` twins, and text
+    that is not ASCII on the presets narrowed for ``re``; a custom pattern compiles
+    with `regex` when first used."""
     code = (
         "import sys, bpetite; t = bpetite.Tokenizer.train('ab ab cd', 260); "
-        "t.encode('ab cd ab'); print('regex' in sys.modules, end=' '); "
-        "t.encode('caf\\u00e9'); print('regex' in sys.modules)"
+        "t.encode('ab cd ab'); t.encode('caf\\u00e9 \\u4e2d'); "
+        "print('regex' in sys.modules, end=' '); "
+        "bpetite.Tokenizer.train('ab ab cd', 260, pattern=r'\\p{L}+|\\P{L}'); "
+        "print('regex' in sys.modules)"
     )
     assert _fresh(code).split() == ["False", "True"]
 

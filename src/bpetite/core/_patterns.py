@@ -16,9 +16,11 @@ Unicode class spelled as its ASCII members, compiled with the standard library's
 ``re``, which is faster than ``regex``. On ASCII text a twin finds exactly the chunks
 of its preset (``tests/core/test_patterns.py`` proves it exhaustively on short strings
 and with hypothesis on longer ones), and ``str.isascii`` is a flag lookup, so
-:meth:`SplitPattern.split` uses the twin whenever it can. A text that is mostly but not
-all ASCII is cut at places no chunk spans (``_CUTS``): its long ASCII stretches go to
-the twin and the rest to ``regex``, and the chunks are the same.
+:meth:`SplitPattern.split` uses the twin whenever it can. Other text goes to the
+preset narrowed for ``re`` (:class:`_Narrowed`): the same template with each Unicode
+class spelled as its members within the blocks of code points the text uses, which
+finds the preset's chunks in that text without importing ``regex``; the same tests
+prove it on text of any script.
 
 Where ``regex`` cannot be imported (Pyodide offline), ``compiled`` is the same pattern
 on the standard library's ``re`` with its Unicode classes spelled out
@@ -30,9 +32,9 @@ Measurements: docs/design-notes.md#split-patterns
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import accumulate
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
@@ -65,6 +67,36 @@ PRESETS: Final[Mapping[str, str]] = MappingProxyType(
     }
 )
 
+# Each preset spelled with its Unicode classes as class text, for `re`: `L` is \p{L},
+# `Lu` \p{Lu}, `Ll` \p{Ll}, `N` \p{N}, `S` regex's \s (White_Space), and o200k's
+# `Upper` [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and `Lower` [\p{Ll}\p{Lm}\p{Lo}\p{M}]; \S
+# is [^S]. Filled with a class's members among some characters, a template finds the
+# preset's chunks in any text made of those characters: `re` only ever asks a class
+# about the text's own characters.
+_TEMPLATES: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "gpt2": (
+            r"""'(?:[sdmt]|ll|ve|re)| ?[{L}]+| ?[{N}]+| ?[^{S}{L}{N}]+"""
+            r"""|[{S}]+(?![^{S}])|[{S}]+"""
+        ),
+        "cl100k": (
+            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n{L}{N}]?+[{L}]++|[{N}]{{1,3}}+"""
+            r"""| ?[^{S}{L}{N}]++[\r\n]*+|[{S}]++$|[{S}]*[\r\n]|[{S}]+(?![^{S}])|[{S}]"""
+        ),
+        "o200k": "|".join(
+            [
+                r"""[^\r\n{L}{N}]?[{Upper}]*[{Lower}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\n{L}{N}]?[{Upper}]+[{Lower}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[{N}]{{1,3}}""",
+                r""" ?[^{S}{L}{N}]+[\r\n/]*""",
+                r"""[{S}]*[\r\n]+""",
+                r"""[{S}]+(?![^{S}])""",
+                r"""[{S}]+""",
+            ]
+        ),
+    }
+)
+
 # The ASCII members of the Unicode classes the presets use, as `regex` defines them
 # (tests/core/test_patterns.py checks each against all 128 code points): \p{L} is the
 # letters, \p{Lu} the capitals, \p{Ll} the small letters, \p{N} the digits, and \s
@@ -76,30 +108,148 @@ _LL = "a-z"
 _N = "0-9"
 _S = r"\t\n\x0b\x0c\r "
 
+# o200k's twin is written on its own: in ASCII its capitals and small letters are
+# apart, so its two letter branches are one ("capitals, then small letters, or small
+# letters alone") and no run needs to give back a character once taken (possessive);
+# `re` backtracks less and splits prose and code about a tenth faster. In Unicode the
+# branches' classes share \p{Lm}, \p{Lo} and \p{M}, so the narrowed patterns keep both.
+_ASCII_O200K: Final = "|".join(
+    [
+        rf"""[^\r\n{_L}{_N}]?+(?:[{_LU}]++[{_LL}]*+|[{_LL}]++)(?:'(?i:[stmd]|re|ve|ll))?""",
+        rf"""[{_N}]{{1,3}}""",
+        rf""" ?[^{_S}{_L}{_N}]++[\r\n/]*+""",
+        rf"""[{_S}]*[\r\n]+""",
+        rf"""[{_S}]+(?![^{_S}])""",
+        rf"""[{_S}]+""",
+    ]
+)
+
 #: Each preset's ASCII twin: on ASCII text it splits exactly as the preset does.
 ASCII_TWINS: Final[Mapping[str, str]] = MappingProxyType(
     {
-        "gpt2": (
-            rf"""'(?:[sdmt]|ll|ve|re)| ?[{_L}]+| ?[{_N}]+| ?[^{_S}{_L}{_N}]+"""
-            rf"""|[{_S}]+(?![^{_S}])|[{_S}]+"""
-        ),
-        "cl100k": (
-            rf"""'(?i:[sdmt]|ll|ve|re)|[^\r\n{_L}{_N}]?+[{_L}]++|[{_N}]{{1,3}}+"""
-            rf"""| ?[^{_S}{_L}{_N}]++[\r\n]*+|[{_S}]++$|[{_S}]*[\r\n]|[{_S}]+(?![^{_S}])|[{_S}]"""
-        ),
-        "o200k": "|".join(
-            [
-                rf"""[^\r\n{_L}{_N}]?[{_LU}]*[{_LL}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-                rf"""[^\r\n{_L}{_N}]?[{_LU}]+[{_LL}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-                rf"""[{_N}]{{1,3}}""",
-                rf""" ?[^{_S}{_L}{_N}]+[\r\n/]*""",
-                rf"""[{_S}]*[\r\n]+""",
-                rf"""[{_S}]+(?![^{_S}])""",
-                rf"""[{_S}]+""",
-            ]
-        ),
+        "gpt2": _TEMPLATES["gpt2"].format(L=_L, N=_N, S=_S),
+        "cl100k": _TEMPLATES["cl100k"].format(L=_L, N=_N, S=_S),
+        "o200k": _ASCII_O200K,
     }
 )
+
+#: The Unicode classes a template names, as ``_unicode_classes.RANGES`` keys them.
+_CLASS_KEYS: Final = {
+    "L": (r"\p{L}",),
+    "Lu": (r"\p{Lu}",),
+    "Ll": (r"\p{Ll}",),
+    "N": (r"\p{N}",),
+    "S": (r"\s",),
+    "Upper": (r"\p{Lu}", r"\p{Lt}", r"\p{Lm}", r"\p{Lo}", r"\p{M}"),
+    "Lower": (r"\p{Ll}", r"\p{Lm}", r"\p{Lo}", r"\p{M}"),
+}
+#: A preset narrows its classes to the blocks of this many code points a text uses.
+_BLOCK_BITS: Final = 8
+#: After this many narrowings, a preset splits text outside its blocks with `regex`.
+MAX_NARROWINGS: Final = 32
+
+
+class _Narrowed:
+    """A preset spelled for `re` with each Unicode class cut down to the blocks met so far.
+
+    Importing and compiling `regex` costs more than most first splits (tens of
+    milliseconds), and `re` is faster on narrow classes than `regex` on Unicode
+    ones. A text wholly inside the blocks is split by the pattern as it stands; one
+    with a character outside adds its blocks (of 256 code points) and compiles the
+    template again, up to MAX_NARROWINGS times, after which such a text goes to
+    `regex`. Chunks are the preset's either way: inside its blocks, a narrowed class
+    holds exactly the characters the Unicode class does.
+    """
+
+    __slots__ = ("_narrowings", "_state", "_template")
+
+    def __init__(self, template: str) -> None:
+        self._template = template
+        # The blocks, the pattern, and a pattern that finds a character outside the
+        # blocks: replaced together, so that a thread never sees a mix of two states.
+        self._state: tuple[frozenset[int], re.Pattern[str], re.Pattern[str]] | None = None
+        self._narrowings = 0
+
+    def pattern_for(self, text: str) -> re.Pattern[str] | None:
+        """The pattern that splits `text`, narrowed again if it must be; None once
+        narrowing has stopped and `text` is outside the blocks."""
+        state = self._state
+        if state is not None and state[2].search(text) is None:
+            return state[1]
+        if self._narrowings >= MAX_NARROWINGS:
+            return None
+        self._narrowings += 1
+        blocks = _blocks(text) | ({0} if state is None else state[0])
+        spans = _spans(blocks)
+        members = {
+            name: "".join(_members(key, spans) for key in keys)
+            for name, keys in _CLASS_KEYS.items()
+        }
+        inside = "".join(_range(chr(low), chr(high)) for low, high in spans)
+        state = (blocks, re.compile(self._template.format(**members)), re.compile(f"[^{inside}]"))
+        self._state = state
+        return state[1]
+
+
+#: How many characters' blocks `_blocks` gathers before it deletes them from the rest.
+_PEEK: Final = 4096
+#: Characters beyond the Basic Multilingual Plane.
+_ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
+
+
+def _blocks(text: str) -> frozenset[int]:
+    """The blocks that `text`'s characters lie in, found at C speed.
+
+    In UTF-16 a character of the Basic Multilingual Plane is one unit, whose high
+    byte is its block; one beyond it is two surrogates (blocks 0xD8 to 0xDB, then 0xDC
+    to 0xDF), so those characters, rare, are looked for one by one. The high bytes
+    are gathered from a short stretch at a time, each gathering deleting its bytes
+    from the rest in one pass: ``set(text)`` or a set of every byte costs a step per
+    character, longer than the rest of the narrowing.
+    """
+    rest = text.encode("utf-16-be", "surrogatepass")[::2]
+    found: set[int] = set()
+    while rest:
+        found.update(rest[:_PEEK])
+        rest = rest.translate(None, bytes(found))
+    blocks = frozenset(found)
+    if not found.isdisjoint(range(0xD8, 0xDC)):
+        blocks |= {ord(char) >> _BLOCK_BITS for char in _ASTRAL.findall(text)}
+    return blocks
+
+
+def _spans(blocks: frozenset[int]) -> list[tuple[int, int]]:
+    """The code points of `blocks` as runs ``(first, last)``, adjacent blocks joined."""
+    spans: list[tuple[int, int]] = []
+    for block in sorted(blocks):
+        low, high = block << _BLOCK_BITS, ((block + 1) << _BLOCK_BITS) - 1
+        if spans and spans[-1][1] + 1 == low:
+            low = spans.pop()[0]
+        spans.append((low, high))
+    return spans
+
+
+def _members(key: str, spans: list[tuple[int, int]]) -> str:
+    """The members of the class `key` within `spans`, as `re` class text."""
+    from bpetite.core._unicode_classes import RANGES  # the tables, read on first narrowing
+
+    ranges = RANGES[key]  # characters 2k and 2k + 1: the first and last of a run
+    out = []
+    for low, high in spans:
+        # Runs ending before `low` come in pairs, so the first run that may reach `low`
+        # is the pair this index falls in.
+        run = bisect_left(ranges, chr(low)) // 2 * 2
+        while run < len(ranges) and ord(ranges[run]) <= high:
+            first, last = max(ord(ranges[run]), low), min(ord(ranges[run + 1]), high)
+            if first <= last:
+                out.append(_range(chr(first), chr(last)))
+            run += 2
+    return "".join(out)
+
+
+def _range(first: str, last: str) -> str:
+    return re.escape(first) if first == last else f"{re.escape(first)}-{re.escape(last)}"
+
 
 #: The longest custom pattern accepted, in characters: a pattern is code an artifact
 #: carries, and a bound keeps a hostile one from being arbitrarily large.
@@ -121,6 +271,8 @@ class SplitPattern:
     _compiled: Pattern | None = field(default=None, repr=False, compare=False)
     #: The preset's ASCII twin, used on ASCII text; None for a custom pattern.
     ascii_twin: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
+    #: The preset narrowed for `re`, used on other text (see _Narrowed); None for a custom pattern.
+    narrowed: _Narrowed | None = field(default=None, repr=False, compare=False)
 
     @property
     def compiled(self) -> Pattern:
@@ -163,108 +315,14 @@ class SplitPattern:
             if text.isascii():
                 ascii_chunks: list[str] = twin.findall(text)
                 return ascii_chunks
-            cut = _CUTS.get(self.name)
-            if cut is not None and _mostly_ascii(text):
-                return _split_mixed(text, self.compiled, twin, cut)
+            narrowed = self.narrowed.pattern_for(text) if self.narrowed is not None else None
+            if narrowed is not None:
+                narrowed_chunks: list[str] = narrowed.findall(text)
+                return narrowed_chunks
         chunks: list[str] = self.compiled.findall(text)
         if not self.is_preset:
             check_tiling(chunks, text)
         return chunks
-
-
-# A cut: a place where a preset's chunks of a text can be found by splitting the part
-# before it and the part after it on their own. A cl100k or o200k cut is after a line
-# that ends in an ASCII non-space character X ("X\n" or "X\r\n") and before an ASCII
-# non-space character Y other than "/" (o200k joins "/" to a punctuation line end).
-# No chunk spans one: the newline is a chunk of its own or ends X's chunk. And neither
-# side depends on the other: the presets look behind nothing, and where a chunk ends
-# at the cut, its one-character lookahead or "$" gives the same chunk whether Y or the
-# end of the text follows. GPT-2's pattern allows many more cuts: none of its chunks
-# holds both a non-space character and whitespace, so X's chunk ends at X whatever
-# follows, and the whitespace after X is matched from its own start; so the place
-# between X and the line break after it is a cut, in indented code too, where lines
-# seldom start with a non-space Y. tests/core/test_patterns.py checks these against the
-# Unicode patterns on mixed text.
-_Y = "[!-.0-~]"
-_CUTS: Final[Mapping[str, re.Pattern[str]]] = MappingProxyType(
-    {
-        "gpt2": re.compile(r"[!-~](?=[\r\n])"),
-        "cl100k": re.compile(rf"[!-~]\r?\n(?={_Y})"),
-        "o200k": re.compile(rf"[!-~]\r?\n(?={_Y})"),
-    }
-)
-#: Runs of at least this many ASCII lines, and this many characters between their
-#: cuts, are split with the twin; shorter ones would not repay the few calls they cost.
-MIN_ASCII_LINES: Final = 4
-MIN_ASCII_CHARS: Final = 512
-_ASCII_LINE_RUN = re.compile(rb"\x01{%d,}" % MIN_ASCII_LINES)
-
-
-#: Samples of this many characters decide whether a text is mostly ASCII.
-_SAMPLE_CHARS: Final = 1024
-_SAMPLES: Final = 32
-
-
-def _mostly_ascii(text: str) -> bool:
-    """Whether at least half of some evenly spread samples of `text` are all ASCII.
-
-    Cutting a text into ASCII and other stretches costs a pass over its lines, which
-    only pays when the ASCII stretches are long; text in other scripts (where every
-    few lines hold a non-ASCII character) goes to `regex` whole. Each sample costs a
-    small copy, and ``str.isascii`` of a string is a flag lookup.
-    """
-    if len(text) < 4 * _SAMPLE_CHARS:
-        return False
-    step = max(len(text) // _SAMPLES, _SAMPLE_CHARS)
-    starts = range(0, len(text) - _SAMPLE_CHARS + 1, step)
-    ascii_samples = sum(text[start : start + _SAMPLE_CHARS].isascii() for start in starts)
-    return 2 * ascii_samples >= len(starts)
-
-
-def _split_mixed(
-    text: str, compiled: Pattern, twin: re.Pattern[str], cut: re.Pattern[str]
-) -> list[str]:
-    """The preset's chunks of a text that is not all ASCII: long ASCII stretches by the twin.
-
-    Lines are told apart by one ``str.isascii`` each and runs of ASCII lines found by a
-    byte regex over those flags, all at C speed; each run long enough is trimmed to
-    its first and last cut and split with the twin, the rest with `regex`.
-    """
-    lines = text.split("\n")
-    runs = list(_ASCII_LINE_RUN.finditer(bytes(map(str.isascii, lines))))
-    if not runs:
-        chunks: list[str] = compiled.findall(text)
-        return chunks
-    # Line k starts after the k lines before it and their k newlines.
-    lengths_before = [0, *accumulate(map(len, lines))]
-    chunks = []
-    done = 0  # the chunks before this cut are in `chunks`
-    for run in runs:
-        first_line, end_line = run.span()
-        start = lengths_before[first_line] + first_line
-        end = lengths_before[end_line] + end_line  # just past the run's last newline
-        opening = cut.search(text, start, end)
-        if opening is None:
-            continue
-        # The last cut in the run, looked for in ever longer tails of it: in code most
-        # lines start indented, and a cut needs a line that does not, so the last few
-        # lines often hold none (looking only there would send whole files to `regex`).
-        closing = opening
-        tail_lines = 4
-        while closing is opening:
-            tail = max(first_line, end_line - tail_lines)
-            for found in cut.finditer(text, lengths_before[tail] + tail, end + 1):
-                closing = found
-            if tail == first_line:
-                break
-            tail_lines *= 16
-        if closing.end() - opening.end() < MIN_ASCII_CHARS:
-            continue
-        chunks += compiled.findall(text, done, opening.end())
-        chunks += twin.findall(text, opening.end(), closing.end())
-        done = closing.end()
-    chunks += compiled.findall(text, done)
-    return chunks
 
 
 def check_tiling(chunks: list[str], text: str) -> None:
@@ -316,7 +374,10 @@ def _preset(name: str) -> SplitPattern:
     found = _compiled_presets.get(name)
     if found is None:
         found = _compiled_presets[name] = SplitPattern(
-            name, PRESETS[name], ascii_twin=re.compile(ASCII_TWINS[name], re.ASCII)
+            name,
+            PRESETS[name],
+            ascii_twin=re.compile(ASCII_TWINS[name], re.ASCII),
+            narrowed=_Narrowed(_TEMPLATES[name]),
         )
     return found
 
