@@ -6,7 +6,9 @@ the processes), exhaustively on small corpora and by hypothesis; and the shares 
 real worker processes, before and after they are gathered back, by hypothesis with
 fewer examples (each starts processes) and on TinyShakespeare. Then what the pool
 promises: a killed worker fails the run in one error, a worker's own error reaches
-the caller, an orphaned worker stops, and no worker outlives the call.
+the caller, an orphaned worker stops, and no worker outlives the call. Last, every
+way to train on many chunks spreads its merge loop: ``train_files``, ``train_counts``
+and ``bpetite train`` on files or counts files (a killed worker there is one line).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import re
 import signal
 from collections import Counter
 from collections.abc import Iterator
@@ -26,11 +29,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetite import Progress, count_chunks, reference, train_files
+from bpetite import Progress, Tokenizer, count_chunks, reference, train_counts, train_files
+from bpetite.cli import main
 from bpetite.core import _trainer
 from bpetite.core._trainer import train_merges
 from bpetite.corpus import _merge_workers as merging
 from bpetite.corpus import _workers as pool
+from bpetite.corpus import save_counts
 from bpetite.corpus._merge_workers import deal, merge_workers, spread_over
 from bpetite.errors import WorkerError
 from tests.strategies import texts
@@ -321,3 +326,116 @@ def test_an_orphaned_merge_worker_stops() -> None:
     with watchdog(), pytest.raises(WorkerError, match="parent process is gone"):
         channel.receive()
     parent_end.close()
+
+
+# --------------------------------------------------------------------------- every way to train
+
+
+@pytest.fixture
+def spread_calls(monkeypatch: pytest.MonkeyPatch, always_spread: None) -> list[int]:
+    """The number of shares of every spread merge loop started while the test runs."""
+    calls: list[int] = []
+    real = merging.spread_over
+
+    def recording(shares: int, *, here: bool = False) -> _trainer.LayOut:
+        calls.append(shares)
+        return real(shares, here=here)
+
+    monkeypatch.setattr(merging, "spread_over", recording)
+    monkeypatch.setattr(merging, "spreading_pays", lambda *_: True)  # workers to the end
+    return calls
+
+
+@needs_fork
+def test_train_counts_spreads_the_merge_loop_and_learns_the_same(
+    shakespeare_path: Path,
+    shakespeare_merges: tuple[Counter[bytes], list[tuple[int, int]]],
+    spread_calls: list[int],
+    tmp_path: Path,
+) -> None:
+    chunks, expected = shakespeare_merges
+    counts_path = tmp_path / "c.counts.json"
+    save_counts(counts_path, chunks)
+    with watchdog():
+        tokenizer = train_counts([counts_path], 400, workers=3)
+    assert list(tokenizer.merges) == expected
+    assert spread_calls == [3]
+
+
+@needs_fork
+@pytest.mark.parametrize("source", ["--input", "--counts"])
+def test_the_train_command_spreads_the_merge_loop_and_learns_the_same(
+    shakespeare_path: Path,
+    shakespeare_merges: tuple[Counter[bytes], list[tuple[int, int]]],
+    spread_calls: list[int],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    source: str,
+) -> None:
+    chunks, expected = shakespeare_merges
+    given = shakespeare_path
+    if source == "--counts":
+        given = tmp_path / "c.counts.json"
+        save_counts(given, chunks)
+    output = tmp_path / "tok.json"
+    with watchdog():
+        code = main(["train", source, str(given), "--workers", "2", "--vocab-size", "400",
+                     "--output", str(output)])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    assert list(Tokenizer.load(output).merges) == expected
+    assert spread_calls == [2]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_special_id_among_the_learned_ones_is_skipped_as_in_train_from_counts(
+    tmp_path: Path, always_spread: None, workers: int
+) -> None:
+    """A special token given the id the third merge would take: the learned tokens skip it."""
+    text = "the cat sat on the mat, the cat ate the hat " * 20
+    (tmp_path / "a.txt").write_text(text, encoding="utf-8")
+    specials = {"<|x|>": 258}
+    expected = Tokenizer.train_from_counts(count_chunks([text]), 280, special_tokens=specials)
+    with watchdog():
+        tokenizer = train_files([tmp_path / "a.txt"], 280, special_tokens=specials, workers=workers)
+    assert tokenizer.merges == expected.merges
+    assert tokenizer.encode(text, allowed_special="all") == expected.encode(
+        text, allowed_special="all"
+    )
+
+
+@needs_proc
+@needs_fork
+def test_the_train_command_reports_a_killed_merge_worker_in_one_line(
+    shakespeare_path: Path,
+    spread_calls: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A worker killed by SIGKILL (as the OOM killer does) in the merge phase: exit 1, one
+    line naming it, no artifact, no worker left."""
+    parent = os.getpid()
+    real = _trainer.Words.merge
+
+    def die_in_a_worker(self: Any, pair: str, new_token: str) -> dict[str, int]:
+        if os.getpid() != parent and ord(new_token) == 300:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(self, pair, new_token)
+
+    monkeypatch.setattr(_trainer.Words, "merge", die_in_a_worker)
+    output = tmp_path / "out" / "tok.json"
+    output.parent.mkdir()
+    with watchdog():
+        code = main(["train", "--input", str(shakespeare_path), "--workers", "2",
+                     "--vocab-size", "400", "--output", str(output)])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 1
+    assert captured.out == ""
+    assert "Traceback" not in captured.err
+    assert re.fullmatch(
+        r"bpetite: error: a merge worker \(pid \d+\) was killed by SIGKILL; "
+        r"the machine may be out of memory",
+        captured.err.splitlines()[-1],
+    ), captured.err
+    assert list(output.parent.iterdir()) == []
+    assert spread_calls == [2]
