@@ -11,7 +11,7 @@ byte, as ``Tokenizer.train`` on each file's text with no chunk spanning two file
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 
 from bpetite.core._budget import Budget
 from bpetite.core._constants import BASE_VOCAB_SIZE
@@ -109,7 +109,7 @@ def train_files(
 
 
 def train_counted(
-    counts: Mapping[bytes, int],
+    counts: MutableMapping[bytes, int],
     vocab_size: int,
     *,
     pattern: SplitPattern,
@@ -125,7 +125,9 @@ def train_counted(
     How many it uses follows from the counts alone
     (:func:`~bpetite.corpus._merge_workers.merge_workers`: one process for a small
     corpus), and never changes the tokenizer. The options were checked by the caller;
-    `counts` are trusted to map bytes to non-negative ints.
+    `counts` are trusted to map bytes to non-negative ints, and taken: they are emptied
+    once the merge loop has laid out its words, so that the table is not kept (nor
+    handed to the workers) while it runs.
     """
     workers = check_workers(default_workers() if workers is None else workers)
     merges = train_merges_in_workers(
