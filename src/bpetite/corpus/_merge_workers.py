@@ -5,17 +5,19 @@ loop, with the words held elsewhere.
 
 The loop in this process keeps the pair counts and the candidates, and picks every
 merge by the specification's rule. The words are split into *shares*, dealt out in
-turn: this process holds share 0, worker ``k`` share ``k``, each as a
-:class:`~bpetite.core._trainer.Words`. At the start each share counts its pairs and
-this process adds the counts up; then for every merge, the pair and its new token go
-to every worker, each share merges it in its own words and reports the pairs it
-created with their counts, summed per pair, and this process adds those up. A pair's
+turn (:class:`Share`): this process holds share 0, worker ``k`` share ``k``, each as
+a :class:`~bpetite.core._trainer.Words`. At the start each share counts its pairs and
+this process adds the counts up; then for every batch of merges (the best pair and
+the pairs tied with it that it cannot lower: ``Candidates.pop_next_tied``), the pairs
+and their new tokens go to every worker, each share merges them in turn in its own
+words and reports the pairs each merge created with their counts, summed per pair,
+and this process adds those up. A pair's
 count is a sum over words, so the sums are what one process holding every word would
 have counted, and the merges are the same, byte for byte, for any number of workers.
 What a merge takes from the older pairs follows from what it created
 (``core._trainer.replaced_pair``), so that is all a worker sends.
 
-A merge costs a message each way per worker, which only pays where a merge has many
+A batch costs a message each way per worker, which only pays where merges have many
 words to rewrite: with fewer than :data:`SHARE_BYTES` bytes of distinct chunks per
 worker, fewer workers are used, down to this process alone; and once merges have
 grown so light that the messages cost more than the merging they spread
