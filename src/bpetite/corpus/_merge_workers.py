@@ -96,8 +96,19 @@ def train_merges_in_workers(
         max_token_bytes=max_token_bytes,
         min_frequency=min_frequency,
         token_lengths=token_lengths,
-        lay_out=spread_over(processes, release=True),
+        lay_out=spread_over(processes, release=True) if processes > 1 else _words_here_released,
     )
+
+
+@contextmanager
+def _words_here_released(
+    chunk_counts: Mapping[Any, int],
+) -> Iterator[tuple[PairCounts, MergeWords]]:
+    """``words_here``, then the counts emptied: the words hold chunks of their own."""
+    words = Words(chunk_counts)
+    if isinstance(chunk_counts, dict):
+        chunk_counts.clear()
+    yield words.take_pair_counts(), words.merge_in_turn
 
 
 def spread_over(shares: int, *, here: bool = False, release: bool = False) -> LayOut:
