@@ -352,7 +352,8 @@ class Candidates:
         ``z`` then follows an ``x``, so ``(x, L)`` had that count too and, being
         smaller than ``a b``, was taken before it: merged already (then it is gone), or
         merged after ``L R`` (then ``a b`` was refused), or ``L R`` itself, ``(L, L)``,
-        whose merge never puts an ``L`` before a ``z``. So ``a b`` is what :meth:`pop`
+        whose merge never puts an ``L`` before a ``z``, or dropped as too long (then so
+        is ``(x, z)``, which merges nothing either way). So ``a b`` is what :meth:`pop`
         would return once those merges are counted.
         """
         tied = self.tied
