@@ -37,6 +37,9 @@ TARGETS: list[harness.TargetRow] = [
     ("train a {mb} code corpus, 2 workers: bpetite peak RSS / rustbpe's", "bpetite, 2 workers tree",
      "rustbpe tree", "<= 1", "whole process tree's proportional set size (counting workers "
      "included), sampled", "speed target"),
+    ("merge phase of a {mb} code corpus, vocab 32000: bpetite 2 workers / 1 worker",
+     "bpetite, 2 workers merge", "bpetite, 1 worker merge", "<= 0.65",
+     "the merge loop's phase time (merge_ms) of each run", "speed target"),
 ]
 # fmt: on
 #: Each row: the trainer ``peers.train_in_child`` runs, and bpetite's worker count.
@@ -179,6 +182,11 @@ def run(run: harness.Run) -> harness.Section:
     section.add("\n".join(lines))
     times = {label: ran.seconds for label, ran in trained.items()}
     trees = {f"{label} tree": ran.tree_pss for label, ran in trained.items() if ran.tree_pss}
-    section.ratios(TARGETS, times | trees, mb=mb)
-    section.record(times | trees)
+    merging = {
+        f"{label} merge": ran.phases["merge"]
+        for label, ran in trained.items()
+        if "merge" in ran.phases
+    }
+    section.ratios(TARGETS, times | trees | merging, mb=mb)
+    section.record(times | trees | merging)
     return section

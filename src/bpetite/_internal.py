@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the type checker sees the names where they live
     from bpetite.corpus._dataset import SHARD_HINT
     from bpetite.corpus._encoding import WIDER_DTYPE
     from bpetite.corpus._manifest import MANIFEST_FORMAT
+    from bpetite.corpus._train_files import train_counted
 
 #: Each name's home module.
 _HOMES = {
@@ -59,6 +60,7 @@ _HOMES = {
     "SHARD_HINT": "bpetite.corpus._dataset",
     "WIDER_DTYPE": "bpetite.corpus._encoding",
     "MANIFEST_FORMAT": "bpetite.corpus._manifest",
+    "train_counted": "bpetite.corpus._train_files",
 }
 
 __all__ = [
@@ -83,6 +85,7 @@ __all__ = [
     "recover_merges",
     "show_token",
     "shown",
+    "train_counted",
     "write_atomically",
     "write_model_file",
 ]

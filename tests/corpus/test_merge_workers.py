@@ -6,7 +6,9 @@ the processes), exhaustively on small corpora and by hypothesis; and the shares 
 real worker processes, before and after they are gathered back, by hypothesis with
 fewer examples (each starts processes) and on TinyShakespeare. Then what the pool
 promises: a killed worker fails the run in one error, a worker's own error reaches
-the caller, an orphaned worker stops, and no worker outlives the call.
+the caller, an orphaned worker stops, and no worker outlives the call. Last, every
+way to train on many chunks spreads its merge loop: ``train_files``, ``train_counts``
+and ``bpetite train`` on files or counts files (a killed worker there is one line).
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import re
 import signal
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import product
 from pathlib import Path
 from types import FrameType
@@ -26,11 +29,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetite import Progress, count_chunks, reference, train_files
+from bpetite import Progress, Tokenizer, count_chunks, reference, train_counts, train_files
+from bpetite.cli import main
 from bpetite.core import _trainer
 from bpetite.core._trainer import train_merges
 from bpetite.corpus import _merge_workers as merging
 from bpetite.corpus import _workers as pool
+from bpetite.corpus import save_counts
 from bpetite.corpus._merge_workers import deal, merge_workers, spread_over
 from bpetite.errors import WorkerError
 from tests.strategies import texts
@@ -132,14 +137,82 @@ def test_shares_match_the_reference_on_text_in_every_layout(
     assert fast == reference.train_counts(chunks, 320)
 
 
+def batches_of(sizes: list[int]) -> _trainer.LayOut:
+    """The default `lay_out`, noting how many merges each call to merge carries."""
+
+    @contextlib.contextmanager
+    def lay_out(counts: Mapping[Any, int]) -> Iterator[tuple[_trainer.PairCounts, Any]]:
+        with _trainer.words_here(counts) as (pair_counts, merge):
+
+            def noted(batch: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
+                sizes.append(len(batch))
+                return merge(batch)
+
+            yield pair_counts, noted
+
+    return lay_out
+
+
+@pytest.mark.parametrize(
+    ("counts", "vocab_size", "batches"),
+    [
+        # Three pairs tied, sharing no token: one call merges all three.
+        ({b"ab": 1, b"cd": 1, b"ef": 1}, 259, [3]),
+        # (a, b) then (b, c): merging the first lowers the second, which must wait.
+        ({b"abc": 1}, 258, [1, 1]),
+        # (b, c) then (c, d) tied after (a, b)...: each shares a token with the one before.
+        ({b"abcd": 1}, 259, [1, 1, 1]),
+        # (a, b), then (c, a), which merging (a, b) lowers: the batch stops there, though
+        # (d, e) shares nothing. Taking (d, e) would be wrong: merging (a, b) creates
+        # (c, z), as frequent and smaller than (d, e), the next merge.
+        ({b"cab": 1, b"de": 1}, 259, [1, 2]),
+        # (a, b) and (c, d) first; (x, a) has lost its count by then.
+        ({b"xab": 2, b"cd": 2}, 259, [2, 1]),
+        # The same count, but the batch stops at the target.
+        ({b"ab": 1, b"cd": 1, b"ef": 1}, 258, [2]),
+    ],
+)
+def test_tied_pairs_independent_of_the_merges_before_them_share_a_call(
+    counts: dict[bytes, int], vocab_size: int, batches: list[int]
+) -> None:
+    """Batches are what make fewer round trips; the merges stay the reference's."""
+    sizes: list[int] = []
+    merges = train_merges(counts, vocab_size, lay_out=batches_of(sizes))
+    assert merges == reference.train_counts(counts, vocab_size)
+    assert sizes == batches
+
+
+@given(weighted_chunks, st.integers(256, 300), limits)
+def test_batches_hold_every_merge_once(
+    chunks: dict[bytes, int], vocab_size: int, max_token_bytes: int | None
+) -> None:
+    sizes: list[int] = []
+    merges = train_merges(
+        chunks, vocab_size, max_token_bytes=max_token_bytes, lay_out=batches_of(sizes)
+    )
+    assert merges == reference.train_counts(chunks, vocab_size, max_token_bytes=max_token_bytes)
+    assert sum(sizes) == len(merges)
+    assert 0 not in sizes
+
+
 def test_deal_gives_every_chunk_to_exactly_one_share() -> None:
-    counts = {bytes([97 + i % 26]) * (1 + i // 26): i + 1 for i in range(100)}
+    """Each chunk once, in one share, as a str of its bytes' token characters."""
+    counts = {bytes([97 + i % 26, 200 + i % 50]) * (1 + i // 26): i + 1 for i in range(100)}
+    counts[b"\xff" * 300] = 2**70  # a huge word, and a count past a machine integer
+    as_tokens = {chunk.decode("latin-1"): count for chunk, count in counts.items()}
     for shares in SHARES:
-        dealt = deal(counts, shares)
+        dealt = [share.unpacked() for share in deal(counts, shares)]
         assert len(dealt) == shares
         assert sum(map(len, dealt)) == len(counts)
-        assert Counter() + sum(map(Counter, dealt), Counter()) == Counter(counts)
+        assert Counter() + sum(map(Counter, dealt), Counter()) == Counter(as_tokens)
         assert max(map(len, dealt)) - min(map(len, dealt)) <= 1
+
+
+def test_a_share_of_token_words_keeps_every_token() -> None:
+    """Words of ids past 255 (continued training) are dealt as they are."""
+    counts = {"\u0100a\u4e00": 3, "b": 1, "\U0001f600\u0101": 2}
+    assert deal(counts, 1)[0].unpacked() == counts
+    assert deal({}, 2)[1].unpacked() == {}
 
 
 def test_spreading_pays_while_the_wait_is_below_the_other_shares_cost() -> None:
@@ -176,7 +249,7 @@ def test_workers_match_the_reference(
         patch.setattr(merging, "spreading_pays", lambda *_: not gather)
         patch.setattr(merging, "GATHER_WINDOW", 2)
         with watchdog():
-            fast = merging.train_merges_in_workers(chunks, vocab_size, workers=workers)
+            fast = merging.train_merges_in_workers(dict(chunks), vocab_size, workers=workers)
     assert fast == reference.train_counts(chunks, vocab_size)
     assert merge_children() == []
 
@@ -202,7 +275,7 @@ def test_tinyshakespeare_in_workers_matches_the_reference(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(merging, "spreading_pays", lambda *_: not gather)
         with watchdog():
-            fast = merging.train_merges_in_workers(chunks, 400, workers=workers)
+            fast = merging.train_merges_in_workers(Counter(chunks), 400, workers=workers)
     assert fast == expected
 
 
@@ -225,6 +298,17 @@ def test_train_files_spreads_the_merge_loop_and_learns_the_same(
     assert list(tokenizer.merges) == expected
     assert merging_beside == [2]  # two workers beside this process, at merge 100
     assert merge_children() == []
+
+
+@needs_fork
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_loop_takes_the_counts(always_spread: None, workers: int) -> None:
+    """Emptied once dealt, so that the table is not kept through the loop."""
+    counts = count_chunks(["the cat sat on the mat " * 3])
+    expected = reference.train_counts(counts, 270)
+    with watchdog():
+        assert merging.train_merges_in_workers(counts, 270, workers=workers) == expected
+    assert counts == {}
 
 
 def test_progress_is_the_loops_own(always_spread: None) -> None:
@@ -321,3 +405,116 @@ def test_an_orphaned_merge_worker_stops() -> None:
     with watchdog(), pytest.raises(WorkerError, match="parent process is gone"):
         channel.receive()
     parent_end.close()
+
+
+# --------------------------------------------------------------------------- every way to train
+
+
+@pytest.fixture
+def spread_calls(monkeypatch: pytest.MonkeyPatch, always_spread: None) -> list[int]:
+    """The number of shares of every spread merge loop started while the test runs."""
+    calls: list[int] = []
+    real = merging.spread_over
+
+    def recording(shares: int, **options: bool) -> _trainer.LayOut:
+        calls.append(shares)
+        return real(shares, **options)
+
+    monkeypatch.setattr(merging, "spread_over", recording)
+    monkeypatch.setattr(merging, "spreading_pays", lambda *_: True)  # workers to the end
+    return calls
+
+
+@needs_fork
+def test_train_counts_spreads_the_merge_loop_and_learns_the_same(
+    shakespeare_path: Path,
+    shakespeare_merges: tuple[Counter[bytes], list[tuple[int, int]]],
+    spread_calls: list[int],
+    tmp_path: Path,
+) -> None:
+    chunks, expected = shakespeare_merges
+    counts_path = tmp_path / "c.counts.json"
+    save_counts(counts_path, chunks)
+    with watchdog():
+        tokenizer = train_counts([counts_path], 400, workers=3)
+    assert list(tokenizer.merges) == expected
+    assert spread_calls == [3]
+
+
+@needs_fork
+@pytest.mark.parametrize("source", ["--input", "--counts"])
+def test_the_train_command_spreads_the_merge_loop_and_learns_the_same(
+    shakespeare_path: Path,
+    shakespeare_merges: tuple[Counter[bytes], list[tuple[int, int]]],
+    spread_calls: list[int],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    source: str,
+) -> None:
+    chunks, expected = shakespeare_merges
+    given = shakespeare_path
+    if source == "--counts":
+        given = tmp_path / "c.counts.json"
+        save_counts(given, chunks)
+    output = tmp_path / "tok.json"
+    with watchdog():
+        code = main(["train", source, str(given), "--workers", "2", "--vocab-size", "400",
+                     "--output", str(output)])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    assert list(Tokenizer.load(output).merges) == expected
+    assert spread_calls == [2]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_special_id_among_the_learned_ones_is_skipped_as_in_train_from_counts(
+    tmp_path: Path, always_spread: None, workers: int
+) -> None:
+    """A special token given the id the third merge would take: the learned tokens skip it."""
+    text = "the cat sat on the mat, the cat ate the hat " * 20
+    (tmp_path / "a.txt").write_text(text, encoding="utf-8")
+    specials = {"<|x|>": 258}
+    expected = Tokenizer.train_from_counts(count_chunks([text]), 280, special_tokens=specials)
+    with watchdog():
+        tokenizer = train_files([tmp_path / "a.txt"], 280, special_tokens=specials, workers=workers)
+    assert tokenizer.merges == expected.merges
+    assert tokenizer.encode(text, allowed_special="all") == expected.encode(
+        text, allowed_special="all"
+    )
+
+
+@needs_proc
+@needs_fork
+def test_the_train_command_reports_a_killed_merge_worker_in_one_line(
+    shakespeare_path: Path,
+    spread_calls: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A worker killed by SIGKILL (as the OOM killer does) in the merge phase: exit 1, one
+    line naming it, no artifact, no worker left."""
+    parent = os.getpid()
+    real = _trainer.Words.merge
+
+    def die_in_a_worker(self: Any, pair: str, new_token: str) -> dict[str, int]:
+        if os.getpid() != parent and ord(new_token) == 300:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(self, pair, new_token)
+
+    monkeypatch.setattr(_trainer.Words, "merge", die_in_a_worker)
+    output = tmp_path / "out" / "tok.json"
+    output.parent.mkdir()
+    with watchdog():
+        code = main(["train", "--input", str(shakespeare_path), "--workers", "2",
+                     "--vocab-size", "400", "--output", str(output)])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 1
+    assert captured.out == ""
+    assert "Traceback" not in captured.err
+    assert re.fullmatch(
+        r"bpetite: error: a merge worker \(pid \d+\) was killed by SIGKILL; "
+        r"the machine may be out of memory",
+        captured.err.splitlines()[-1],
+    ), captured.err
+    assert list(output.parent.iterdir()) == []
+    assert spread_calls == [2]

@@ -148,35 +148,55 @@ def train_merges(
         lengths = list(token_lengths or [1] * BASE_VOCAB_SIZE) if longest is not None else []
         merges: list[Pair] = []
         while len(merges) < target:
-            # Select: the most frequent pair, ties to the smallest.
+            # Select: the most frequent pair, ties to the smallest; then the pairs tied
+            # with it that are the next merges whatever the ones before them create
+            # (Candidates.pop_next_tied), so that one call merges them all.
             best = candidates.pop(pair_counts)
             if best is None:
                 break
             pair, count = best
-            left, right = ord(pair[0]), ord(pair[1])
-            if longest is not None:
-                length = lengths[left] + lengths[right]
-                if length > longest:
-                    continue  # never a candidate: its length cannot change, so drop it for good
-                lengths.append(length)
             if least is not None and count < least:
                 break
-            # Merge: every holder of words replaces the pair and reports the pairs it created.
-            new_token = chr(first_id + len(merges))
-            merges.append((left, right))
-            created = merge(pair, new_token)
-            # Count: each created pair took its count from the pair it replaced.
-            add_created(pair_counts, pair, new_token, created, candidates)
-            if len(merges) % PROGRESS_EVERY == 0:
-                report(Progress("merge", "update", len(merges), target))
+            batch: list[tuple[str, str]] = []  # (pair, new token), in merge order
+            lefts: set[str] = set()  # the batch's left tokens,
+            rights: set[str] = set()  # and its right ones
+            while True:
+                left, right = ord(pair[0]), ord(pair[1])
+                # A pair too long is never a candidate: its length cannot change, so it
+                # is dropped for good (and merges nothing that a later pair depends on).
+                if longest is None or lengths[left] + lengths[right] <= longest:
+                    if longest is not None:
+                        lengths.append(lengths[left] + lengths[right])
+                    batch.append((pair, chr(first_id + len(merges))))
+                    merges.append((left, right))
+                    lefts.add(pair[0])
+                    rights.add(pair[1])
+                    if len(merges) == target:
+                        break
+                found = candidates.pop_next_tied(pair_counts, lefts, rights)
+                if found is None:
+                    break
+                pair = found
+            if not batch:
+                continue
+            done = len(merges) - len(batch)
+            # Merge: every holder of words replaces each pair, in order, and reports the
+            # pairs each merge created.
+            for (pair, new_token), created in zip(batch, merge(batch), strict=True):
+                # Count: each created pair took its count from the pair it replaced.
+                add_created(pair_counts, pair, new_token, created, candidates)
+                done += 1
+                if done % PROGRESS_EVERY == 0:
+                    report(Progress("merge", "update", done, target))
 
     report(Progress("merge", "done", len(merges), target))
     return merges
 
 
-#: Merges `pair` into `new_token` in every word it holds; returns the pairs it created,
-#: each with its count (weights summed over occurrences; a count may be 0).
-MergeWords = Callable[[str, str], Mapping[str, int]]
+#: Merges each ``(pair, new_token)`` in turn in every word it holds; returns, for each,
+#: the pairs that merge created, each with its count (weights summed over occurrences;
+#: a count may be 0).
+MergeWords = Callable[[Sequence[tuple[str, str]]], list[dict[str, int]]]
 #: Lays out the words of some chunk counts for the merge loop, for as long as it runs:
 #: yields the pair counts (a table the loop then owns) and the call that merges.
 LayOut = Callable[[Mapping[Any, int]], AbstractContextManager[tuple["PairCounts", MergeWords]]]
@@ -186,7 +206,7 @@ LayOut = Callable[[Mapping[Any, int]], AbstractContextManager[tuple["PairCounts"
 def words_here(chunk_counts: Mapping[AnyStr, int]) -> Iterator[tuple[PairCounts, MergeWords]]:
     """The default `lay_out`: one :class:`Words` in this process holds every word."""
     words = Words(chunk_counts)
-    yield words.take_pair_counts(), words.merge
+    yield words.take_pair_counts(), words.merge_in_turn
 
 
 def replaced_pair(created: str, pair: str, new_token: str) -> str:
@@ -317,6 +337,40 @@ class Candidates:
             tied = self.tied = self.buckets.pop(self.top)
             heapify(tied)
 
+    def pop_next_tied(
+        self, pair_counts: Mapping[str, int], lefts: set[str], rights: set[str]
+    ) -> str | None:
+        """The next pair of the count just taken, if it is the next merge whatever the
+        merges taken since :meth:`pop` create; None if it may not be.
+
+        `lefts` and `rights` are the left and the right tokens of the pairs taken since
+        (all of :attr:`top`'s count, still unmerged). The merge of ``L R`` lowers only
+        the pairs ``(x, L)`` and ``(R, y)``, so the next pair ``a b`` keeps its count
+        when ``b`` is no ``L`` and ``a`` no ``R`` of theirs. A pair it creates can come
+        before ``a b`` only with the same count and a smaller first token: ``(x, z)``
+        with ``x < a`` (``z``, the new token, is larger than every older one). Every
+        ``z`` then follows an ``x``, so ``(x, L)`` had that count too and, being
+        smaller than ``a b``, was taken before it: merged already (then it is gone), or
+        merged after ``L R`` (then ``a b`` was refused), or ``L R`` itself, ``(L, L)``,
+        whose merge never puts an ``L`` before a ``z``, or dropped as too long (then so
+        is ``(x, z)``, which merges nothing either way). So ``a b`` is what :meth:`pop`
+        would return once those merges are counted.
+        """
+        tied = self.tied
+        get = pair_counts.get
+        while tied:
+            pair = tied[0]
+            live = get(pair, 0)
+            if live != self.top:
+                heappop(tied)
+                if live > 0:
+                    self.add(pair, live)  # its count fell since it was filed
+                continue
+            if pair[1] in lefts or pair[0] in rights:
+                return None
+            return heappop(tied)
+        return None
+
 
 def _pairs(word: Sequence[str]) -> Iterator[str]:
     """The adjacent pairs of a word as two-character strings: 'abc' -> 'ab', 'bc'.
@@ -421,6 +475,10 @@ class Words:
             for pair in set(_pairs(word)):
                 where[pair].append(index)
         return where
+
+    def merge_in_turn(self, batch: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
+        """:meth:`merge` each ``(pair, new_token)`` of `batch`, in order; the pairs each created."""
+        return [self.merge(pair, new_token) for pair, new_token in batch]
 
     def merge(self, pair: str, new_token: str) -> dict[str, int]:
         """Replace `pair` by `new_token` everywhere; return the pairs created, with counts."""

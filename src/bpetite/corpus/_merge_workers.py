@@ -5,17 +5,19 @@ loop, with the words held elsewhere.
 
 The loop in this process keeps the pair counts and the candidates, and picks every
 merge by the specification's rule. The words are split into *shares*, dealt out in
-turn: this process holds share 0, worker ``k`` share ``k``, each as a
-:class:`~bpetite.core._trainer.Words`. At the start each share counts its pairs and
-this process adds the counts up; then for every merge, the pair and its new token go
-to every worker, each share merges it in its own words and reports the pairs it
-created with their counts, summed per pair, and this process adds those up. A pair's
+turn (:class:`Share`): this process holds share 0, worker ``k`` share ``k``, each as
+a :class:`~bpetite.core._trainer.Words`. At the start each share counts its pairs and
+this process adds the counts up; then for every batch of merges (the best pair and
+the pairs tied with it that it cannot lower: ``Candidates.pop_next_tied``), the pairs
+and their new tokens go to every worker, each share merges them in turn in its own
+words and reports the pairs each merge created with their counts, summed per pair,
+and this process adds those up. A pair's
 count is a sum over words, so the sums are what one process holding every word would
 have counted, and the merges are the same, byte for byte, for any number of workers.
 What a merge takes from the older pairs follows from what it created
 (``core._trainer.replaced_pair``), so that is all a worker sends.
 
-A merge costs a message each way per worker, which only pays where a merge has many
+A batch costs a message each way per worker, which only pays where merges have many
 words to rewrite: with fewer than :data:`SHARE_BYTES` bytes of distinct chunks per
 worker, fewer workers are used, down to this process alone; and once merges have
 grown so light that the messages cost more than the merging they spread
@@ -27,9 +29,10 @@ Measurements: docs/design-notes.md#trainer-merge-workers
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from array import array
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
-from itertools import chain
+from itertools import accumulate, chain
 from time import perf_counter
 from typing import Any, AnyStr, Final
 
@@ -68,7 +71,7 @@ def merge_workers(chunk_counts: Mapping[Any, int], workers: int) -> int:
 
 
 def train_merges_in_workers(
-    chunk_counts: Mapping[AnyStr, int],
+    chunk_counts: MutableMapping[AnyStr, int],
     vocab_size: int,
     progress: ProgressCallback | None = None,
     *,
@@ -80,8 +83,10 @@ def train_merges_in_workers(
     """``train_merges`` with the words spread over up to `workers` processes (this one included).
 
     The same merges whatever `workers`; :func:`merge_workers` says how many are used.
-    A worker that dies raises WorkerError naming its pid and how it died; no worker
-    outlives the call, however it ends.
+    Takes `chunk_counts`: it is emptied once the words are laid out, so that the
+    table is not kept through the loop (nor handed to the workers). A worker that
+    dies raises WorkerError naming its pid and how it died; no worker outlives the
+    call, however it ends.
     """
     processes = merge_workers(chunk_counts, workers)
     return train_merges(
@@ -91,27 +96,49 @@ def train_merges_in_workers(
         max_token_bytes=max_token_bytes,
         min_frequency=min_frequency,
         token_lengths=token_lengths,
-        lay_out=None if processes == 1 else spread_over(processes),
+        lay_out=spread_over(processes, release=True) if processes > 1 else _words_here_released,
     )
 
 
-def spread_over(shares: int, *, here: bool = False) -> LayOut:
+@contextmanager
+def _words_here_released(
+    chunk_counts: Mapping[Any, int],
+) -> Iterator[tuple[PairCounts, MergeWords]]:
+    """``words_here``, then the counts emptied: the words hold chunks of their own."""
+    words = Words(chunk_counts)
+    if isinstance(chunk_counts, dict):
+        chunk_counts.clear()
+    yield words.take_pair_counts(), words.merge_in_turn
+
+
+def spread_over(shares: int, *, here: bool = False, release: bool = False) -> LayOut:
     """A `lay_out` for ``train_merges`` that deals the words out into `shares` shares.
 
     Share 0 stays in this process, each other goes to a worker of its own; with
     `here`, every share stays in this process, merged one after the other: what the
     workers compute, without them (as the loop goes on once it has gathered them).
+    With `release`, the chunk counts handed in (a dict) are emptied once dealt, before
+    any worker starts: each process then holds its own share's words and nothing of
+    the table.
     """
 
     @contextmanager
     def lay_out(chunk_counts: Mapping[Any, int]) -> Iterator[tuple[PairCounts, MergeWords]]:
-        dealt = deal(chunk_counts, shares)
-        sent = [] if here else dealt[1:]
+        # One list per share, holding it: a forked worker empties every other one, so
+        # that it drops the shares it inherited and does not need.
+        holders = [[share] for share in deal(chunk_counts, shares)]
+        if release and isinstance(chunk_counts, dict):
+            chunk_counts.clear()
+        inherit = not here and _forking()
+        sent = (
+            [] if here else [(k, holders) if inherit else holders[k][0] for k in range(1, shares)]
+        )
         with conversing(_hold_words, sent, _ROLE) as started:
             peers = list(started)  # the workers still holding words
-            del sent, dealt[len(dealt) - len(peers) :]  # each worker has its own now
-            held = [Words(share) for share in dealt]  # the words merged here
-            del dealt
+            del sent
+            held = [Words(holder.pop().unpacked()) for holder in holders[: shares - len(peers)]]
+            for holder in holders:
+                holder.clear()  # each worker has its own now
             pair_counts = held[0].take_pair_counts()
             for more in chain(
                 (words.take_pair_counts() for words in held[1:]),
@@ -122,24 +149,24 @@ def spread_over(shares: int, *, here: bool = False) -> LayOut:
             seconds_here = seconds_in_all = 0.0
             merged = 0
 
-            def merge(pair: str, new_token: str) -> dict[str, int]:
+            def merge(batch: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
                 nonlocal seconds_here, seconds_in_all, merged
                 start = perf_counter()
-                message = (pair, new_token)
                 for peer in peers:
-                    peer.send(message)
-                created = held[0].merge(pair, new_token)  # while the workers merge theirs
+                    peer.send(batch)
+                created = held[0].merge_in_turn(batch)  # while the workers merge theirs
                 done_here = perf_counter()
                 for more in chain(
-                    (words.merge(pair, new_token) for words in held[1:]),
+                    (words.merge_in_turn(batch) for words in held[1:]),
                     (peer.receive() for peer in peers),
                 ):
-                    _add(created, more)
+                    for counts, added in zip(created, more, strict=True):
+                        _add(counts, added)
                 if peers:
                     seconds_here += done_here - start
                     seconds_in_all += perf_counter() - start
-                    merged += 1
-                    if merged == GATHER_WINDOW:
+                    merged += len(batch)
+                    if merged >= GATHER_WINDOW:
                         if not spreading_pays(seconds_here, seconds_in_all, len(peers)):
                             for peer in peers:
                                 peer.send(None)
@@ -167,31 +194,73 @@ def spreading_pays(here: float, spread: float, workers: int) -> bool:
     return spread < here * (workers + 1)
 
 
-def deal(chunk_counts: Mapping[Any, int], processes: int) -> list[dict[Any, int]]:
+class Share:
+    """Some chunk counts packed in three flat objects: the chunks' text joined, where each
+    chunk ends, and the counts.
+
+    A dict of chunks holds two objects per chunk; these three are freed at once by
+    whichever process drops them, which is how a forked worker lets go of the shares
+    it inherited and does not merge.
+    """
+
+    __slots__ = ("counts", "ends", "text")
+
+    def __init__(self, chunks: Sequence[AnyStr], counts: Sequence[int]) -> None:
+        joined = chunks[0][:0].join(chunks) if chunks else ""
+        # A byte is the token of the same id, as in Words: latin-1 maps each byte to it.
+        self.text = joined if isinstance(joined, str) else joined.decode("latin-1")
+        self.ends = array("q", accumulate(map(len, chunks)))
+        self.counts: Sequence[int]
+        try:
+            self.counts = array("q", counts)
+        except OverflowError:  # a count past 2**63 (counts files may hold any integer)
+            self.counts = list(counts)
+
+    def unpacked(self) -> dict[str, int]:
+        """The chunk counts as a dict, each chunk a str of token characters."""
+        slices = map(slice, chain((0,), self.ends), self.ends)
+        return dict(zip(map(self.text.__getitem__, slices), self.counts, strict=True))
+
+
+def deal(chunk_counts: Mapping[Any, int], processes: int) -> list[Share]:
     """`chunk_counts` dealt out in turn into `processes` shares, as cards are.
 
     Chunks come in the order they were counted, so each share gets about as many
     chunks, and as many bytes, as every other.
     """
-    shares: list[dict[Any, int]] = [{} for _ in range(processes)]
-    for index, (chunk, count) in enumerate(chunk_counts.items()):
-        shares[index % processes][chunk] = count
-    return shares
+    chunks, counts = list(chunk_counts), list(chunk_counts.values())
+    return [Share(chunks[k::processes], counts[k::processes]) for k in range(processes)]
 
 
-def _hold_words(slot: int, share: Mapping[Any, int], channel: Channel) -> None:
+def _forking() -> bool:
+    """Whether workers start by fork, inheriting this process's memory."""
+    import multiprocessing  # only here: `import bpetite` stays light
+
+    return multiprocessing.get_start_method() == "fork"
+
+
+def _hold_words(slot: int, given: Share | tuple[int, list[list[Share]]], channel: Channel) -> None:
     """A merge worker: lay out its share's words, send their pair counts, then merge on request.
 
-    Each request is ``(pair, new_token)``; each answer the pairs the merge created in
-    this share, with their counts (``Words.merge``). A request of None gathers the words: the worker
-    sends them whole and is done.
+    `given` is its share, or, in a forked worker, its slot's place in the holders of
+    every share, which it empties: the others' shares are dropped here too. Each
+    request is a list of ``(pair, new_token)``, merged in turn; each answer the pairs
+    each merge created in this share, with their counts (``Words.merge_in_turn``). A
+    request of None gathers the words: the worker sends them whole and is done.
     """
-    words = Words(share)
+    if isinstance(given, Share):
+        share = given
+    else:
+        index, holders = given
+        share = holders[index].pop()
+        for holder in holders:
+            holder.clear()
+    del given
+    words = Words(share.unpacked())
     del share
     channel.send(dict(words.take_pair_counts()))
     while (request := channel.receive()) is not None:
-        pair, new_token = request
-        channel.send(words.merge(pair, new_token))
+        channel.send(words.merge_in_turn(request))
     channel.send(words)
 
 

@@ -11,10 +11,12 @@ byte, as ``Tokenizer.train`` on each file's text with no chunk spanning two file
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 
 from bpetite.core._budget import Budget
-from bpetite.core._model import LearnedMerges
+from bpetite.core._constants import BASE_VOCAB_SIZE
+from bpetite.core._ids import skipped_ids
+from bpetite.core._model import IndexedMerges, LearnedMerges, Merges, check_special_tokens
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import ProgressCallback
 from bpetite.core._tokenizer import DEFAULT_SPECIAL_TOKENS, Tokenizer
@@ -94,6 +96,40 @@ def train_files(
         doc_cap=doc_cap,
         doc_delimiter=doc_delimiter,
     )
+    return train_counted(
+        counts,
+        vocab_size,
+        pattern=split,
+        special_tokens=special_tokens,
+        workers=workers,
+        progress=progress,
+        max_token_bytes=max_token_bytes,
+        min_frequency=min_frequency,
+    )
+
+
+def train_counted(
+    counts: MutableMapping[bytes, int],
+    vocab_size: int,
+    *,
+    pattern: SplitPattern,
+    special_tokens: Sequence[str] | Mapping[str, int],
+    workers: int | None,
+    progress: ProgressCallback | None = None,
+    max_token_bytes: int | None = None,
+    min_frequency: int | None = None,
+) -> Tokenizer:
+    """:meth:`Tokenizer.train_from_counts` on counts that bpetite counted or loaded itself,
+    with the merge loop spread over up to `workers` processes (default: one per CPU).
+
+    How many it uses follows from the counts alone
+    (:func:`~bpetite.corpus._merge_workers.merge_workers`: one process for a small
+    corpus), and never changes the tokenizer. The options were checked by the caller;
+    `counts` are trusted to map bytes to non-negative ints, and taken: they are emptied
+    once the merge loop has laid out its words, so that the table is not kept (nor
+    handed to the workers) while it runs.
+    """
+    workers = check_workers(default_workers() if workers is None else workers)
     merges = train_merges_in_workers(
         counts,
         vocab_size,
@@ -107,9 +143,13 @@ def train_files(
         for name, value in (("max_token_bytes", max_token_bytes), ("min_frequency", min_frequency))
         if value is not None
     }
-    # What Tokenizer.train_from_counts builds from the same merges.
-    learned = LearnedMerges(merges)  # valid by construction, and every token whole
-    return Tokenizer(learned, pattern=split, special_tokens=special_tokens, training=training)
+    # What Tokenizer.train_from_counts builds from the same merges: every token whole,
+    # read as indices, so that a special token's id among the learned ones is skipped.
+    count = BASE_VOCAB_SIZE + len(merges)
+    learned: Merges = LearnedMerges(merges)
+    if skipped_ids(count, check_special_tokens(special_tokens, count).values()):
+        learned = IndexedMerges(merges)
+    return Tokenizer(learned, pattern=pattern, special_tokens=special_tokens, training=training)
 
 
 def train_counts(
@@ -118,6 +158,7 @@ def train_counts(
     *,
     pattern: str | SplitPattern = "gpt2",
     special_tokens: Sequence[str] | Mapping[str, int] = DEFAULT_SPECIAL_TOKENS,
+    workers: int | None = None,
     progress: ProgressCallback | None = None,
     max_token_bytes: int | None = None,
     min_frequency: int | None = None,
@@ -125,6 +166,8 @@ def train_counts(
     """Learn a tokenizer from counts files (``bpetite count``), summing their counts.
 
     Equal, byte for byte, to :func:`train_files` on all the inputs that were counted.
+    The merge loop runs in up to `workers` processes (default: one per CPU), as
+    :func:`train_files`'s does, when the distinct chunks are many enough to gain from it.
     Every file must have been counted with `pattern` (a counts file records its
     pattern); one counted with another raises CountsFileError naming both.
     """
@@ -135,11 +178,13 @@ def train_counts(
         max_token_bytes=max_token_bytes,
         min_frequency=min_frequency,
     )
-    return Tokenizer.train_from_counts(
+    workers = check_workers(default_workers() if workers is None else workers)
+    return train_counted(
         load_and_merge(count_paths, pattern=split),
         vocab_size,
         pattern=split,
         special_tokens=special_tokens,
+        workers=workers,
         progress=progress,
         max_token_bytes=max_token_bytes,
         min_frequency=min_frequency,

@@ -50,11 +50,13 @@ def register(subparsers: Subparsers) -> None:
             "files and directories (every regular file under them), each file one "
             "document, streamed and counted by --workers processes; --counts takes counts "
             "files written by 'bpetite count' and gives exactly the same artifact as "
-            "training on the files they count. Files are used byte for byte: no newline "
-            "translation, no normalisation. Several --vocab-size values train once, at "
-            "the largest, and write every size (a smaller vocabulary is a prefix of the "
-            "merges); --output must then hold {vocab_size}. Progress goes to stderr "
-            "(bytes counted, then merges); a JSON summary to stdout."
+            "training on the files they count. The merge loop runs in the same --workers "
+            "processes when the distinct chunks are many enough to gain from it (at least "
+            "1 MiB of them per process), with the same merges. Files are used byte for "
+            "byte: no newline translation, no normalisation. Several --vocab-size values "
+            "train once, at the largest, and write every size (a smaller vocabulary is a "
+            "prefix of the merges); --output must then hold {vocab_size}. Progress goes "
+            "to stderr (bytes counted, then merges); a JSON summary to stdout."
         ),
         examples=[
             "bpetite train --input data/tinyshakespeare.txt --vocab-size 512 "
@@ -159,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
         )
     counted_at = time.perf_counter()
     options = {"max_token_bytes": args.max_token_bytes, "min_frequency": args.min_frequency}
-    largest = _train(counted, sizes[-1], pattern, specials, options)
+    largest = _train(counted, sizes[-1], pattern, specials, options, args.workers)
     trained_at = time.perf_counter()
     # Each save is atomic, so a Ctrl-C anywhere up to here leaves no file behind.
     written = []
@@ -218,13 +220,20 @@ def _train(
     pattern: SplitPattern,
     specials: tuple[str, ...],
     options: dict[str, int | None],
+    workers: int | None,
 ) -> Tokenizer:
+    """Learn merges from the counts: in up to `workers` processes (one per CPU by
+    default) when the distinct chunks are many enough to gain from it, the same
+    merges whatever the count (``train_counted``)."""
+    from bpetite._internal import train_counted
+
     with PhaseProgress("train", "merges", stream=sys.stderr) as phase:
-        return Tokenizer.train_from_counts(
+        return train_counted(
             counted.counts,
             size,
             pattern=pattern,
             special_tokens=specials,
+            workers=workers,
             progress=training_progress(phase),
             max_token_bytes=options["max_token_bytes"],
             min_frequency=options["min_frequency"],
