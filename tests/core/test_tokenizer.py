@@ -208,7 +208,16 @@ def test_a_byte_order_renames_the_byte_ids_and_nothing_else(order: list[int], te
     assert all(permuted.token_bytes(i) == bytes([order[i]]) for i in range(256))
 
 
-@pytest.mark.parametrize("order", [list(range(255)), [0] * 256, "x" * 256])
+@pytest.mark.parametrize(
+    "order",
+    [
+        list(range(255)),
+        [0] * 256,
+        "x" * 256,
+        [False, *range(1, 256)],  # equal to the identity, but not ints
+        [0.0, *range(1, 256)],
+    ],
+)
 def test_a_byte_order_must_be_a_permutation(order: object) -> None:
     with pytest.raises((ParameterError, TypeError)):
         Tokenizer([], byte_order=order)  # type: ignore[arg-type]

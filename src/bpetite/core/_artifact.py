@@ -205,14 +205,12 @@ def v1_size(merges: Sequence[tuple[int, int]], pattern: SplitPattern) -> int:
     special = END_OF_TEXT_TOKEN.encode("utf-8")
     lengths.append(len(special))
     digits.append(sum(len(str(byte)) for byte in special))
-    # '"id":[b,b,b]' for each token, joined by commas, in braces
-    entries = sum(
-        len(str(token_id)) + digits[token_id] + lengths[token_id] + 4
-        for token_id in range(size + 1)
-    )
+    # '"id":[b,b,b]' for each token, joined by commas, in braces (summed in C, term by term)
+    entries = sum(map(len, map(str, range(size + 1)))) + sum(digits) + sum(lengths)
+    entries += 4 * (size + 1)
     vocab = entries + size + 2
     # '[l,r]' for each merge, joined by commas, in brackets
-    merged = sum(len(str(left)) + len(str(right)) + 3 for left, right in merges)
+    merged = sum(map(len, map(str, chain.from_iterable(merges)))) + 3 * len(merges)
     merged += max(len(merges) - 1, 0) + 2
     rest = {
         "mergeable_vocab_size": size,
@@ -686,8 +684,15 @@ def _check_mergeable_ids_present(vocab: dict[int, bytes], ids: Sequence[int], so
     )
 
 
+#: Each byte as a one-byte ``bytes``, by value.
+_SINGLE_BYTES: Final = [bytes((byte,)) for byte in range(BASE_VOCAB_SIZE)]
+
+
 def _check_base_bytes(vocab: dict[int, bytes], byte_order: Sequence[int], source: str) -> None:
     """Step 16: base token i is the single byte i (or the byte the byte order gives it)."""
+    found = list(map(vocab.__getitem__, range(BASE_VOCAB_SIZE)))
+    if found == list(map(_SINGLE_BYTES.__getitem__, byte_order)):
+        return  # the usual case, compared in C; else find the first wrong one
     for token_id, byte in enumerate(byte_order):
         if vocab[token_id] != bytes((byte,)):
             why = "a base token is its own byte" if byte == token_id else "per id_layout.byte_order"

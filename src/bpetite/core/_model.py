@@ -323,6 +323,8 @@ def check_byte_order(byte_order: Sequence[int] | None) -> tuple[int, ...]:
             f"byte_order must be a sequence of 256 ints, got {type(byte_order).__name__}"
         )
     order = tuple(byte_order)
+    if order == IDENTITY_BYTE_ORDER and set(map(type, order)) == {int}:  # usual, in C
+        return IDENTITY_BYTE_ORDER
     if len(order) != BASE_VOCAB_SIZE or any(type(byte) is not int for byte in order):
         raise ParameterError("byte_order must hold 256 ints: the byte of each id 0..255")
     if sorted(order) != list(IDENTITY_BYTE_ORDER):
