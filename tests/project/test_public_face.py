@@ -162,12 +162,13 @@ def test_a_fresh_import_loads_no_module_of_bpetite() -> None:
 
 
 def test_encoding_with_a_preset_never_loads_regex() -> None:
-    """Training on and encoding ASCII text runs on the presets' ``re`` twins, and text
-    that is not ASCII on the presets narrowed for ``re``; a custom pattern compiles
-    with `regex` when first used."""
+    """Training on, encoding and truncating ASCII text runs on the presets' ``re`` twins,
+    and text that is not ASCII on the presets narrowed for ``re``; a custom pattern
+    compiles with `regex` when first used."""
     code = (
         "import sys, bpetite; t = bpetite.Tokenizer.train('ab ab cd', 260); "
         "t.encode('ab cd ab'); t.encode('caf\\u00e9 \\u4e2d'); "
+        "t.truncate('caf\\u00e9 \\u4e2d', 2); "
         "print('regex' in sys.modules, end=' '); "
         "bpetite.Tokenizer.train('ab ab cd', 260, pattern=r'\\p{L}+|\\P{L}'); "
         "print('regex' in sys.modules)"

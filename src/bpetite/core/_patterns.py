@@ -310,19 +310,22 @@ class SplitPattern:
         >>> resolve_pattern("gpt2").split("Hello world!!")
         ['Hello', ' world', '!!']
         """
-        twin = self.ascii_twin
-        if twin is not None:
-            if text.isascii():
-                ascii_chunks: list[str] = twin.findall(text)
-                return ascii_chunks
-            narrowed = self.narrowed.pattern_for(text) if self.narrowed is not None else None
-            if narrowed is not None:
-                narrowed_chunks: list[str] = narrowed.findall(text)
-                return narrowed_chunks
-        chunks: list[str] = self.compiled.findall(text)
+        chunks: list[str] = self.finder(text).findall(text)
         if not self.is_preset:
             check_tiling(chunks, text)
         return chunks
+
+    def finder(self, text: str) -> Pattern:
+        """The compiled pattern that splits `text`: a preset's ASCII twin on ASCII text,
+        the preset narrowed to the text's blocks on other text, else the pattern itself."""
+        twin = self.ascii_twin
+        if twin is not None:
+            if text.isascii():
+                return twin
+            narrowed = self.narrowed.pattern_for(text) if self.narrowed is not None else None
+            if narrowed is not None:
+                return narrowed
+        return self.compiled
 
 
 def check_tiling(chunks: list[str], text: str) -> None:

@@ -153,14 +153,11 @@ class TokenBudget:
 def _chunks(pattern: SplitPattern, text: str) -> Iterator[str]:
     """The chunks ``pattern.split(text)`` gives, found one at a time.
 
-    A preset's chunks are its regex's matches, and on ASCII text its ASCII twin's, the
-    same chunks (as ``SplitPattern.split`` finds them); a custom pattern must match
-    every character, which is checked as it goes.
+    The matches of the pattern ``SplitPattern.split`` uses for the text; a custom
+    pattern must match every character, which is checked as it goes.
     """
-    twin = pattern.ascii_twin
-    finder = twin if twin is not None and text.isascii() else pattern.compiled
     position = 0
-    for match in finder.finditer(text):
+    for match in pattern.finder(text).finditer(text):
         chunk = match.group()
         if match.start() != position or not chunk:
             raise _tiling_error(pattern, text)
