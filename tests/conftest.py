@@ -14,6 +14,7 @@ on (no POSIX permissions, no ``/proc``, no bash), never a missing file or packag
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -36,6 +37,18 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("default")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give SIGINT its usual handler when the run inherited it ignored.
+
+    A shell starts a background job (``uv run pytest &``) with SIGINT ignored, and an
+    ignored signal stays ignored in every process started from it, so the commands
+    the tests interrupt with SIGINT would never see it. A handled signal is reset to
+    its default in a started program, where Python installs its own handler.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)
