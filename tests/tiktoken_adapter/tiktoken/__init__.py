@@ -75,8 +75,9 @@ class Encoding:
     def _special_tokens(self) -> dict[str, int]:
         return dict(self._tokenizer.special_tokens)
 
-    @property
+    @functools.cached_property
     def _mergeable_ranks(self) -> dict[bytes, int]:
+        """Made once, as tiktoken keeps its own: tiktoken's tests ask for it per example."""
         special_ids = set(self._tokenizer.special_tokens.values())
         vocab = self._tokenizer.vocab
         return {token: i for i, token in vocab.items() if i not in special_ids}
