@@ -8,6 +8,7 @@ selection, the docs page, and the commands' usage contract.
 """
 
 import dataclasses
+import gc
 import subprocess
 import sys
 import unicodedata
@@ -52,8 +53,13 @@ def test_p99_of_100_samples_is_the_second_largest() -> None:
     assert harness.spread(Stat((0.002, 0.001, 0.0035))) == "2 ms (1 ms–3.5 ms)"
 
 
-def test_measure_interleaves_the_cases_and_keeps_what_was_asked() -> None:
+def test_measure_interleaves_the_cases_and_keeps_what_was_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     calls: list[str] = []
+    # The full collection before each call, recorded rather than run (in the test
+    # process, whose heap is large, each would take a good part of a second).
+    monkeypatch.setattr(gc, "collect", lambda: calls.append("collect"))
 
     def case(name: str) -> Callable[[], str]:
         def call() -> str:
@@ -64,11 +70,14 @@ def test_measure_interleaves_the_cases_and_keeps_what_was_asked() -> None:
 
     cases = {name: case(name) for name in ("a", "b")}
     timings = harness.measure(cases, 3, setup=lambda: calls.append("setup"))
-    assert calls == ["setup", "a", "b"] * 3
+    assert calls == ["setup", "collect", "a", "collect", "b"] * 3
     assert [len(timing.stat.samples) for timing in timings.values()] == [3, 3]
     assert timings["a"].results == ["a"]
     assert harness.measure(cases, 2, keep="all")["b"].results == ["b", "b"]
     assert harness.measure(cases, 2, keep="none")["b"].results == []
+    calls.clear()
+    harness.measure(cases, 2, steady=True)
+    assert calls == ["a", "b"] * 2  # steady: no collection between the calls
 
 
 def test_a_child_reports_its_json_and_its_failure_with_stderr() -> None:
@@ -215,7 +224,7 @@ def test_docs_regenerate_the_figures_and_keep_the_prose_around_them(tmp_path: Pa
 def test_measure_can_alternate_the_order_of_its_rounds() -> None:
     calls: list[str] = []
     cases = {name: (lambda name=name: calls.append(name)) for name in ("a", "b")}
-    harness.measure(cases, 3, alternate=True, keep="none")
+    harness.measure(cases, 3, alternate=True, keep="none", steady=True)
     assert calls == ["a", "b", "b", "a", "a", "b"]
 
 
