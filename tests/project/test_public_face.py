@@ -176,6 +176,19 @@ def test_encoding_with_a_preset_never_loads_regex() -> None:
     assert _fresh(code).split() == ["False", "True"]
 
 
+def test_the_cli_encoding_with_a_preset_never_loads_regex() -> None:
+    """``bpetite encode --model gpt2`` on text that is not ASCII: the command's modules,
+    the built-in model and the split all without the regex engine."""
+    code = (
+        "import atexit, runpy, sys; "
+        "atexit.register(lambda: print('regex' in sys.modules)); "
+        "sys.argv = ['bpetite', 'encode', '--model', 'gpt2', '--text', 'caf\\u00e9 \\u4e2d']; "
+        "runpy.run_module('bpetite', run_name='__main__')"
+    )
+    ids, loaded = _fresh(code).split()
+    assert ids.startswith("[") and loaded == "False"
+
+
 def test_a_lazy_name_loads_its_tier_on_first_use() -> None:
     code = (
         "import sys, bpetite; before = 'bpetite.corpus' in sys.modules; "

@@ -38,6 +38,7 @@ least as long as the held-back text, which keeps the total work linear.
 from __future__ import annotations
 
 import codecs
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -50,6 +51,7 @@ from bpetite.core._regex import compile_pattern
 from bpetite.core._specials import SpecialPolicy, SpecialTokens
 
 if TYPE_CHECKING:
+    from bpetite.core._regex import Pattern
     from bpetite.core._tokenizer import Tokenizer
 
 T = TypeVar("T")
@@ -66,7 +68,13 @@ HELD_BACK_CHUNKS: Final[Mapping[str, int]] = MappingProxyType({"gpt2": 2, "cl100
 #: block; longer held-back text waits until as much new text has arrived.
 RESCAN_SLACK: Final = 1 << 16
 
-_WHITESPACE: Final = compile_pattern(r"\s")
+
+@functools.cache
+def _whitespace() -> Pattern:
+    r"""``\s`` as the split patterns read it, compiled when first needed (not on import:
+    a command that never streams a file need not load the regex engine)."""
+    return compile_pattern(r"\s")
+
 
 #: Chunks per batch when a whole text is split in one scan.
 CHUNK_BATCH: Final = 1 << 14
@@ -307,7 +315,7 @@ def encode_pieces(
     special_ids = tokenizer.special_tokens
     matcher = specials.matcher(allowed) if allowed else None
     partial = _PartialSpecials(allowed)
-    is_space = _WHITESPACE.match
+    is_space = _whitespace().match
 
     def settle(buffer: str) -> tuple[list[int], int]:
         # Specials starting before `pending` are the whole text's: none could still grow.
