@@ -5,13 +5,14 @@ uv): from the repository root, ``python3 benchmarks/many_cores.py``. It copies u
 ``CORPUS_GB`` (default 1) of the machine's own UTF-8 text files (sources, headers,
 docs under ``/usr``, ``/opt``) into ``/tmp/corpus``, one document per file, then runs
 each entry of ``PLAN`` (default ``bpetite:16,rustbpe:16,bpetite:16,rustbpe:16``) in a
-fresh process: ``bpetite:N`` is ``train_files`` with N workers, ``bpetite1merge:N``
-the same with the merge loop kept in one process, ``rustbpe:N`` rustbpe on N threads
-(its wheels, for each Python they were built for, unpacked from ``RUSTBPE_WHEELS``,
-default this folder). Vocabulary 65,536, ``cl100k``. Each result (seconds, bpetite's
-phases, peak RSS, a digest of the merged tokens) is a JSON line on stdout and in
-``$OUT/results.jsonl``; last, each run's merged tokens are compared with the first's,
-naming the first merge that differs. docs/scaling.md has the figures.
+fresh process: ``bpetite:N`` is ``train_files`` with N workers; ``bpetite1merge:N`` is
+``count_files`` with N workers, then ``Tokenizer.train_from_counts`` (the merge loop in
+one process); ``rustbpe:N`` is rustbpe on N threads (its wheels, for each Python they
+were built for, unpacked from ``RUSTBPE_WHEELS``, default this folder). Vocabulary
+65,536, ``cl100k``. Each result (seconds, bpetite's phases, peak RSS, a digest of the
+merged tokens) is a JSON line on stdout and in ``$OUT/results.jsonl``; last, each
+run's merged tokens are compared with the first's, naming the first merge that
+differs. docs/scaling.md has the figures.
 """
 
 import hashlib
@@ -117,18 +118,22 @@ def child(kind: str, workers: int) -> None:
         sys.path.insert(0, "src")
         from bpetite import train_files
 
-        if kind == "bpetite1merge":  # count in the workers, merge in this process only
-            from bpetite.corpus import _merge_workers
-
-            _merge_workers.merge_workers = lambda chunk_counts, workers: 1
-
         def progress(event: Any) -> None:
             if event.task == "merge" and event.stage != "update":
                 marks[event.stage] = time.perf_counter()
 
-        tokenizer = train_files(
-            [str(CORPUS)], VOCAB, pattern="cl100k", workers=workers, progress=progress
-        )
+        if kind == "bpetite1merge":  # count in the workers, merge in this process only
+            from bpetite import Tokenizer
+            from bpetite.corpus import count_files
+
+            counts = count_files([str(CORPUS)], pattern="cl100k", workers=workers)
+            tokenizer = Tokenizer.train_from_counts(
+                counts, VOCAB, pattern="cl100k", progress=progress
+            )
+        else:
+            tokenizer = train_files(
+                [str(CORPUS)], VOCAB, pattern="cl100k", workers=workers, progress=progress
+            )
         tokens = [tokenizer.token_bytes(256 + i) for i in range(len(tokenizer.merges))]
     else:
         sys.path.insert(0, "/tmp/wheel")  # the carried wheel, unpacked by the main process
