@@ -465,6 +465,16 @@ class Words:
         self.before = array("q", [-1])
         self.where_at: defaultdict[str, array[int]] = defaultdict(_positions)
 
+    def reindex(self) -> None:
+        """Index the short words afresh: each pair they now hold, listing each word once.
+
+        Merges leave stale entries behind (a merge skips them), so the index only
+        grows; made afresh, it lists what the words hold, a fraction of that late in
+        training. Any index that lists every word holding a pair gives the same merges.
+        """
+        self.where.clear()  # freed before the new one is built
+        self.where = self._index_word_pairs()
+
     def take_indexes(self, entries: int) -> Iterator[IndexPiece]:
         """Take out the indexes of word numbers (``where``, ``huge_where``), packed flat in
         pieces of about `entries` entries each; the words hold empty ones from now on.

@@ -266,6 +266,7 @@ def _hold_words(slot: int, given: Share | tuple[int, list[list[Share]]], channel
     channel.send(dict(words.take_pair_counts()))
     while (request := channel.receive()) is not None:
         channel.send(words.merge_in_turn(request))
+    words.reindex()  # what is sent, and then held there, is only what the words hold
     pieces = words.take_indexes(INDEX_PIECE)
     channel.send(words)
     for piece in pieces:
