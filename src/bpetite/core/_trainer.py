@@ -495,10 +495,12 @@ class Words:
         unpickled, each entry would be an int of its own, several times the size, so
         each is replaced by its word's shared one.
         """
-        shared = list(range(max(len(self.words), len(self.huge_words)))).__getitem__
-        first = {"where": short, "huge_where": huge}
+        shared = {  # an int per word numbered from `short` (or `huge`) on, by its number
+            "where": list(range(short, len(self.words))).__getitem__,
+            "huge_where": list(range(huge, len(self.huge_words))).__getitem__,
+        }
         for name, pairs, lengths, listed in pieces:
-            entries = map(shared, map(first[name].__add__, listed))
+            entries = map(shared[name], listed)
             index: defaultdict[str, list[int]] = getattr(self, name)
             get = index.get
             for pair, length in zip(pairs, lengths, strict=True):
