@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import pickle
 import re
 import signal
 from collections import Counter
@@ -252,6 +253,41 @@ def test_workers_match_the_reference(
             fast = merging.train_merges_in_workers(dict(chunks), vocab_size, workers=workers)
     assert fast == reference.train_counts(chunks, vocab_size)
     assert merge_children() == []
+
+
+@needs_fork
+@settings(max_examples=15, deadline=None)
+@given(texts, st.sampled_from([2, 3]), st.sampled_from([1, 8, 10**9]))
+def test_gathered_workers_match_the_reference_in_every_layout(
+    corpus: str, workers: int, huge_chunk_bytes: int
+) -> None:
+    """Short, huge and long words gathered back, their indexes sent a few entries a piece."""
+    chunks = count_chunks([corpus])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_trainer, "HUGE_CHUNK_BYTES", huge_chunk_bytes)
+        patch.setattr(merging, "SHARE_BYTES", 1)
+        patch.setattr(merging, "spreading_pays", lambda *_: False)
+        patch.setattr(merging, "GATHER_WINDOW", 2)
+        patch.setattr(merging, "INDEX_PIECE", 3)
+        with watchdog():
+            fast = merging.train_merges_in_workers(dict(chunks), 320, workers=workers)
+    assert fast == reference.train_counts(chunks, 320)
+    assert merge_children() == []
+
+
+def test_pickled_words_are_the_words_sharing_an_int_per_word() -> None:
+    """What a gathered worker's words come back as: equal, and no larger (an unpickled
+    list of ints holds an int object per entry past 256)."""
+    corpus = " ".join(f"w{n} w{n}x" for n in range(400)) + " " + "ab" * 200
+    words = _trainer.Words(count_chunks([corpus]))
+    words.take_pair_counts()
+    for pair, token in [(" w", "\u0100"), ("\u0100" + "1", "\u0101"), ("ab", "\u0102")]:
+        words.merge(pair, token)
+    copy = pickle.loads(pickle.dumps(words))
+    assert copy.__dict__ == words.__dict__
+    assert len(copy.words) > 256
+    entries = [n for listed in copy.where.values() for n in listed]
+    assert len({id(n) for n in entries}) <= len(copy.words) < len(entries)
 
 
 @pytest.fixture(scope="module")

@@ -50,12 +50,13 @@ Measurements: docs/design-notes.md#trainer
 
 from __future__ import annotations
 
+import sys
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from heapq import heapify, heappop, heappush
-from itertools import chain
+from itertools import chain, islice
 from operator import add
 from typing import Any, AnyStr
 
@@ -385,6 +386,28 @@ def _positions() -> array[int]:
     return array("q")
 
 
+#: A piece of an index of word numbers, packed flat: the index's name, its pairs, how
+#: many entries each has, and the entries, one after the other.
+IndexPiece = tuple[str, list[str], "array[int]", "array[int]"]
+
+
+def _index_pieces(
+    indexes: Iterable[tuple[str, MutableMapping[str, list[int]]]], entries: int
+) -> Iterator[IndexPiece]:
+    """Each of the named `indexes` packed flat, about `entries` entries a piece, emptied
+    as the pieces are made."""
+    for name, index in indexes:
+        while index:
+            pairs: list[str] = []
+            lengths, listed = array("q"), array("q")
+            while index and len(listed) < entries:
+                pair, numbers = index.popitem()
+                pairs.append(pair)
+                lengths.append(len(numbers))
+                listed.extend(numbers)
+            yield name, pairs, lengths, listed
+
+
 class Words:
     """The distinct chunks as words, and where each pair occurs: what a merge rewrites.
 
@@ -441,6 +464,83 @@ class Words:
         self.after = array("q", [1])
         self.before = array("q", [-1])
         self.where_at: defaultdict[str, array[int]] = defaultdict(_positions)
+
+    def reindex(self) -> None:
+        """Index the short words afresh: each pair they now hold, listing each word once.
+
+        Merges leave stale entries behind (a merge skips them), so the index only
+        grows; made afresh, it lists what the words hold, a fraction of that late in
+        training. Any index that lists every word holding a pair gives the same merges.
+        """
+        self.where.clear()  # freed before the new one is built
+        self.where = self._index_word_pairs()
+
+    def take_indexes(self, entries: int) -> Iterator[IndexPiece]:
+        """Take out the indexes of word numbers (``where``, ``huge_where``), packed flat in
+        pieces of about `entries` entries each; the words hold empty ones from now on.
+
+        A merge worker sends its words back so, a piece a message, and
+        :meth:`add_indexes` or :meth:`absorb` puts them back: neither end then holds a
+        whole index pickled beside the index itself.
+        """
+        taken = [("where", self.where), ("huge_where", self.huge_where)]
+        self.where, self.huge_where = defaultdict(list), defaultdict(list)
+        return _index_pieces(taken, entries)
+
+    def add_indexes(self, pieces: Iterable[IndexPiece], short: int = 0, huge: int = 0) -> None:
+        """Add the index pieces :meth:`take_indexes` took (here or in another process),
+        their short words numbered from `short` on and their huge ones from `huge`.
+
+        In memory an index shares one int object per word among all its entries;
+        unpickled, each entry would be an int of its own, several times the size, so
+        each is replaced by its word's shared one.
+        """
+        shared = {  # an int per word numbered from `short` (or `huge`) on, by its number
+            "where": list(range(short, len(self.words))).__getitem__,
+            "huge_where": list(range(huge, len(self.huge_words))).__getitem__,
+        }
+        for name, pairs, lengths, listed in pieces:
+            entries = map(shared[name], listed)
+            index: defaultdict[str, list[int]] = getattr(self, name)
+            get = index.get
+            for pair, length in zip(pairs, lengths, strict=True):
+                numbers = list(islice(entries, length))
+                known = get(pair)
+                if known is None:
+                    index[pair] = numbers
+                else:
+                    known += numbers
+
+    def absorb(self, other: Words, pieces: Iterable[IndexPiece]) -> bool:
+        """Take in `other`'s words and their index pieces (:meth:`take_indexes`), unless
+        it holds long words; whether it did.
+
+        One set of words, where keeping `other` beside this one would hold a second
+        entry, list and key for every pair both index.
+        """
+        if len(other.tokens) > 1:
+            return False
+        short, huge = len(self.words), len(self.huge_words)
+        self.words += other.words
+        self.weights += other.weights
+        self.huge_words += other.huge_words
+        self.huge_weights += other.huge_weights
+        self.rescanned += other.rescanned
+        self.add_indexes(pieces, short, huge)
+        return True
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The words as pickled: the indexes of word numbers packed flat (:meth:`add_indexes`)."""
+        state = self.__dict__.copy()
+        taken = [(name, dict(state.pop(name))) for name in ("where", "huge_where")]
+        state["indexes"] = list(_index_pieces(taken, sys.maxsize))
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """The words as :meth:`__getstate__` packed them."""
+        indexes = state.pop("indexes")
+        self.__dict__.update(state, where=defaultdict(list), huge_where=defaultdict(list))
+        self.add_indexes(indexes)
 
     def take_pair_counts(self) -> PairCounts:
         """The weighted count of every pair in the words as laid out; once (then dropped)."""

@@ -45,7 +45,7 @@ from bpetite.core._trainer import (
     Words,
     train_merges,
 )
-from bpetite.corpus._workers import Channel, Role, conversing
+from bpetite.corpus._workers import Channel, Peer, Role, conversing
 
 #: Each worker the merge loop uses holds at least this many bytes of distinct chunks:
 #: below that, its messages cost more than the merging they spread.
@@ -58,6 +58,10 @@ SHARE_BYTES: Final = 1 << 20
 #: message each way per merge then costs more than the merging it spreads.
 #: Measurements: docs/design-notes.md#trainer-merge-workers
 GATHER_WINDOW: Final = 32
+
+#: How many index entries a gathered worker sends a message: each message is pickled
+#: whole at both ends, so the index is sent in pieces, never all at once.
+INDEX_PIECE: Final = 1 << 20
 
 #: How merge workers are named in errors.
 _ROLE: Final = Role("merge", "merge", "the pairs its merge created")
@@ -170,7 +174,8 @@ def spread_over(shares: int, *, here: bool = False, release: bool = False) -> La
                         if not spreading_pays(seconds_here, seconds_in_all, len(peers)):
                             for peer in peers:
                                 peer.send(None)
-                            held.extend(peer.receive() for peer in peers)
+                            for peer in peers:
+                                _gather(peer, held)
                             peers.clear()
                         seconds_here = seconds_in_all = 0.0
                         merged = 0
@@ -261,7 +266,25 @@ def _hold_words(slot: int, given: Share | tuple[int, list[list[Share]]], channel
     channel.send(dict(words.take_pair_counts()))
     while (request := channel.receive()) is not None:
         channel.send(words.merge_in_turn(request))
+    words.reindex()  # what is sent, and then held there, is only what the words hold
+    pieces = words.take_indexes(INDEX_PIECE)
     channel.send(words)
+    for piece in pieces:
+        channel.send(piece)
+    channel.send(None)
+
+
+def _gather(peer: Peer, held: list[Words]) -> None:
+    """Take in a merge worker's words, sent once it was sent None: the words, then
+    their indexes a piece at a time (``Words.take_indexes``), then None. They join
+    the first words held here (``Words.absorb``), or, holding long words, are held
+    beside them.
+    """
+    words: Words = peer.receive()
+    pieces = iter(peer.receive, None)
+    if not held[0].absorb(words, pieces):
+        words.add_indexes(pieces)
+        held.append(words)
 
 
 def _add(counts: dict[str, int], more: dict[str, int]) -> None:
