@@ -106,6 +106,8 @@ def test_tiktokens_own_tests_pass_on_bpetite(tmp_path: Path) -> None:
             "no:cacheprovider",
             "-p",
             "no:xdist",
+            "-p",
+            "installed_bpetite",  # tests/tiktoken_adapter/installed_bpetite.py
             "-q",
             f"--junitxml={report}",
             *deselect,
