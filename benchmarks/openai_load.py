@@ -5,8 +5,9 @@ rank file, every check of docs/schema.md included. tiktoken: what it does before
 first encode, ``load_tiktoken_bpe`` on the same file and building its ``Encoding``.
 Then each again, followed by ``encode_ordinary`` of TinyShakespeare: bpetite builds
 its encoder on the first encode and proves lazily which tokens encode to themselves,
-so that is where any cost moved out of loading shows; those ids must be tiktoken's. Interleaved, median (min–max); a ratio is
-bpetite's time over tiktoken's, below 1 faster.
+so that is where any cost moved out of loading shows; those ids must be tiktoken's.
+Interleaved, median (min–max); a ratio is bpetite's time over tiktoken's, below 1
+faster.
 """
 
 from __future__ import annotations
