@@ -453,6 +453,19 @@ def conversing(target: Converse, arguments: Sequence[Any], role: Role) -> Iterat
             peer.from_worker.close()
 
 
+def _settle_in() -> None:
+    """What every worker does first: leave the shutdown signals to its parent (ignored
+    here, and unblocked, as they were blocked while it started), and freeze the heap it
+    inherited. A forked worker starts with the parent's whole heap; the cycle collector
+    would walk it again and again (touching every page of it) for nothing. Freezing it
+    is O(1) and leaves the collector only this worker's own objects."""
+    for signum in _SHUTDOWN_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
+    gc.freeze()
+
+
 def _converse(
     target: Converse,
     slot: int,
@@ -462,12 +475,8 @@ def _converse(
     parent: int,
     role: str,
 ) -> None:
-    """A conversing worker's whole life: ignore shutdown signals, run `target`, report its error."""
-    for signum in _SHUTDOWN_SIGNALS:
-        signal.signal(signum, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
-    gc.freeze()  # as in _work: the parent's heap is not this worker's to walk
+    """A conversing worker's whole life: settle in, run `target`, report its error."""
+    _settle_in()
     gc.disable()  # a conversing worker builds large acyclic tables (see core._gc)
     channel = Channel(inbox, outbox, parent, role)
     try:
@@ -490,15 +499,8 @@ def _work(
     sender: Connection,
     role: str,
 ) -> None:
-    """A worker's whole life: ignore shutdown signals, serve pieces until none is left, exit."""
-    for signum in _SHUTDOWN_SIGNALS:
-        signal.signal(signum, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
-    # A forked worker starts with the parent's whole heap; the cycle collector would
-    # walk it again and again (touching every page of it) for nothing. Freezing it is
-    # O(1) and leaves the collector only this worker's own objects.
-    gc.freeze()
+    """A worker's whole life: settle in, serve pieces until none is left, exit."""
+    _settle_in()
     try:
         serve(task_of, slot, shared, watch_parent(shared.done, slot, role), sender.send, role)
     except OSError:  # the parent is gone: there is no one left to tell
