@@ -14,9 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetite import get_encoding
+from bpetite import encoding_name_for_model, get_encoding
 from bpetite.chat import count_chat_tokens
-from bpetite.chat._count import encoding_name_for_model
 from bpetite.errors import ParameterError
 from tests import datafiles
 from tests.strategies import MULTILINGUAL, texts

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from bpetite import Tokenizer, get_encoding, list_encoding_names
+from bpetite import Tokenizer, encoding_name_for_model, get_encoding, list_encoding_names
 from bpetite.chat._messages import checked_messages, required_text
 from bpetite.errors import ParameterError
 
@@ -21,37 +21,6 @@ TOKENS_PER_MESSAGE: Final = 3
 TOKENS_PER_NAME: Final = 1
 #: Every reply is primed with ``<|start|>assistant<|message|>``.
 REPLY_PRIMING: Final = 3
-
-#: OpenAI's chat models and the encoding each uses, as tiktoken's ``model.py`` maps them:
-#: exact names, then prefixes (a dated or fine-tuned model).
-CHAT_MODELS: Final = {
-    "gpt-5": "o200k_base",
-    "gpt-4.1": "o200k_base",
-    "gpt-4o": "o200k_base",
-    "o1": "o200k_base",
-    "o3": "o200k_base",
-    "o4-mini": "o200k_base",
-    "gpt-4": "cl100k_base",
-    "gpt-3.5-turbo": "cl100k_base",
-    "gpt-3.5": "cl100k_base",
-    "gpt-35-turbo": "cl100k_base",
-}
-CHAT_MODEL_PREFIXES: Final = {
-    "o1-": "o200k_base",
-    "o3-": "o200k_base",
-    "o4-mini-": "o200k_base",
-    "gpt-5": "o200k_base",
-    "gpt-4.5-": "o200k_base",
-    "gpt-4.1-": "o200k_base",
-    "chatgpt-4o-": "o200k_base",
-    "gpt-4o-": "o200k_base",
-    "gpt-4-": "cl100k_base",
-    "gpt-3.5-turbo-": "cl100k_base",
-    "gpt-35-turbo-": "cl100k_base",
-    "ft:gpt-4o": "o200k_base",
-    "ft:gpt-4": "cl100k_base",
-    "ft:gpt-3.5-turbo": "cl100k_base",
-}
 
 
 def count_chat_tokens(
@@ -82,16 +51,6 @@ def count_chat_tokens(
     return total + REPLY_PRIMING
 
 
-def encoding_name_for_model(model: str) -> str | None:
-    """The encoding an OpenAI chat model uses, as tiktoken names it, or None if unknown."""
-    found = CHAT_MODELS.get(model)
-    if found is not None:
-        return found
-    return next(
-        (name for prefix, name in CHAT_MODEL_PREFIXES.items() if model.startswith(prefix)), None
-    )
-
-
 def _tokenizer_for(model: str | Tokenizer) -> Tokenizer:
     if isinstance(model, Tokenizer):
         return model
@@ -99,10 +58,11 @@ def _tokenizer_for(model: str | Tokenizer) -> Tokenizer:
         raise TypeError(f"model must be a model or encoding name, or a Tokenizer, got {model!r}")
     if model in list_encoding_names():
         return get_encoding(model)
-    name = encoding_name_for_model(model)
-    if name is None:
+    try:
+        name = encoding_name_for_model(model)
+    except KeyError:
         raise ParameterError(
             f"unknown model {model!r}: give an OpenAI chat model (gpt-4o, gpt-4, "
             f"gpt-3.5-turbo...), an encoding ({', '.join(list_encoding_names())}) or a Tokenizer"
-        )
+        ) from None
     return get_encoding(name)
