@@ -3,12 +3,34 @@ polled in /proc, never fixed sleeps."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
+
+#: A hang guard, not a timing: a test under :func:`watchdog` finishes in seconds when
+#: nothing hangs.
+HANG_SECONDS = 60
+
+
+@contextlib.contextmanager
+def watchdog(seconds: int = HANG_SECONDS) -> Iterator[None]:
+    """Raise TimeoutError in the main thread if the block is still running after `seconds`."""
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise TimeoutError(f"still running after {seconds} s: it hangs")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def clean_env(**extra: str) -> dict[str, str]:

@@ -23,7 +23,6 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import product
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import pytest
@@ -39,6 +38,7 @@ from bpetite.corpus import _workers as pool
 from bpetite.corpus import save_counts
 from bpetite.corpus._merge_workers import deal, merge_workers, spread_over
 from bpetite.errors import WorkerError
+from tests.processes import watchdog
 from tests.strategies import texts
 
 needs_proc = pytest.mark.skipif(
@@ -48,24 +48,6 @@ needs_fork = pytest.mark.skipif(
     multiprocessing.get_start_method() != "fork",
     reason="patches the parent's module, which only forked workers share",
 )
-#: A hang guard, not a timing: every test here finishes in seconds when nothing hangs.
-HANG_SECONDS = 60
-
-
-@contextlib.contextmanager
-def watchdog(seconds: int = HANG_SECONDS) -> Iterator[None]:
-    """Raise TimeoutError in the main thread if the block is still running after `seconds`."""
-
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise TimeoutError(f"still running after {seconds} s: it hangs")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 #: Every string of up to five characters over a three-letter alphabet, as chunk counts.

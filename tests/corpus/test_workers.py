@@ -32,6 +32,7 @@ from bpetite.corpus import _counting as counting
 from bpetite.corpus import _workers as pool
 from bpetite.corpus._counting import Piece, count_files
 from bpetite.errors import WorkerError
+from tests.processes import HANG_SECONDS, watchdog
 
 
 def _chunks(text: str) -> list[bytes]:
@@ -47,26 +48,8 @@ needs_fork = pytest.mark.skipif(
     reason="patches the parent's module, which only forked workers share",
 )
 
-#: A hang guard, not a timing: every test here finishes in seconds when nothing hangs.
-HANG_SECONDS = 60
 #: Large enough that two workers are far from done when they first report progress.
 CORPUS_MEGABYTES = 16
-
-
-@contextlib.contextmanager
-def watchdog(seconds: int = HANG_SECONDS) -> Iterator[None]:
-    """Raise TimeoutError in the main thread if the block is still running after `seconds`."""
-
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise TimeoutError(f"still running after {seconds} s: it hangs")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def write_corpus(directory: Path, megabytes: int = CORPUS_MEGABYTES, files: int = 4) -> Path:
