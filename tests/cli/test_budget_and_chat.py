@@ -8,14 +8,13 @@ text itself (truncate's output starts it; chunk's pieces join back to it).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from bpetite import Tokenizer, get_encoding
 from bpetite.chat import count_chat_tokens
-from bpetite.cli import main
+from tests.cli.running import run
 
 TEXT = "naïve café 日本語 🤔🤔!\r\n<|endoftext|> tail " * 3
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -23,19 +22,6 @@ MESSAGES = [
     {"role": "system", "content": "Be brief."},
     {"role": "user", "content": "naïve café? 🤔", "name": "ana"},
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> Result:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return Result(code, captured.out, captured.err)
 
 
 @pytest.fixture(scope="module")

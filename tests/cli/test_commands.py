@@ -15,7 +15,6 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from bpetite.cli.commands import _demo as demo
 from bpetite.cli.commands import _train as train
 from bpetite.visualize import render_plain, token_pieces
 from tests import datafiles
+from tests.cli.running import Result, run
 from tests.datafiles import build_tiktoken_cache
 
 # Repeated words for merges, CRLF line ends to catch newline translation, multi-byte
@@ -51,19 +51,6 @@ SUMMARY_KEYS = frozenset(
         "elapsed_ms",
     }
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> Result:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return Result(code, captured.out, captured.err)
 
 
 def assert_fails(result: Result, *fragments: str, code: int = 1) -> str:

@@ -7,29 +7,16 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy
 import pytest
 
 from bpetite import Tokenizer
-from bpetite.cli import main
+from tests.cli.running import run
 from tests.processes import none_left_mentioning
 
 SPECIAL = "<|endoftext|>"
 TEXT = "The cat sat on the mat.\nIt'll be fine, 中文 😀\r\n  spaces \nend"
-
-
-class Result(NamedTuple):
-    code: int
-    out: str
-    err: str
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: object) -> Result:
-    code = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return Result(code, captured.out, captured.err)
 
 
 @pytest.fixture

@@ -13,31 +13,18 @@ import sys
 from collections import Counter
 from fractions import Fraction
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy
 import pytest
 
 from bpetite import Tokenizer, reference
-from bpetite.cli import main
 from bpetite.corpus import load_counts
+from tests.cli.running import run
 
 EOT = "<|endoftext|>"
 STORIES = ["Once upon a time, a cat sat.", "Tom had a red ball. It'll be fine.", "中文 😀 end."] * 4
 #: TinyStories' layout: each story, the delimiter, a newline.
 TINYSTORIES = "".join(f"{story}{EOT}\n" for story in STORIES)
-
-
-class Result(NamedTuple):
-    code: int
-    out: str
-    err: str
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: object) -> Result:
-    code = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return Result(code, captured.out, captured.err)
 
 
 @pytest.fixture

@@ -11,32 +11,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from bpetite import Tokenizer
-from bpetite.cli import main
 from bpetite.interop import export_hf
+from tests.cli.running import Result, run
 from tests.conftest import REPO_ROOT
 from tests.docs_runner import check_output, console_commands, doc_blocks, run_console, run_doctest
 
 DOCS = REPO_ROOT / "docs" / "interop.md"
 MISFIT_MERGES = [(97, 98), (98, 99), (97, 257)]
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> Result:
-    code = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return Result(code, captured.out, captured.err)
 
 
 def assert_refused(result: Result, message: str) -> None:

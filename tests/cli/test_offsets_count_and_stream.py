@@ -13,31 +13,17 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from bpetite import Tokenizer
-from bpetite.cli import main
 from bpetite.cli.commands import _encode as encode_command
+from tests.cli.running import run
 from tests.processes import clean_env
 
 TEXT = "naïve café 日本語 🤔🤔!\r\n<|endoftext|> tail <|endoftext"
 CORPUS = TEXT * 20
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> Result:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return Result(code, captured.out, captured.err)
 
 
 @pytest.fixture(scope="module")

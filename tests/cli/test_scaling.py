@@ -10,32 +10,18 @@ import signal
 import subprocess
 import sys
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from bpetite import Tokenizer, reference
-from bpetite.cli import main
 from bpetite.cli.commands import _encode
+from tests.cli.running import Result, run
 from tests.conftest import REPO_ROOT
 from tests.docs_runner import check_output, console_commands, doc_blocks, run_console
 from tests.processes import none_left_mentioning
 
 VOCAB = 400
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: object) -> Result:
-    code = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return Result(code, captured.out, captured.err)
 
 
 def assert_one_line_failure(result: Result, *fragments: str, code: int = 1) -> str:

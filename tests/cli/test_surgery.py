@@ -9,32 +9,18 @@ with one line, stdout empty and no file written.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from bpetite import Tokenizer, count_chunks, get_encoding
 from bpetite import reference as ref
-from bpetite.cli import main
+from tests.cli.running import Result, run
 
 CORPUS = (
     "The quick brown fox jumps over the lazy dog; the dog sleeps.\r\n"
     "naïve café, 日本語のテキスト, emoji 🤔🤔 and <|endoftext|> as plain text.\r\n"
 ) * 12
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> Result:
-    code = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return Result(code, captured.out, captured.err)
 
 
 def assert_refused(result: Result, *fragments: str) -> None:

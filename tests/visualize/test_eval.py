@@ -7,26 +7,13 @@ import re
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 
 from bpetite import Tokenizer, evaluate_compression
-from bpetite.cli import main
+from tests.cli.running import run
 
 HOSTILE = '<script>alert(1)</script><b>"x"&amp;'
-
-
-class Result(NamedTuple):
-    code: int
-    out: str
-    err: str
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: object) -> Result:
-    code = main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return Result(code, captured.out, captured.err)
 
 
 class Page(HTMLParser):
