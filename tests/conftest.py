@@ -13,16 +13,24 @@ on (no POSIX permissions, no ``/proc``, no bash), never a missing file or packag
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pickle
 import signal
 import sys
-from collections.abc import Generator
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Generator
 from pathlib import Path
+from typing import TypeVar, cast
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from bpetite import count_chunks, reference
 from tests import datafiles
+
+T = TypeVar("T")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -106,6 +114,44 @@ def openai_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ``tiktoken.get_encoding`` would download.
     """
     return datafiles.unpack(datafiles.OPENAI_FILES, tmp_path_factory.mktemp("openai"))
+
+
+@pytest.fixture(scope="session")
+def shakespeare_reference(
+    tmp_path_factory: pytest.TempPathFactory, shakespeare_text: str
+) -> tuple[Counter[bytes], list[tuple[int, int]]]:
+    """TinyShakespeare's chunk counts and ``bpetite.reference``'s merges on them to vocab 400.
+
+    The naive trainer takes seconds here, and the trainer's and the merge workers' tests
+    both hold their merges to it, so it runs once per run (see :func:`once_per_run`).
+    """
+    chunks = count_chunks([shakespeare_text])
+    merges = once_per_run(
+        tmp_path_factory, "shakespeare-reference-400", lambda: reference.train_counts(chunks, 400)
+    )
+    return chunks, merges
+
+
+def once_per_run(
+    tmp_path_factory: pytest.TempPathFactory, name: str, compute: Callable[[], T]
+) -> T:
+    """`compute()`, or what another xdist worker of this run already computed as `name`.
+
+    The result is pickled into the run's temporary folder, which every worker shares
+    and no later run reads, by an atomic rename. Two workers that need it at the same
+    moment both compute it; the result is the same.
+    """
+    run_directory = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run_directory = run_directory.parent  # each worker's folder is inside the run's
+    path = run_directory / f"{name}.pickle"
+    with contextlib.suppress(FileNotFoundError):
+        return cast(T, pickle.loads(path.read_bytes()))
+    result = compute()
+    with tempfile.NamedTemporaryFile(dir=run_directory, delete=False) as file:
+        pickle.dump(result, file)
+    Path(file.name).replace(path)
+    return result
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -134,13 +134,6 @@ def test_deterministic_across_runs() -> None:
     assert merges_of(corpus, 350) == merges_of(corpus, 350)
 
 
-@pytest.fixture(scope="module")
-def shakespeare_reference(shakespeare_text: str) -> tuple[Counter[bytes], list[Pair]]:
-    """TinyShakespeare's chunks and the naive trainer's first 144 merges on them."""
-    chunks = count_chunks([shakespeare_text])
-    return chunks, reference.train_counts(chunks, 400)
-
-
 @pytest.mark.parametrize("vocab_size", [300, 400])
 def test_tinyshakespeare_matches_naive(
     shakespeare_reference: tuple[Counter[bytes], list[Pair]], vocab_size: int

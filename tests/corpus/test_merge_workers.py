@@ -272,24 +272,17 @@ def test_pickled_words_are_the_words_sharing_an_int_per_word() -> None:
     assert len({id(n) for n in entries}) <= len(copy.words) < len(entries)
 
 
-@pytest.fixture(scope="module")
-def shakespeare_merges(shakespeare_text: str) -> tuple[Counter[bytes], list[tuple[int, int]]]:
-    """TinyShakespeare's chunk counts and the reference's merges at vocab 400 (seconds)."""
-    chunks = count_chunks([shakespeare_text])
-    return chunks, reference.train_counts(chunks, 400)
-
-
 @needs_fork
 @pytest.mark.parametrize("workers", [2, 3, 4])
 @pytest.mark.parametrize("gather", [False, True])
 def test_tinyshakespeare_in_workers_matches_the_reference(
-    shakespeare_merges: tuple[Counter[bytes], list[tuple[int, int]]],
+    shakespeare_reference: tuple[Counter[bytes], list[tuple[int, int]]],
     workers: int,
     gather: bool,
     always_spread: None,
 ) -> None:
     """Kept to the end, or gathered back after ``GATHER_WINDOW`` merges."""
-    chunks, expected = shakespeare_merges
+    chunks, expected = shakespeare_reference
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(merging, "spreading_pays", lambda *_: not gather)
         with watchdog():
@@ -298,10 +291,10 @@ def test_tinyshakespeare_in_workers_matches_the_reference(
 
 
 def test_train_files_spreads_the_merge_loop_and_learns_the_same(
-    shakespeare_path: Path, shakespeare_merges: tuple[Counter[bytes], list[tuple[int, int]]]
+    shakespeare_path: Path, shakespeare_reference: tuple[Counter[bytes], list[tuple[int, int]]]
 ) -> None:
     """TinyShakespeare counted and merged by three processes: the reference's merges."""
-    _, expected = shakespeare_merges
+    _, expected = shakespeare_reference
     merging_beside: list[int] = []
 
     def watch(event: Progress) -> None:
@@ -446,11 +439,11 @@ def spread_calls(monkeypatch: pytest.MonkeyPatch, always_spread: None) -> list[i
 @needs_fork
 def test_train_counts_spreads_the_merge_loop_and_learns_the_same(
     shakespeare_path: Path,
-    shakespeare_merges: tuple[Counter[bytes], list[tuple[int, int]]],
+    shakespeare_reference: tuple[Counter[bytes], list[tuple[int, int]]],
     spread_calls: list[int],
     tmp_path: Path,
 ) -> None:
-    chunks, expected = shakespeare_merges
+    chunks, expected = shakespeare_reference
     counts_path = tmp_path / "c.counts.json"
     save_counts(counts_path, chunks)
     with watchdog():
@@ -463,13 +456,13 @@ def test_train_counts_spreads_the_merge_loop_and_learns_the_same(
 @pytest.mark.parametrize("source", ["--input", "--counts"])
 def test_the_train_command_spreads_the_merge_loop_and_learns_the_same(
     shakespeare_path: Path,
-    shakespeare_merges: tuple[Counter[bytes], list[tuple[int, int]]],
+    shakespeare_reference: tuple[Counter[bytes], list[tuple[int, int]]],
     spread_calls: list[int],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     source: str,
 ) -> None:
-    chunks, expected = shakespeare_merges
+    chunks, expected = shakespeare_reference
     given = shakespeare_path
     if source == "--counts":
         given = tmp_path / "c.counts.json"
