@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from bpetite import Tokenizer
 from bpetite import reference as ref
 from bpetite.core import _encoder, _rescan, _trainer
-from bpetite.core._rescan import count_pairs, merge_word
+from bpetite.core._rescan import HugeWord, count_pairs, merge_word, moved_pairs
 from bpetite.interop import import_vocabulary
 
 #: How each neighbour count is forced: (FIND_AT_MOST, DENSE, SMALL_ALPHABET, WINDOW).
@@ -194,3 +194,156 @@ def test_encoding_with_a_byte_order(gpt2_dir: Path) -> None:
         expected = ref.encode_chunk(data, gpt2_tokenizer.merges, gpt2_tokenizer.byte_order)
         for rescans in RESCANS:
             assert encode_rescanned(gpt2_tokenizer, data, rescans, "scan") == expected
+
+
+# ------------------------------------------------------------------ one byte a token
+
+#: How many code points a huge word's tokens may be held under: from none free at the
+#: start (widened at the first merge) to the real 256 (never widened in these words).
+CODE_POINTS = (2, 3, 4, 6, 256)
+
+
+def check_merges_in_a_huge_word(word: str, merges: int) -> None:
+    """Up to `merges` merges of the word's most frequent pair, each a new token past
+    the others, as the trainer does: the word, its ids and the pairs each merge moves
+    equal the reference's, whether the word is held under its own alphabet or widened."""
+    huge = HugeWord(word, count_pairs(word))
+    ids = [ord(char) for char in word]
+    for step in range(merges):
+        pairs = pairs_of("".join(map(chr, ids)))
+        if not pairs:
+            break
+        pair = max(pairs, key=lambda pair: (pairs[pair], pair))
+        new = chr(1000 + step)
+        assert pair in huge
+        before, after, doubled = huge.merge(pair, new)
+        merged = ref.merge(ids, (ord(pair[0]), ord(pair[1])), 1000 + step)
+        moved = pairs - Counter({pair: len(ids) - len(merged)})  # each occurrence merged
+        ids = merged
+        for lost, created, count in moved_pairs(pair, new, before, after, doubled):
+            moved.subtract({lost: count})
+            moved.update({created: count})
+        assert moved == pairs_of("".join(map(chr, ids))), (word, step)
+        assert pair not in huge
+        assert huge.ids() == ids and huge.tokens() == "".join(map(chr, ids))
+        assert len(huge) == len(ids)
+
+
+def test_merges_in_every_small_word_under_every_alphabet() -> None:
+    """Words of up to 7 bytes over three: widened before any merge, after one or more,
+    or never."""
+    for code_points in CODE_POINTS:
+        with patch.object(_rescan, "LOCAL_CODE_POINTS", code_points):
+            for length in range(8):
+                for letters in product("\x00\x01\x02", repeat=length):
+                    check_merges_in_a_huge_word("".join(letters), 6)
+
+
+@given(
+    st.text("\x00\x01\x02\x03a\xff", max_size=60) | st.text("\x00\x01\u0101", max_size=60),
+    st.sampled_from(CODE_POINTS),
+    st.sampled_from(list(WAYS)),
+)
+def test_merges_in_any_word_under_any_alphabet(word: str, code_points: int, name: str) -> None:
+    """Also words that hold a token past the alphabet: held as they are from the start."""
+    with way(name), patch.object(_rescan, "LOCAL_CODE_POINTS", code_points):
+        check_merges_in_a_huge_word(word, 12)
+
+
+def test_merges_in_words_of_every_byte() -> None:
+    """All 256 bytes (no code point free: widened at the first merge), or all but a
+    few (widened once the new tokens take those), under the real 256."""
+    every = bytes(range(256)).decode("latin-1")
+    for missing in range(5):
+        present = every[missing:]
+        word = present + "abab" * 20 + present[::-1] + "aaaaaaaa" + present * 2
+        check_merges_in_a_huge_word(word, 24)
+
+
+def train_widening(
+    chunks: dict[bytes, int], vocab_size: int, rescans: int, code_points: int
+) -> object:
+    with patch.object(_rescan, "LOCAL_CODE_POINTS", code_points):
+        return train_rescanned(chunks, vocab_size, rescans, "scan")
+
+
+def test_training_every_small_word_under_every_alphabet() -> None:
+    for length in range(2, 8):
+        for letters in product(b"\x00\x01", repeat=length):
+            for chunks in ({bytes(letters): 1}, {bytes(letters): 2, b"\x00\x01\x01\x00": 1}):
+                expected = ref.train_counts(chunks, 300)
+                for rescans, code_points in product(RESCANS, CODE_POINTS):
+                    actual = train_widening(chunks, 300, rescans, code_points)
+                    assert actual == expected, (chunks, rescans, code_points)
+
+
+@given(
+    st.dictionaries(
+        st.binary(min_size=1, max_size=40).map(lambda b: bytes(x % 4 for x in b)),
+        st.integers(1, 4),
+        max_size=6,
+    ),
+    st.integers(256, 300),
+    st.sampled_from(RESCANS),
+    st.sampled_from(CODE_POINTS),
+)
+def test_training_weighted_chunks_under_any_alphabet(
+    chunks: dict[bytes, int], vocab_size: int, rescans: int, code_points: int
+) -> None:
+    expected = ref.train_counts(chunks, vocab_size)
+    assert train_widening(chunks, vocab_size, rescans, code_points) == expected
+
+
+def test_training_words_of_every_byte() -> None:
+    """Every byte in a word, or all but a few: widened mid-run, under the real 256."""
+    every = bytes(range(256))
+    for missing in (0, 3):
+        present = every[missing:]
+        chunks = {present + b"abcabcab" * 30 + present[::-1]: 2, b"ab" * 300 + present: 1}
+        expected = ref.train_counts(chunks, 300)
+        for rescans in RESCANS:
+            assert train_widening(chunks, 300, rescans, 256) == expected, (missing, rescans)
+
+
+def encode_widening(tokenizer: Tokenizer, data: bytes, rescans: int, code_points: int) -> list[int]:
+    with patch.object(_rescan, "LOCAL_CODE_POINTS", code_points):
+        return encode_rescanned(tokenizer, data, rescans, "scan")
+
+
+def test_encoding_every_small_chunk_under_every_alphabet() -> None:
+    corpus = {b"\x00\x01\x00\x01\x00\x00\x01\x01": 3, b"\x00" * 8: 2, b"\x01\x00\x01": 1}
+    tokenizer = Tokenizer.train_from_counts(corpus, 300)
+    for length in range(1, 9):
+        for letters in product(b"\x00\x01", repeat=length):
+            data = bytes(letters)
+            expected = ref.encode_chunk(data, tokenizer.merges)
+            for rescans, code_points in product(RESCANS, CODE_POINTS):
+                actual = encode_widening(tokenizer, data, rescans, code_points)
+                assert actual == expected, (data, rescans, code_points)
+
+
+@given(
+    st.binary(min_size=1, max_size=80).map(lambda b: bytes(x % 3 for x in b)),
+    st.sampled_from(RESCANS),
+    st.sampled_from(CODE_POINTS),
+)
+def test_encoding_any_chunk_under_any_alphabet(data: bytes, rescans: int, code_points: int) -> None:
+    corpus = {b"\x00\x01\x02\x00\x01\x02\x00\x00\x01\x01\x02\x02": 3, b"\x00" * 8: 2}
+    tokenizer = Tokenizer.train_from_counts(corpus, 300)
+    expected = ref.encode_chunk(data, tokenizer.merges)
+    assert encode_widening(tokenizer, data, rescans, code_points) == expected
+
+
+def test_encoding_chunks_of_every_byte(gpt2_dir: Path) -> None:
+    """Every byte in a chunk, or all but a few, with a model of them and with GPT-2's."""
+    every = bytes(range(256))
+    tokenizer = Tokenizer.train_from_counts({every + b"abcabcab" * 30 + every[::-1]: 1}, 300)
+    files = [gpt2_dir / "encoder.json", gpt2_dir / "vocab.bpe"]
+    gpt2_tokenizer = import_vocabulary(files).tokenizer
+    for missing in (0, 3):
+        present = every[missing:]
+        data = present + b"abcabcab" * 10 + present[::-1] + b"Supercalifragilistic" * 3
+        for model in (tokenizer, gpt2_tokenizer):
+            expected = ref.encode_chunk(data, model.merges, model.byte_order)
+            for rescans in RESCANS:
+                assert encode_widening(model, data, rescans, 256) == expected, (missing, rescans)

@@ -44,7 +44,7 @@ from operator import itemgetter
 from typing import TypeVar
 
 from bpetite.core._constants import BASE_VOCAB_SIZE
-from bpetite.core._rescan import RESCANS, count_pairs, merge_word, moved_pairs
+from bpetite.core._rescan import RESCANS, HugeWord, count_pairs, moved_pairs
 
 Pair = tuple[int, int]
 
@@ -422,15 +422,18 @@ class Encoder:
         `word` holds one character per token (``chr(id)``). Each merge present, lowest
         rank first, is one ``str.replace`` (the rank pass of the reference itself), and
         the word's pair counts follow it through the neighbours of the new token
-        (:func:`merge_word`), so the next rank present is known without a scan. Memory
-        is a few times the word, against dozens of bytes a position for linked
-        positions. Once the rescans have cost ``RESCANS`` times the word's length (a
-        vocabulary that applies many merges to it), the rest is :meth:`merge_long`'s,
-        from where the merges got to: every pair still present ranks after the last
-        merge done, so lowest-first from here gives the same ids.
+        (:func:`merge_word`, on a :class:`HugeWord`: one byte a token while it can be), so
+        the next rank present is known without a scan. Memory is a few times the word,
+        against dozens of bytes a position for linked positions. Once the rescans have
+        cost ``RESCANS`` times the word's length (a vocabulary that applies many merges
+        to it), the rest is :meth:`merge_long`'s, from where the merges got to: every
+        pair still present ranks after the last merge done, so lowest-first from here
+        gives the same ids.
         """
         merge_ids, lefts, rights = self._merge_ids, self._lefts, self._rights
         counts = count_pairs(word)
+        huge = HugeWord(word, counts)  # one byte a token while it can be
+        del word  # `huge` holds it from here: freed at the first merge
         # The ids the pairs present merge into, lowest (the lowest rank) first.
         pending = [
             new_id
@@ -438,17 +441,17 @@ class Encoder:
             if new_id is not None
         ]
         heapify(pending)
-        budget = RESCANS * len(word)
+        budget = RESCANS * len(huge)
         while pending:
             new_id = heappop(pending)
             pair = chr(lefts[new_id]) + chr(rights[new_id])
             if counts.get(pair, 0) <= 0:
                 continue  # merged away since it was pushed
             if budget < 0:
-                return self.merge_long(list(map(ord, word)))
-            budget -= len(word)
+                return self.merge_long(huge.ids())
+            budget -= len(huge)
             new = chr(new_id)
-            word, _, before, after, doubled = merge_word(word, pair, new)
+            before, after, doubled = huge.merge(pair, new)
             del counts[pair]
             for lost, created, count in moved_pairs(pair, new, before, after, doubled):
                 counts[lost] -= count
@@ -456,11 +459,7 @@ class Encoder:
                 created_id = merge_ids.get((ord(created[0]), ord(created[1])))
                 if created_id is not None:
                     heappush(pending, created_id)
-        # One int object per distinct id, shared: ``map(ord, word)`` would make one per
-        # token past 256.
-        present = {char for pair, count in counts.items() if count > 0 for char in pair}
-        present.update(word[:1])  # a word of one token holds no pair
-        return list(map({char: ord(char) for char in present}.__getitem__, word))
+        return huge.ids()
 
     def merge_long(self, tokens: list[int]) -> list[int]:
         """O(n log n): a doubly linked list over positions and buckets of positions per merge.

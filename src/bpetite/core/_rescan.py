@@ -20,7 +20,8 @@ merge costs a few passes over the word in C plus little per occurrence, against 
 Python step per occurrence for linked positions, so huge words can be rescanned about
 a hundred times for the cost of laying them out position by position (``RESCANS``,
 shared by the trainer and the encoder). :func:`moved_pairs` lists what one merge moves,
-for both to apply.
+for both to apply. :class:`HugeWord` holds a word for both, one byte a token while its
+distinct tokens fit in 256 code points.
 
 Measurements: docs/design-notes.md#rescanned-words
 """
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from itertools import islice
 from operator import add
 
@@ -43,6 +45,9 @@ DENSE = 16
 FIND_AT_MOST = 64
 #: The regex scans list at most this many neighbours at a time, so their lists stay small.
 WINDOW = 1 << 18
+#: A huge word's tokens are held under code points below this while they fit in them
+#: (:class:`HugeWord`): 256, so that the word is a latin-1 ``str``, one byte a token.
+LOCAL_CODE_POINTS = 256
 #: A huge word is rescanned until its rescans have cost this many times its length; then
 #: it is laid out as linked positions, which cost a Python step per occurrence.
 #: Measurements: docs/design-notes.md#rescanned-words
@@ -158,3 +163,76 @@ def moved_pairs(
     if doubled:
         moves.append((right + left, new + new, doubled))
     return moves
+
+
+class HugeWord:
+    """A huge word for :func:`merge_word`, one byte a token under its own alphabet while it can be.
+
+    Each token met has a local character: a byte keeps its own, and a new token takes
+    the lowest code point below ``LOCAL_CODE_POINTS`` that no token of the word has
+    taken (those of tokens merged away are not looked for: that would be a scan more).
+    So the word stays a latin-1 ``str``, one byte a token: each pass in C reads half of
+    what a word of tokens past 255 takes, and the neighbours found are cached
+    one-character strings, not a new object each. A merge translates its pair and new
+    token to local characters, and the neighbours it counts back, once per distinct
+    neighbour. When no code point is left, the word is widened once to token characters
+    (``str.translate``) and from then on merged as it is.
+    """
+
+    def __init__(self, word: str, pairs: Iterable[str]) -> None:
+        """`word` in token characters (``chr(id)``), `pairs` the pairs it holds."""
+        alphabet = {char for pair in pairs for char in pair}
+        #: The word as :func:`merge_word` sees it: local characters (tokens once wide).
+        self.text = word
+        #: Each token met by its local character, and back.
+        self._tokens = {char: char for char in alphabet}
+        self._locals = dict(self._tokens)
+        #: The code points no token has taken, the lowest last; None once wide.
+        self._free: list[str] | None = None
+        if all(ord(char) < LOCAL_CODE_POINTS for char in alphabet):
+            free = map(chr, reversed(range(LOCAL_CODE_POINTS)))
+            self._free = [char for char in free if char not in alphabet]
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+    def __contains__(self, pair: str) -> bool:
+        left, right = self._locals.get(pair[0]), self._locals.get(pair[1])
+        return left is not None and right is not None and left + right in self.text
+
+    def merge(self, pair: str, new: str) -> tuple[Counter[str], Counter[str], int]:
+        """Merge `pair` (present) into `new`: ``before, after, doubled`` of :func:`merge_word`."""
+        if self._free == []:
+            self._widen()
+        tokens, free = self._tokens, self._free
+        left, right = self._locals[pair[0]], self._locals[pair[1]]
+        local = new if free is None else free.pop()
+        self.text, _, before, after, doubled = merge_word(self.text, left + right, local)
+        tokens[local], self._locals[new] = new, local
+        if free is None:
+            return before, after, doubled
+        before = Counter({tokens[char]: count for char, count in before.items()})
+        after = Counter({tokens[char]: count for char, count in after.items()})
+        return before, after, doubled
+
+    def __eq__(self, other: object) -> bool:
+        """The same word held the same way (as pickling gives it back)."""
+        return isinstance(other, HugeWord) and self.__dict__ == other.__dict__
+
+    def tokens(self) -> str:
+        """The word in token characters."""
+        if all(local == token for local, token in self._tokens.items()):
+            return self.text
+        return self.text.translate({ord(local): token for local, token in self._tokens.items()})
+
+    def ids(self) -> list[int]:
+        """The word's token ids, one int object per distinct id."""
+        ids = {local: ord(token) for local, token in self._tokens.items()}
+        return list(map(ids.__getitem__, self.text))
+
+    def _widen(self) -> None:
+        """Hold the word in token characters from now on: no code point is free."""
+        self.text = self.tokens()
+        self._tokens = {token: token for token in self._tokens.values()}
+        self._locals = dict(self._tokens)
+        self._free = None

@@ -31,9 +31,10 @@ O(corpus) per merge; here each merge only touches the words that hold its pair:
   - a *short* word, a chunk of at most ``HUGE_CHUNK_BYTES`` bytes, is a ``str``:
     ``str.replace`` does the non-overlapping merge in C, then one Python step per new
     token lists the pairs it creates;
-  - a *huge* word, a longer chunk, is a ``str`` rescanned whole by
-    ``_rescan.merge_word``, which also counts the new token's neighbours in C, until
-    its rescans have cost ``RESCANS`` times its length;
+  - a *huge* word, a longer chunk, is a ``_rescan.HugeWord`` (a ``str``, one byte a
+    token while it can be) rescanned whole by ``_rescan.merge_word``, which also
+    counts the new token's neighbours in C, until its rescans have cost ``RESCANS``
+    times its length;
   - then it is laid out as a *long* word, position by position in linked lists, so a
     merge edits only the positions holding its pair and never rescans it.
 
@@ -64,7 +65,7 @@ from bpetite.core._constants import BASE_VOCAB_SIZE, MAX_VOCAB_SIZE
 from bpetite.core._errors import ParameterError
 from bpetite.core._gc import gc_paused
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
-from bpetite.core._rescan import RESCANS, count_pairs, merge_word, moved_pairs
+from bpetite.core._rescan import RESCANS, HugeWord, count_pairs, moved_pairs
 
 #: How often (in merges) the trainer reports progress between start and done.
 PROGRESS_EVERY = 100
@@ -445,16 +446,17 @@ class Words:
                     huge_chunks.append((word, count))
         pair_counts = self._count_word_pairs()
         self.where = self._index_word_pairs()
-        # Huge words: each a str, rescanned in C (see _merge_huge_words).
-        self.huge_words: list[str] = []
+        # Huge words: each a HugeWord, rescanned in C (see _merge_huge_words).
+        self.huge_words: list[HugeWord] = []
         self.huge_weights: list[int] = []
         self.huge_where: defaultdict[str, list[int]] = defaultdict(list)
         self.rescanned: list[int] = []
         for index, (word, count) in enumerate(huge_chunks):
-            for pair, occurrences in count_pairs(word).items():
+            word_pairs = count_pairs(word)
+            for pair, occurrences in word_pairs.items():
                 pair_counts[pair] += occurrences * count
                 self.huge_where[pair].append(index)
-            self.huge_words.append(word)
+            self.huge_words.append(HugeWord(word, word_pairs))
             self.huge_weights.append(count)
             self.rescanned.append(0)
         self._pair_counts: PairCounts | None = pair_counts
@@ -590,8 +592,8 @@ class Words:
             self._merge_positions(pair, new_token, created)
         # Last, so that the new positions come after every position listed so far.
         for index in costly:
-            self._lay_out(self.huge_words[index], self.huge_weights[index])
-            self.huge_words[index] = ""  # holds no pair: later visits skip it
+            self._lay_out(self.huge_words[index].tokens(), self.huge_weights[index])
+            self.huge_words[index] = HugeWord("", ())  # holds no pair: later visits skip it
         return created
 
     def _merge_huge_words(self, pair: str, new_token: str, created: dict[str, int]) -> list[int]:
@@ -610,8 +612,7 @@ class Words:
             rescanned[index] += len(word)
             if pair not in word:  # merged away since it was listed, or laid out
                 continue
-            word, _, before, after, doubled = merge_word(word, pair, new_token)
-            words[index] = word
+            before, after, doubled = word.merge(pair, new_token)
             weight = weights[index]
             for _, new_pair, count in moved_pairs(pair, new_token, before, after, doubled):
                 created[new_pair] = created.get(new_pair, 0) + count * weight
