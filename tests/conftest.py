@@ -65,12 +65,12 @@ def share_bytecode(config: pytest.Config) -> None:
 
     Under ``PYTHONDONTWRITEBYTECODE`` (set on the project's machine) every Python process
     compiles each module it imports from source: the test processes themselves
-    (collecting the suite rewrites and compiles all its modules, 8 s a worker here
-    against 3 s from compiled ones) and the hundreds of processes the tests start (the
-    CLI, Dask, the README's commands). Instead all of them write and read compiled
-    modules in ``.pytest_cache/d/bytecode`` (``PYTHONPYCACHEPREFIX``), never beside the
-    sources. This runs in each process before collection, and the environment it sets
-    reaches the xdist workers and every process a test starts.
+    (collecting the suite rewrites and compiles all its modules) and the hundreds of
+    processes the tests start (the CLI, Dask, the README's commands). Instead all of
+    them write and read compiled modules in ``.pytest_cache/d/bytecode``
+    (``PYTHONPYCACHEPREFIX``), never beside the sources. This runs in each process
+    before collection, and the environment it sets reaches the xdist workers and every
+    process a test starts. Measurements: docs/design-notes.md#test-suite
     """
     cache = getattr(config, "cache", None)  # None under ``-p no:cacheprovider``
     if not os.environ.get("PYTHONDONTWRITEBYTECODE") or cache is None:
