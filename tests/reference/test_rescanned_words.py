@@ -209,6 +209,7 @@ def check_merges_in_a_huge_word(word: str, merges: int) -> None:
     equal the reference's, whether the word is held under its own alphabet or widened."""
     huge = HugeWord(word, count_pairs(word))
     ids = [ord(char) for char in word]
+    assert huge.ids() == ids and huge.tokens() == word  # a word of one token has no pair
     for step in range(merges):
         pairs = pairs_of("".join(map(chr, ids)))
         if not pairs:

@@ -182,6 +182,7 @@ class HugeWord:
     def __init__(self, word: str, pairs: Iterable[str]) -> None:
         """`word` in token characters (``chr(id)``), `pairs` the pairs it holds."""
         alphabet = {char for pair in pairs for char in pair}
+        alphabet.update(word[:1])  # a word of one token holds no pair
         #: The word as :func:`merge_word` sees it: local characters (tokens once wide).
         self.text = word
         #: Each token met by its local character, and back.
