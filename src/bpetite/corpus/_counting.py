@@ -68,7 +68,6 @@ from bpetite.corpus._workers import (
     OnBytes,
     Role,
     check_workers,
-    default_workers,
     run_here,
     run_in_workers,
 )
@@ -363,7 +362,7 @@ def count_expanded(
 ) -> Counter[bytes]:
     """:func:`count_files` for a list of regular files already expanded."""
     split = resolve_pattern(pattern)
-    workers = check_workers(default_workers() if workers is None else workers)
+    workers = check_workers(workers)
     check_block_size(block_size)
     budget = Budget(max_chars=max_chars, doc_cap=doc_cap)
     check_text_column(text_column)

@@ -45,7 +45,7 @@ from bpetite.corpus._encoding import MAX_ID, TYPECODES, WIDER_DTYPE, Dtype
 from bpetite.corpus._manifest import dumps_manifest, manifest_path, resolve_model
 from bpetite.corpus._parquet import DEFAULT_TEXT_COLUMN, check_text_column
 from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE, check_block_size
-from bpetite.corpus._workers import POLL_SECONDS, check_workers, default_workers
+from bpetite.corpus._workers import POLL_SECONDS, check_workers
 
 #: How many times the temp folder is removed before a stray file is given up on.
 _REMOVE_TRIES: Final = 5
@@ -169,7 +169,7 @@ def write_dataset(
     budget = Budget(max_chars=max_chars, doc_cap=doc_cap)
     check_text_column(text_column)
     doc_delimiter = check_delimiter(doc_delimiter)
-    workers = check_workers(default_workers() if workers is None else workers)
+    workers = check_workers(workers)
     check_block_size(block_size)
     if piece_bytes is not None and (
         isinstance(piece_bytes, bool) or not isinstance(piece_bytes, int) or piece_bytes < 1

@@ -27,7 +27,7 @@ from bpetite.corpus._delimited import check_delimiter
 from bpetite.corpus._merge_workers import train_merges_in_workers
 from bpetite.corpus._parquet import DEFAULT_TEXT_COLUMN, check_text_column
 from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE
-from bpetite.corpus._workers import check_workers, default_workers
+from bpetite.corpus._workers import check_workers
 
 
 def train_files(
@@ -84,7 +84,7 @@ def train_files(
     Budget(max_chars=max_chars, doc_cap=doc_cap)  # checked before any file is read
     check_text_column(text_column)
     check_delimiter(doc_delimiter)
-    workers = check_workers(default_workers() if workers is None else workers)
+    workers = check_workers(workers)
     counts = count_files(
         paths,
         pattern=split,
@@ -129,7 +129,7 @@ def train_counted(
     once the merge loop has laid out its words, so that the table is not kept (nor
     handed to the workers) while it runs.
     """
-    workers = check_workers(default_workers() if workers is None else workers)
+    workers = check_workers(workers)
     merges = train_merges_in_workers(
         counts,
         vocab_size,
@@ -178,7 +178,7 @@ def train_counts(
         max_token_bytes=max_token_bytes,
         min_frequency=min_frequency,
     )
-    workers = check_workers(default_workers() if workers is None else workers)
+    workers = check_workers(workers)
     return train_counted(
         load_and_merge(count_paths, pattern=split),
         vocab_size,

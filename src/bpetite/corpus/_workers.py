@@ -103,7 +103,10 @@ def default_workers() -> int:
 
 
 def check_workers(workers: object) -> int:
-    """Return `workers` if it is a positive int; otherwise raise naming the value."""
+    """Return `workers` if it is a positive int, :func:`default_workers` for None;
+    otherwise raise naming the value."""
+    if workers is None:
+        return default_workers()
     if isinstance(workers, bool) or not isinstance(workers, int):
         raise TypeError(f"workers must be an integer, got {workers!r}")
     if workers < 1:
