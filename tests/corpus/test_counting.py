@@ -264,3 +264,51 @@ def test_no_worker_processes_for_a_single_piece(
 def test_workers_must_be_a_positive_int(corpus: Path, bad: object) -> None:
     with pytest.raises((TypeError, ValueError), match="workers"):
         count_files([corpus], workers=bad)  # type: ignore[arg-type]
+
+
+def _many_files(root: Path, count: int) -> list[Path]:
+    """`count` text files in order, several surveys' worth: most short, every tenth long
+    enough to be cut into pieces, one empty."""
+    files = []
+    for number in range(count):
+        path = root / f"{number:04}.txt"
+        line = f"file {number}: it's naïve x{number}\n"
+        path.write_text(line * (40 if number % 10 == 0 else 1) if number != 7 else "")
+        files.append(path)
+    return files
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_surveying_plans_the_pieces_planning_alone_plans(tmp_path: Path, workers: int) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    pa = pytest.importorskip("pyarrow")
+    files = _many_files(tmp_path, 3 * counting.SURVEY_FILES + 5)
+    shard = tmp_path / "shard.parquet"
+    pq.write_table(pa.table({"text": ["a b", "c", "d e f"]}), shard, row_group_size=2)
+    files.insert(70, shard)
+    surveyed = counting.survey_files(files, workers, "text", 4096)
+    assert [size for size, _ in surveyed] == [path.stat().st_size for path in files]
+    for piece_bytes in (1, 64, 10_000):
+        expected = counting.plan_inputs(files, piece_bytes)
+        assert counting.plan_surveyed(files, surveyed, piece_bytes, True, None) == expected
+        whole = counting.plan_inputs(files, piece_bytes, split_files=False)
+        assert counting.plan_surveyed(files, surveyed, piece_bytes, False, None) == whole
+    text_files = [path for path in files if path != shard]
+    surveyed = counting.survey_files(text_files, workers, "text", 4096, "\n")
+    expected = counting.plan_inputs(text_files, 64, doc_delimiter="\n")
+    assert counting.plan_surveyed(text_files, surveyed, 64, True, "\n") == expected
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_the_first_bad_file_in_order_is_named_before_any_counting(
+    tmp_path: Path, workers: int
+) -> None:
+    files = _many_files(tmp_path, 3 * counting.SURVEY_FILES)
+    files[2 * counting.SURVEY_FILES + 3].write_bytes(b"late \xff")  # in a later survey piece
+    first = files[counting.SURVEY_FILES + 1]
+    first.write_bytes(b"ok\n\xc3(")
+    events: list[Progress] = []
+    with pytest.raises(InvalidUtf8Error) as caught:
+        count_files(files, workers=workers, progress=events.append)
+    assert str(caught.value).startswith(f"{first}: invalid UTF-8 at byte offset 3 (byte 0xc3")
+    assert events == []  # nothing counted, no progress started

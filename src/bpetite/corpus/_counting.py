@@ -8,9 +8,13 @@ file, and no chunk spans two files. Files are streamed in blocks (see
 with the corpus. Counts are sums, so adding up the workers' counters in any order
 gives the same result; only the progress reports depend on timing.
 
-Parallelism. The files are cut into *pieces* (whole files, or byte ranges of a large
-file) and counted by the worker pool of :mod:`bpetite.corpus._workers`, which also
-owns what happens when a worker dies or a signal arrives. Each worker adds all its
+Parallelism. The files are first *surveyed* by the worker pool of
+:mod:`bpetite.corpus._workers` (which also owns what happens when a worker dies or a
+signal arrives): each file's size and kind, and every text file checked as UTF-8, a
+batch of files a piece, so that a bad byte anywhere is found before any counting and
+a corpus of many files is not opened one file after another here. Then the files are
+cut into *pieces* (whole files, or byte ranges of a large file) and counted by the
+same pool. Each worker adds all its
 pieces to one counter of ``str`` chunks and sends it when it runs out of pieces; the
 parent adds them up and encodes each distinct chunk to bytes once.
 
@@ -80,6 +84,10 @@ MIN_PIECE_BYTES: Final = 4 << 20
 #: Aim for this many pieces per worker, so uneven pieces still balance out.
 PIECES_PER_WORKER: Final = 4
 
+#: How many files a worker surveys a piece (:func:`survey_files`): enough that a message
+#: per piece costs little, few enough that the pieces still balance out.
+SURVEY_FILES: Final = 64
+
 #: How many bytes are searched for a safe split point at a time.
 SPLIT_SEARCH_BYTES: Final = 1 << 20
 #: How far the search for a split point looks before it reads its whole window.
@@ -89,6 +97,7 @@ _SAFE_SPLIT: Final = re.compile(rb"[\x21-\x7e]\n(?=[\x21-\x2e\x30-\x7e])")
 
 #: How counting workers are named in errors and progress.
 _ROLE: Final = Role("counting", "count", "its counts")
+_SURVEY_ROLE: Final = Role("counting", "count", "what it found in its files")
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +283,105 @@ def plan_inputs(
     return pieces
 
 
+#: A surveyed file: its size, and its row groups' pieces if it is Parquet (else None).
+Surveyed = tuple[int, list[Piece] | None]
+
+
+def survey_files(
+    files: Sequence[Path],
+    workers: int,
+    text_column: str,
+    block_size: int,
+    doc_delimiter: str | None = None,
+) -> list[Surveyed]:
+    """Each file's size and, for Parquet, its row groups' pieces; every text file checked.
+
+    Files are surveyed in order, :data:`SURVEY_FILES` a piece, by up to `workers`
+    processes: the error raised is the first failing file's (unreadable, not the
+    Parquet it looks like, a missing `text_column`, invalid UTF-8, Parquet where
+    `doc_delimiter` is given), whatever the number of workers.
+    """
+    job = SurveyJob(files, text_column, max(block_size, DEFAULT_BLOCK_SIZE), doc_delimiter)
+    count = -(-len(files) // SURVEY_FILES)
+    surveyed: list[Surveyed] = []
+
+    def take(index: int, batch: list[Surveyed]) -> None:
+        surveyed.extend(batch)
+
+    processes = min(workers, count)
+    if processes <= 1:
+        run_here(job.task, count, _SURVEY_ROLE, 0, ignore_progress, take)
+    else:
+        run_in_workers(job.task, count, processes, _SURVEY_ROLE, 0, ignore_progress, take)
+    return surveyed
+
+
+def plan_surveyed(
+    files: Sequence[Path],
+    surveyed: Sequence[Surveyed],
+    piece_bytes: int,
+    split_files: bool,
+    doc_delimiter: str | None,
+) -> list[Piece]:
+    """:func:`plan_inputs` with no budget, for files :func:`survey_files` has surveyed:
+    only a text file larger than `piece_bytes` is opened again, to find where to cut it."""
+    pieces: list[Piece] = []
+    delimiter = None if doc_delimiter is None else doc_delimiter.encode("utf-8")
+    for path, (size, groups) in zip(files, surveyed, strict=True):
+        if groups is not None:
+            pieces += groups
+        elif split_files and size > piece_bytes:
+            pieces += plan_pieces([path], piece_bytes, delimiter=delimiter)
+        else:
+            pieces.append(Piece(str(path), 0, None, size))
+    return pieces
+
+
+@dataclass(frozen=True, slots=True)
+class SurveyJob:
+    """What every surveying worker needs: the files, the column read from Parquet files,
+    the block size the check reads, and the delimiter that refuses Parquet files."""
+
+    files: Sequence[Path]
+    text_column: str
+    block_size: int
+    doc_delimiter: str | None
+
+    def task(self, slot: int) -> SurveyTask:
+        """The task of the worker in `slot`; every worker's is alike."""
+        return SurveyTask(self)
+
+
+class SurveyTask:
+    """Surveys the files of each piece: batch ``index`` is files ``index * SURVEY_FILES``
+    on, each as :func:`survey_files` says."""
+
+    def __init__(self, job: SurveyJob) -> None:
+        self._job = job
+
+    def run(self, index: int, on_bytes: OnBytes) -> list[Surveyed]:
+        job = self._job
+        batch = job.files[index * SURVEY_FILES : (index + 1) * SURVEY_FILES]
+        surveyed: list[Surveyed] = []
+        for path in batch:
+            if is_parquet(path):
+                if job.doc_delimiter is not None:
+                    raise parquet_refusal(path)
+                groups = row_groups(path, job.text_column)
+                pieces = [Piece(group.path, 0, None, group.size, group.index) for group in groups]
+                surveyed.append((path.stat().st_size, pieces))
+            else:
+                check_file_utf8(str(path), job.block_size, on_bytes)
+                surveyed.append((path.stat().st_size, None))
+        return surveyed
+
+    def sync(self) -> None:
+        """Nothing to sync: the sizes travel in the results."""
+
+    def finish(self) -> None:
+        """Nothing held."""
+
+
 def _find_safe_point(stream: BinaryIO, offset: int) -> int | None:
     """The first split point at or after `offset`, within SPLIT_SEARCH_BYTES of it, if any.
 
@@ -368,26 +476,33 @@ def count_expanded(
     check_text_column(text_column)
     doc_delimiter = check_delimiter(doc_delimiter)
     report = progress or ignore_progress
-    if piece_bytes is None:
-        piece_bytes = default_piece_bytes(sum(path.stat().st_size for path in files), workers)
     # Safe split points are proven for the presets only; a custom pattern counts whole
     # files, or whole documents, which are counted apart.
-    pieces = plan_inputs(
-        files,
-        piece_bytes,
-        split_files=split.is_preset or doc_delimiter is not None,
-        text_column=text_column,
-        budget=budget,
-        block_size=block_size,
-        doc_delimiter=doc_delimiter,
-    )
+    split_files = split.is_preset or doc_delimiter is not None
+    # Fail fast: a bad byte anywhere is reported before any counting or progress starts.
+    # Every file is read whole unless a budget stops it (a delimiter's documents are all
+    # read to their end, so only max_chars does), and then planning reads and checks
+    # every byte that will be counted, in this process, since the cut depends on what
+    # came before.
+    if budget.max_chars is None and (budget.is_off or doc_delimiter is not None):
+        surveyed = survey_files(files, workers, text_column, block_size, doc_delimiter)
+        if piece_bytes is None:
+            piece_bytes = default_piece_bytes(sum(size for size, _ in surveyed), workers)
+        pieces = plan_surveyed(files, surveyed, piece_bytes, split_files, doc_delimiter)
+    else:
+        if piece_bytes is None:
+            total_size = sum(path.stat().st_size for path in files)
+            piece_bytes = default_piece_bytes(total_size, workers)
+        pieces = plan_inputs(
+            files,
+            piece_bytes,
+            split_files=split_files,
+            text_column=text_column,
+            budget=budget,
+            block_size=block_size,
+            doc_delimiter=doc_delimiter,
+        )
     total = sum(piece.size for piece in pieces)
-    # Fail fast: a bad byte anywhere is reported before any counting or progress starts
-    # (with a budget, planning has checked every byte that will be read; with a
-    # delimiter, only max_chars makes it read, and every document is read to its end).
-    if budget.is_off or (doc_delimiter is not None and budget.max_chars is None):
-        for path in dict.fromkeys(piece.path for piece in pieces if piece.row_group is None):
-            check_file_utf8(path, max(block_size, DEFAULT_BLOCK_SIZE))
     # Largest first, so that no big piece is left to start last while others sit idle.
     pieces.sort(key=lambda piece: piece.size, reverse=True)
     job = CountJob(pieces, block_size, split.source, text_column, budget.doc_cap, doc_delimiter)
