@@ -168,13 +168,24 @@ def imported_rank_file(name: str) -> ImportResult:
     """bpetite's import of the committed rank file `name` (``"o200k_base.tiktoken"``), once.
 
     Imported from a decompressed copy, as a user's file would be. Cached: the tests that
-    hold an imported OpenAI vocabulary against tiktoken share one import per process
-    instead of each reading 200,000 ranks again.
+    hold an imported OpenAI vocabulary against tiktoken share one import per process.
     """
     from bpetite.interop import import_vocabulary
 
     with tempfile.TemporaryDirectory() as temporary:
         return import_vocabulary([unpack([name], Path(temporary)) / name])
+
+
+@functools.cache
+def recovered_rank_file(name: str) -> ImportResult:
+    """The committed official rank file `name` imported by recovering every token's merge
+    from its ranks, once: what importing it gave before the package's shipped merges
+    stood in for the recovery, and the oracle that proves them the same."""
+    from bpetite.interop._known import recognise
+    from bpetite.interop._tiktoken import recover_tiktoken
+
+    data = read_bytes(name)
+    return recover_tiktoken(data, name, known=recognise(data))
 
 
 @functools.cache

@@ -2,7 +2,9 @@
 
 The oracle is tiktoken's own encoding, built offline: tiktoken's constructor functions
 in ``tiktoken_ext.openai_public`` (its pattern and special tokens, not bpetite's) with
-their rank files read from the committed copies instead of downloaded.
+their rank files read from the committed copies instead of downloaded. Importing an
+official file takes the merges the package ships; recovering them from the file's ranks
+is the oracle for that, for p50k_base's file too.
 """
 
 import os
@@ -69,14 +71,46 @@ def _through_the_artifact(imported: Tokenizer, folder: Path) -> Tokenizer:
 
 
 def test_the_builtin_of_the_name_is_the_imported_file(pair: tuple[Tokenizer, Any]) -> None:
-    """get_encoding ships the merges this import recovers from the rank file, not the file:
-    the two must be one model."""
-    imported, encoding = pair
+    """get_encoding ships the merges an import recovers from the rank file, not the file:
+    the two must be one model (recovered here explicitly, as importing an official file
+    now takes the shipped merges instead)."""
+    _, encoding = pair
+    recovered = datafiles.recovered_rank_file(RANK_FILES[encoding.name]).tokenizer
     builtin = get_encoding(encoding.name)
-    assert builtin.merges == imported.merges
-    assert builtin.byte_order == imported.byte_order
-    assert dict(builtin.special_tokens) == dict(imported.special_tokens)
-    assert builtin.pattern == imported.pattern
+    assert builtin.merges == recovered.merges
+    assert builtin.byte_order == recovered.byte_order
+    assert dict(builtin.special_tokens) == dict(recovered.special_tokens)
+    assert builtin.pattern == recovered.pattern
+
+
+#: Every official rank file (by its test name) and the vocabulary it is recognised as:
+#: the first encoding of the file, so r50k_base (not gpt2) and p50k_base (not p50k_edit).
+OFFICIAL_FILES = {
+    "gpt2.tiktoken": "r50k_base",
+    "p50k_base.tiktoken": "p50k_base",
+    "cl100k_base.tiktoken": "cl100k_base",
+    "o200k_base.tiktoken": "o200k_base",
+}
+
+
+@pytest.mark.parametrize("file", list(OFFICIAL_FILES))
+def test_an_official_file_imports_as_recovering_its_merges_does(file: str) -> None:
+    """Importing an official file takes the merges the package ships instead of recovering
+    them from the ranks; the result must be exactly the recovered one, p50k_base's
+    ``<|endoftext|>`` among the merged ids included. The tokenizer's name is the
+    recognised vocabulary's (the recovered tokenizer has none; names are provenance)."""
+    imported = datafiles.imported_rank_file(file)
+    recovered = datafiles.recovered_rank_file(file)
+    assert imported.name == recovered.name == OFFICIAL_FILES[file]
+    assert imported.format == recovered.format == "tiktoken"
+    assert imported.source_ids == recovered.source_ids
+    assert imported.id_layout == recovered.id_layout
+    assert imported == recovered
+    assert imported.tokenizer.dumps() == recovered.tokenizer.dumps()
+    assert imported.tokenizer.pattern == recovered.tokenizer.pattern
+    assert dict(imported.tokenizer.special_tokens) == dict(recovered.tokenizer.special_tokens)
+    assert dict(imported.tokenizer.vocab) == dict(recovered.tokenizer.vocab)
+    assert imported.tokenizer.name == imported.name
 
 
 def test_every_token_has_tiktokens_bytes(pair: tuple[Tokenizer, Any]) -> None:

@@ -4,8 +4,10 @@ A ``.tiktoken`` file holds only ranks: not the split pattern the vocabulary was 
 for, nor its special tokens. For the official files those are known (tiktoken's
 ``tiktoken_ext/openai_public.py`` pins them), so a file whose hash matches gets them,
 with tiktoken's ids, and then encodes exactly as tiktoken's encoding of that name.
-The table is the one :func:`bpetite.get_encoding` builds its vocabularies from; the
-hashes are the ones tiktoken itself checks before using a downloaded file.
+The table is the one :func:`bpetite.get_encoding` builds its vocabularies from, and a
+recognised file imports as ``get_encoding``'s tokenizer of that name, whose merges were
+recovered from that very file; the hashes are the ones tiktoken itself checks before
+using a downloaded file.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ the concatenated bytes, bpetite by the rank of the (left, right) pair; the two a
 every text exactly when no two tokens share their bytes and every token's own bytes
 merge back to that token under bpetite's rules (docs/interop.md has the proof). Trained
 vocabularies always qualify; export checks it and refuses otherwise, and import
-recovers each token's pair from tiktoken's own merge order and checks the same.
+recovers each token's pair from tiktoken's own merge order and checks the same. An
+official file needs no recovery: the package ships its merges, recovered so once.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bpetite import SplitPattern, Tokenizer
+from bpetite import SplitPattern, Tokenizer, get_encoding
 from bpetite._internal import (
     BASE_VOCAB_SIZE,
+    BuiltinVocabulary,
     parse_ranks,
     recover_merges,
     show_token,
@@ -141,16 +143,39 @@ def import_tiktoken(
     pattern: str | SplitPattern | None = None,
     special_tokens: Mapping[str, int] | None = None,
 ) -> ImportResult:
-    """Import a ``.tiktoken`` file, recovering each token's merge from the ranks.
+    """Import a ``.tiktoken`` file; the result speaks the file's ranks as ids.
 
     The file records neither its split pattern nor its special tokens. OpenAI's
     official files (``r50k_base``, ``p50k_base``, ``cl100k_base``, ``o200k_base``) are
-    recognised by their sha256 and get tiktoken's; any other file uses `pattern` (default GPT-2's)
-    and `special_tokens` (text -> id; default ``<|endoftext|>`` after the last rank).
-    Each token's pair is recovered as :func:`bpetite.get_encoding` recovers it (see
-    ``core/_ranks.py``). The result speaks the file's ranks as ids.
+    recognised by their sha256 when neither `pattern` nor `special_tokens` is given,
+    and get tiktoken's, with the merges the package ships for that very file
+    (:func:`bpetite.get_encoding`'s tokenizer, so its ``name`` is the vocabulary's):
+    what :func:`recover_tiktoken` would recover from it, without the seconds it takes.
+    Any other file is recovered, with `pattern` (default GPT-2's) and `special_tokens`
+    (text -> id; default ``<|endoftext|>`` after the last rank).
     """
     known = recognise(data) if pattern is None and special_tokens is None else None
+    if known is not None:
+        return ImportResult(get_encoding(known.name), "tiktoken", name=known.name)
+    return recover_tiktoken(data, source, pattern=pattern, special_tokens=special_tokens)
+
+
+def recover_tiktoken(
+    data: bytes,
+    source: str,
+    *,
+    pattern: str | SplitPattern | None = None,
+    special_tokens: Mapping[str, int] | None = None,
+    known: BuiltinVocabulary | None = None,
+) -> ImportResult:
+    """Import a ``.tiktoken`` file by recovering each token's merge from the ranks.
+
+    Each token's pair is recovered as the package's built-in merges were (see
+    ``core/_ranks.py``). `known`, the official vocabulary the file is, gives tiktoken's
+    pattern and special tokens in place of `pattern` (default GPT-2's) and
+    `special_tokens` (default ``<|endoftext|>`` after the last rank): for such a file
+    this is :func:`import_tiktoken`'s result, recovered (the tests' oracle for it).
+    """
     ranks = parse_ranks(data, source)
     recovered = recover_merges(ranks, source)
     token_of_rank = {rank: token for token, rank in ranks.items()}
