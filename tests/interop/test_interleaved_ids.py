@@ -160,7 +160,11 @@ def test_openais_p50k_file_is_recognised(tmp_path: Path) -> None:
     path = datafiles.unpack(["p50k_base.tiktoken"], tmp_path) / "p50k_base.tiktoken"
     result = import_vocabulary([path])
     assert result.name == "p50k_base"
-    assert result.tokenizer == get_encoding("p50k_base")
+    # the shipped merges stand in for recovering them: the same model, byte for byte
+    assert (
+        result.tokenizer.dumps()
+        == datafiles.recovered_rank_file("p50k_base.tiktoken").tokenizer.dumps()
+    )
 
 
 def test_p50k_tokenizer_json_gives_bpetites_ids(samples: list[str]) -> None:
