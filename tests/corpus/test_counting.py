@@ -312,3 +312,23 @@ def test_the_first_bad_file_in_order_is_named_before_any_counting(
         count_files(files, workers=workers, progress=events.append)
     assert str(caught.value).startswith(f"{first}: invalid UTF-8 at byte offset 3 (byte 0xc3")
     assert events == []  # nothing counted, no progress started
+
+
+@given(
+    st.lists(
+        st.dictionaries(st.text(min_size=1, max_size=4), st.integers(1, 5), max_size=30),
+        min_size=1,
+        max_size=4,
+    ),
+    st.integers(1, 5),
+)
+def test_counts_dealt_into_parts_add_up_to_the_sum(
+    counters: list[dict[str, int]], parts: int
+) -> None:
+    """Every worker deals its counts into the same parts; the parts' sums are the sum."""
+    expected: Counter[bytes] = Counter()
+    for counts in counters:
+        expected.update({chunk.encode("utf-8"): n for chunk, n in counts.items()})
+    summaries = [counting.deal_parts(Counter(counts), parts) for counts in counters]
+    assert all(len(summary) == parts for summary in summaries)
+    assert counting.add_parts(summaries, 2) == expected

@@ -15,8 +15,14 @@ batch of files a piece, so that a bad byte anywhere is found before any counting
 a corpus of many files is not opened one file after another here. Then the files are
 cut into *pieces* (whole files, or byte ranges of a large file) and counted by the
 same pool. Each worker adds all its
-pieces to one counter of ``str`` chunks and sends it when it runs out of pieces; the
-parent adds them up and encodes each distinct chunk to bytes once.
+pieces to one counter of ``str`` chunks. When it runs out of pieces, it deals its
+counter out by a hash of each chunk's UTF-8 into one part per worker and sends the
+parts, pickled; then worker ``k`` adds up part ``k`` of every worker's (every chunk
+lands in the same part everywhere, so the sums are disjoint), and the parent joins
+those sums. Adding the counters up in this process instead would be a Python step per
+distinct chunk per worker, one after another: on many cores, most of counting's time.
+Where workers do not start by fork (which hands them every part for nothing), and in
+one process, the parent adds them up.
 
 Splitting one file. A file is split only just after a ``\\n`` whose neighbours on both
 sides are printable, non-space ASCII bytes, the one after it not ``/`` (``X\\nY``).
@@ -32,13 +38,15 @@ offsets.
 from __future__ import annotations
 
 import os
+import pickle
 import re
 import stat
+import zlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Final
+from typing import BinaryIO, Final, TypeVar
 
 from bpetite.core._budget import Budget
 from bpetite.core._patterns import SplitPattern, resolve_pattern
@@ -72,9 +80,12 @@ from bpetite.corpus._workers import (
     OnBytes,
     Role,
     check_workers,
+    forking,
     run_here,
     run_in_workers,
 )
+
+T = TypeVar("T")
 
 #: Files are never split into pieces smaller than this: a piece should take much
 #: longer to count than a worker takes to start and claim it.
@@ -505,12 +516,25 @@ def count_expanded(
     total = sum(piece.size for piece in pieces)
     # Largest first, so that no big piece is left to start last while others sit idle.
     pieces.sort(key=lambda piece: piece.size, reverse=True)
-    job = CountJob(pieces, block_size, split.source, text_column, budget.doc_cap, doc_delimiter)
     processes = min(workers, len(pieces))
+    job = CountJob(pieces, block_size, split.source, text_column, budget.doc_cap, doc_delimiter)
     if processes <= 1:
-        str_counts = run_here(job.task, len(pieces), _ROLE, total, report)
+        counts = _encoded(run_here(job.task, len(pieces), _ROLE, total, report))
+    elif forking():
+        parted = PartedCountJob(job, processes)
+        summaries: list[list[bytes]] = []
+        run_in_workers(
+            parted.task,
+            len(pieces),
+            processes,
+            _ROLE,
+            total,
+            report,
+            on_summary=summaries.append,
+        )
+        counts = add_parts(summaries, processes)
     else:
-        str_counts = Counter()
+        str_counts: Counter[str] = Counter()
         run_in_workers(
             job.task,
             len(pieces),
@@ -520,8 +544,37 @@ def count_expanded(
             report,
             on_summary=lambda more: _add(str_counts, more),
         )
-    counts = Counter({chunk.encode("utf-8"): n for chunk, n in str_counts.items()})
+        counts = _encoded(str_counts)
     report(Progress("count", "done", total, total))
+    return counts
+
+
+def _encoded(counts: Counter[str]) -> Counter[bytes]:
+    """`counts` with each chunk in UTF-8."""
+    return Counter({chunk.encode("utf-8"): n for chunk, n in counts.items()})
+
+
+def deal_parts(counts: Counter[str], parts: int) -> list[bytes]:
+    """`counts` in UTF-8, dealt into `parts` dicts by a hash of each chunk (the same in
+    every process, unlike ``hash``), each pickled."""
+    dealt: list[dict[bytes, int]] = [{} for _ in range(parts)]
+    for chunk, n in counts.items():
+        encoded = chunk.encode("utf-8")
+        dealt[zlib.crc32(encoded) % parts][encoded] = n
+    return [pickle.dumps(part, pickle.HIGHEST_PROTOCOL) for part in dealt]
+
+
+def add_parts(summaries: Sequence[Sequence[bytes]], processes: int) -> Counter[bytes]:
+    """The sum of every worker's counts, from their parts (:func:`deal_parts`): part
+    ``k`` of every worker's added up by a worker of its own, the sums joined here."""
+    job = SumJob(summaries)
+    counts: Counter[bytes] = Counter()
+
+    def join(index: int, part: dict[bytes, int]) -> None:
+        dict.update(counts, part)  # no chunk is in two parts: no sum to make here
+
+    parts = len(summaries[0])
+    run_in_workers(job.task, parts, min(processes, parts), _ROLE, 0, ignore_progress, join)
     return counts
 
 
@@ -622,7 +675,65 @@ class CountTask:
         return self._counts
 
 
-def _add(counts: Counter[str], more: Counter[str]) -> None:
+@dataclass(frozen=True, slots=True)
+class PartedCountJob:
+    """A count whose workers send their counts dealt into `parts` (:func:`deal_parts`)."""
+
+    job: CountJob
+    parts: int
+
+    def task(self, slot: int) -> PartedCountTask:
+        """The task of the worker in `slot`; every worker's is alike."""
+        return PartedCountTask(self.job.task(slot), self.parts)
+
+
+class PartedCountTask:
+    """A :class:`CountTask` whose summary is its counts dealt into parts."""
+
+    def __init__(self, task: CountTask, parts: int) -> None:
+        self._task, self._parts = task, parts
+
+    def run(self, index: int, on_bytes: OnBytes) -> None:
+        self._task.run(index, on_bytes)
+
+    def sync(self) -> None:
+        """Nothing to sync: the counts travel in the summary."""
+
+    def finish(self) -> list[bytes]:
+        return deal_parts(self._task.finish(), self._parts)
+
+
+@dataclass(frozen=True, slots=True)
+class SumJob:
+    """Adding up the parts of every worker's counts: piece ``k`` is part ``k``."""
+
+    summaries: Sequence[Sequence[bytes]]
+
+    def task(self, slot: int) -> SumTask:
+        """The task of the worker in `slot`; every worker's is alike."""
+        return SumTask(self)
+
+
+class SumTask:
+    """Adds up one part of every worker's counts a piece."""
+
+    def __init__(self, job: SumJob) -> None:
+        self._job = job
+
+    def run(self, index: int, on_bytes: OnBytes) -> dict[bytes, int]:
+        total: dict[bytes, int] = {}
+        for summary in self._job.summaries:
+            _add(total, pickle.loads(summary[index]))
+        return total
+
+    def sync(self) -> None:
+        """Nothing to sync: the sums travel in the results."""
+
+    def finish(self) -> None:
+        """Nothing held."""
+
+
+def _add(counts: MutableMapping[T, int], more: Mapping[T, int]) -> None:
     """Add `more` to `counts` in place (as ``update`` does, faster when `counts` is empty)."""
     if not counts:
         counts.update(more)  # an empty Counter takes a mapping at C speed

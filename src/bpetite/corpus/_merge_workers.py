@@ -45,7 +45,7 @@ from bpetite.core._trainer import (
     Words,
     train_merges,
 )
-from bpetite.corpus._workers import Channel, Peer, Role, conversing
+from bpetite.corpus._workers import Channel, Peer, Role, conversing, forking
 
 #: Each worker the merge loop uses holds at least this many bytes of distinct chunks:
 #: below that, its messages cost more than the merging they spread.
@@ -133,7 +133,7 @@ def spread_over(shares: int, *, here: bool = False, release: bool = False) -> La
         holders = [[share] for share in deal(chunk_counts, shares)]
         if release and isinstance(chunk_counts, dict):
             chunk_counts.clear()
-        inherit = not here and _forking()
+        inherit = not here and forking()
         sent = (
             [] if here else [(k, holders) if inherit else holders[k][0] for k in range(1, shares)]
         )
@@ -235,13 +235,6 @@ def deal(chunk_counts: Mapping[Any, int], processes: int) -> list[Share]:
     """
     chunks, counts = list(chunk_counts), list(chunk_counts.values())
     return [Share(chunks[k::processes], counts[k::processes]) for k in range(processes)]
-
-
-def _forking() -> bool:
-    """Whether workers start by fork, inheriting this process's memory."""
-    import multiprocessing  # only here: `import bpetite` stays light
-
-    return multiprocessing.get_start_method() == "fork"
 
 
 def _hold_words(slot: int, given: Share | tuple[int, list[list[Share]]], channel: Channel) -> None:

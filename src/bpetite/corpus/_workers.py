@@ -114,6 +114,13 @@ def check_workers(workers: object) -> int:
     return workers
 
 
+def forking() -> bool:
+    """Whether workers start by fork, inheriting this process's memory."""
+    import multiprocessing  # only here: `import bpetite` stays light
+
+    return multiprocessing.get_start_method() == "fork"
+
+
 # --------------------------------------------------------------------------- in this process
 
 
