@@ -199,6 +199,16 @@ def test_counts_equal_the_simple_per_file_counts(
     assert counts == simple_counts(files_of(corpus))
 
 
+@pytest.mark.parametrize("workers", [2, 3, 5])
+def test_workers_adding_their_counts_up_between_them_count_the_same(
+    corpus: Path, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However small the corpus, once the workers sum their parts (add_parts)."""
+    monkeypatch.setattr(counting, "PARTED_BYTES", 0)
+    counts = count_files([corpus], workers=workers, piece_bytes=4096, block_size=7)
+    assert counts == simple_counts(files_of(corpus))
+
+
 def test_file_order_does_not_matter(corpus: Path) -> None:
     files = files_of(corpus)
     expected = simple_counts(files)

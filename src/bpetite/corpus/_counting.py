@@ -21,8 +21,9 @@ parts, pickled; then worker ``k`` adds up part ``k`` of every worker's (every ch
 lands in the same part everywhere, so the sums are disjoint), and the parent joins
 those sums. Adding the counters up in this process instead would be a Python step per
 distinct chunk per worker, one after another: on many cores, most of counting's time.
-Where workers do not start by fork (which hands them every part for nothing), and in
-one process, the parent adds them up.
+Where workers do not start by fork (which hands them every part for nothing), for a
+corpus under :data:`PARTED_BYTES` (whose sums cost less than starting the workers
+again), and in one process, the parent adds them up.
 
 Splitting one file. A file is split only just after a ``\\n`` whose neighbours on both
 sides are printable, non-space ASCII bytes, the one after it not ``/`` (``X\\nY``).
@@ -91,6 +92,11 @@ T = TypeVar("T")
 #: longer to count than a worker takes to start and claim it.
 #: Measurements: docs/design-notes.md#corpus-piece-size
 MIN_PIECE_BYTES: Final = 4 << 20
+
+#: From this many bytes of input on, the workers add their counts up between them
+#: (:func:`add_parts`); below it the parent does, for less than starting them again costs.
+#: Measurements: docs/design-notes.md#corpus-the-survey-and-the-parted-sums
+PARTED_BYTES: Final = 16 << 20
 
 #: Aim for this many pieces per worker, so uneven pieces still balance out.
 PIECES_PER_WORKER: Final = 4
@@ -520,7 +526,7 @@ def count_expanded(
     job = CountJob(pieces, block_size, split.source, text_column, budget.doc_cap, doc_delimiter)
     if processes <= 1:
         counts = _encoded(run_here(job.task, len(pieces), _ROLE, total, report))
-    elif forking():
+    elif total >= PARTED_BYTES and forking():
         parted = PartedCountJob(job, processes)
         summaries: list[list[bytes]] = []
         run_in_workers(
