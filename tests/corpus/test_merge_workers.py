@@ -198,12 +198,19 @@ def test_a_share_of_token_words_keeps_every_token() -> None:
     assert deal({}, 2)[1].unpacked() == {}
 
 
-def test_spreading_pays_while_the_wait_is_below_the_other_shares_cost() -> None:
+def test_time_is_lost_by_waiting_beyond_the_other_shares_cost() -> None:
     """Held here, each of the other shares would cost about what this one did."""
-    assert merging.spreading_pays(1.0, 1.5, workers=1)
-    assert not merging.spreading_pays(1.0, 2.0, workers=1)
-    assert merging.spreading_pays(1.0, 3.9, workers=3)
-    assert not merging.spreading_pays(1.0, 4.0, workers=3)
+    assert merging.time_lost(1.0, 1.5, workers=1) == 0.0
+    assert merging.time_lost(1.0, 2.5, workers=1) == 0.5
+    assert merging.time_lost(1.0, 3.9, workers=3) == 0.0
+    assert merging.time_lost(1.0, 4.25, workers=3) == 0.25
+
+
+def test_spreading_pays_until_its_losses_reach_the_price_of_gathering() -> None:
+    assert merging.spreading_pays(0.0, 0.5)
+    assert merging.spreading_pays(0.49, 0.5)
+    assert not merging.spreading_pays(0.5, 0.5)
+    assert not merging.spreading_pays(1.0, 0.0)  # nothing to gather: gather at once
 
 
 def test_the_rule_keeps_small_corpora_in_one_process() -> None:

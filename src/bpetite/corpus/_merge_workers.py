@@ -20,7 +20,7 @@ What a merge takes from the older pairs follows from what it created
 A batch costs a message each way per worker, which only pays where merges have many
 words to rewrite: with fewer than :data:`SHARE_BYTES` bytes of distinct chunks per
 worker, fewer workers are used, down to this process alone; and once merges have
-grown so light that the messages cost more than the merging they spread
+grown so light that the messages have cost more than gathering the words would
 (:func:`spreading_pays`), the workers send their words here, where the loop goes on
 alone. When that happens depends on the machine's speed and load, never on what is
 learned.
@@ -140,7 +140,11 @@ def spread_over(shares: int, *, here: bool = False, release: bool = False) -> La
         with conversing(_hold_words, sent, _ROLE) as started:
             peers = list(started)  # the workers still holding words
             del sent
+            start = perf_counter()
             held = [Words(holder.pop().unpacked()) for holder in holders[: shares - len(peers)]]
+            # What gathering the workers' words is expected to cost: laying each out again
+            # here, about what laying out a share took (the index is rebuilt either way).
+            gathering = (perf_counter() - start) / len(held) * len(peers)
             for holder in holders:
                 holder.clear()  # each worker has its own now
             pair_counts = held[0].take_pair_counts()
@@ -149,12 +153,13 @@ def spread_over(shares: int, *, here: bool = False, release: bool = False) -> La
                 (peer.receive() for peer in peers),
             ):
                 _add(pair_counts, more)
-            # Seconds merging share 0, and in all (with the workers), this window.
-            seconds_here = seconds_in_all = 0.0
+            # Seconds merging share 0, and in all (with the workers), this window; and
+            # what spreading has lost so far against merging every share here.
+            seconds_here = seconds_in_all = lost = 0.0
             merged = 0
 
             def merge(batch: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
-                nonlocal seconds_here, seconds_in_all, merged
+                nonlocal seconds_here, seconds_in_all, merged, lost
                 start = perf_counter()
                 for peer in peers:
                     peer.send(batch)
@@ -171,7 +176,8 @@ def spread_over(shares: int, *, here: bool = False, release: bool = False) -> La
                     seconds_in_all += perf_counter() - start
                     merged += len(batch)
                     if merged >= GATHER_WINDOW:
-                        if not spreading_pays(seconds_here, seconds_in_all, len(peers)):
+                        lost += time_lost(seconds_here, seconds_in_all, len(peers))
+                        if not spreading_pays(lost, gathering):
                             for peer in peers:
                                 peer.send(None)
                             for peer in peers:
@@ -186,17 +192,30 @@ def spread_over(shares: int, *, here: bool = False, release: bool = False) -> La
     return lay_out
 
 
-def spreading_pays(here: float, spread: float, workers: int) -> bool:
-    """Whether merging in `workers` workers beside this process still saves time.
+def time_lost(here: float, spread: float, workers: int) -> float:
+    """How much longer some merges took with the words spread than held here (or 0).
 
     `here` is the time this process spent merging its own share over the last
     :data:`GATHER_WINDOW` merges, `spread` the time those merges took in all (the
     messages, and waiting for the workers, included). Held here, every share would
-    take about `here` again, so spreading pays while ``spread`` is below
-    ``here * (workers + 1)``: the wait is below what the workers' shares would cost
-    here. A loaded machine, whose workers wait for a CPU, stops paying sooner.
+    take about `here` again, so spreading loses ``spread - here * (workers + 1)``
+    where that is positive: the wait beyond what the workers' shares would cost here.
+    A loaded machine, whose workers wait for a CPU, loses sooner.
     """
-    return spread < here * (workers + 1)
+    return max(spread - here * (workers + 1), 0.0)
+
+
+def spreading_pays(lost: float, gathering: float) -> bool:
+    """Whether to keep the words spread, having `lost` that much time by spreading them,
+    when gathering them is expected to cost `gathering`.
+
+    Ski rental: renting (spreading at a loss) until the losses reach the price of
+    buying (gathering), then buying, never costs more than twice what knowing when the
+    merges end would, and gathers at once where a gather is cheap (a few workers, or a
+    loaded machine, whose losses come fast). On many workers the gather is seconds and
+    the late merges' losses are small: the words then stay spread to the end.
+    """
+    return lost < gathering
 
 
 class Share:
