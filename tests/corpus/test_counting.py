@@ -341,4 +341,14 @@ def test_counts_dealt_into_parts_add_up_to_the_sum(
         expected.update({chunk.encode("utf-8"): n for chunk, n in counts.items()})
     summaries = [counting.deal_parts(Counter(counts), parts) for counts in counters]
     assert all(len(summary) == parts for summary in summaries)
+    task = counting.SumJob(summaries).task(0)  # what each worker of add_parts runs
+    sums = [task.run(part, lambda size: None) for part in range(parts)]
+    assert sum(map(len, sums)) == len(expected)  # no chunk in two parts
+    assert Counter({chunk: n for part in sums for chunk, n in part.items()}) == expected
+
+
+def test_workers_add_up_the_parts_of_every_workers_counts() -> None:
+    counters = [Counter({"a": 1, " b": 2, "é": 3}), Counter({"a": 4, "中": 5}), Counter()]
+    summaries = [counting.deal_parts(counts, 3) for counts in counters]
+    expected = Counter({b"a": 5, b" b": 2, "é".encode(): 3, "中".encode(): 5})
     assert counting.add_parts(summaries, 2) == expected
