@@ -14,16 +14,15 @@ signal arrives): each file's size and kind, and every text file checked as UTF-8
 batch of files a piece, so that a bad byte anywhere is found before any counting and
 a corpus of many files is not opened one file after another here. Then the files are
 cut into *pieces* (whole files, or byte ranges of a large file) and counted by the
-same pool. Each worker adds all its
-pieces to one counter of ``str`` chunks. When it runs out of pieces, it deals its
-counter out by a hash of each chunk's UTF-8 into one part per worker and sends the
-parts, pickled; then worker ``k`` adds up part ``k`` of every worker's (every chunk
-lands in the same part everywhere, so the sums are disjoint), and the parent joins
-those sums. Adding the counters up in this process instead would be a Python step per
-distinct chunk per worker, one after another: on many cores, most of counting's time.
-Where workers do not start by fork (which hands them every part for nothing), for a
-corpus under :data:`PARTED_BYTES` (whose sums cost less than starting the workers
-again), and in one process, the parent adds them up.
+same pool. Each worker adds all its pieces to one counter of ``str`` chunks. When it
+runs out of pieces, it deals its counter out by a hash of each chunk's UTF-8 into one
+part per worker and sends the parts, pickled; then worker ``k`` adds up part ``k`` of
+every worker's (every chunk lands in the same part everywhere, so the sums are
+disjoint), and the parent joins those sums. Adding the counters up in this process
+instead would be a Python step per distinct chunk per worker, one after another: on
+many cores, most of counting's time. Where workers do not start by fork (which hands
+them every part for nothing), for a corpus under :data:`PARTED_BYTES` (whose sums cost
+less than starting the workers again), and in one process, the parent adds them up.
 
 Splitting one file. A file is split only just after a ``\\n`` whose neighbours on both
 sides are printable, non-space ASCII bytes, the one after it not ``/`` (``X\\nY``).
@@ -496,11 +495,11 @@ def count_expanded(
     # Safe split points are proven for the presets only; a custom pattern counts whole
     # files, or whole documents, which are counted apart.
     split_files = split.is_preset or doc_delimiter is not None
-    # Fail fast: a bad byte anywhere is reported before any counting or progress starts.
-    # Every file is read whole unless a budget stops it (a delimiter's documents are all
-    # read to their end, so only max_chars does), and then planning reads and checks
-    # every byte that will be counted, in this process, since the cut depends on what
-    # came before.
+    # Fail fast: every byte that will be counted is checked before any counting or
+    # progress starts. Read whole, files are checked by the survey, in the workers; a
+    # budget that stops reading early (max_chars, or doc_cap on undelimited files, whose
+    # documents are not all read to their end) is planned here, reading and checking up
+    # to the cut, since where it falls depends on what came before.
     if budget.max_chars is None and (budget.is_off or doc_delimiter is not None):
         surveyed = survey_files(files, workers, text_column, block_size, doc_delimiter)
         if piece_bytes is None:

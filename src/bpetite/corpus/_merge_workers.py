@@ -52,10 +52,11 @@ from bpetite.corpus._workers import Channel, Peer, Role, conversing, forking
 #: Measurements: docs/design-notes.md#trainer-merge-workers
 SHARE_BYTES: Final = 1 << 20
 
-#: Every this many merges, the loop checks that spreading them still pays
-#: (:func:`spreading_pays`); once it does not, the workers send their words here and the
-#: loop goes on in this process alone. The late merges are many and light, and a
-#: message each way per merge then costs more than the merging it spreads.
+#: Every this many merges, the loop adds up what spreading them lost (:func:`time_lost`)
+#: and checks that spreading still pays (:func:`spreading_pays`); once it does not, the
+#: workers send their words here and the loop goes on in this process alone. The late
+#: merges are many and light, and a message each way per merge can cost more than the
+#: merging it spreads.
 #: Measurements: docs/design-notes.md#trainer-merge-workers
 GATHER_WINDOW: Final = 32
 
@@ -211,9 +212,10 @@ def spreading_pays(lost: float, gathering: float) -> bool:
 
     Ski rental: renting (spreading at a loss) until the losses reach the price of
     buying (gathering), then buying, never costs more than twice what knowing when the
-    merges end would, and gathers at once where a gather is cheap (a few workers, or a
-    loaded machine, whose losses come fast). On many workers the gather is seconds and
-    the late merges' losses are small: the words then stay spread to the end.
+    merges end would. It gathers soon where a gather is cheap (one or two workers) or
+    the losses come fast (a loaded machine, whose workers wait for a CPU); with many
+    workers the gather costs seconds and the late merges lose little, so the words
+    stay spread to the end.
     """
     return lost < gathering
 
