@@ -4,18 +4,20 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from bpetite import reference
+from bpetite import Tokenizer, reference
 from bpetite.core._artifact import Artifact, dumps_artifact, parse_artifact
 from bpetite.core._constants import PRETOKENIZER_PATTERN
 from bpetite.core._patterns import PRESETS
+from bpetite.errors import ParameterError
 from tests.artifacts import (
     EOT,
     canonical,
     trained_state,
 )
+from tests.strategies import merge_lists
 
 # --------------------------------------------------------------------------- mutation fuzz
 
@@ -321,3 +323,50 @@ def test_byte_noise_is_rejected_or_reproduces_the_canonical_form(
     artifact = _parse_or_none(bytes(data))
     if artifact is not None:
         assert _dumps(artifact) == canonical(json.loads(bytes(data)))
+
+
+# --------------------------------------------------------------------------- every model
+
+
+@st.composite
+def _any_model(draw: st.DrawFn) -> Tokenizer:
+    """Any model the constructor accepts: arbitrary merges, a preset or custom pattern,
+    special tokens after, among (interleaved), apart from (sparse) or sharing (aliases)
+    the merged ids, a shuffled byte order, training options, or none of these."""
+    merges = draw(merge_lists())
+    size = 256 + len(merges)
+    texts = draw(st.lists(st.sampled_from([EOT, "<|a|>", "<|ab|>", "é", " x"]), unique=True))
+    specials: list[str] | dict[str, int] = texts
+    if texts and draw(st.booleans()):
+        specials = {text: draw(st.integers(256, size + 4)) for text in texts}
+    byte_order = None
+    if draw(st.booleans()):
+        byte_order = draw(st.permutations(range(256)))
+    training = draw(
+        st.sampled_from([None, {"min_frequency": 2}, {"max_token_bytes": 3, "min_frequency": 1}])
+    )
+    try:
+        return Tokenizer(
+            merges,
+            pattern=draw(st.sampled_from([*PRESETS, CUSTOM])),
+            special_tokens=specials,
+            byte_order=byte_order,
+            training=training,
+        )
+    except ParameterError:
+        assume(False)
+        raise
+
+
+@given(_any_model())
+def test_every_model_the_constructor_accepts_is_saved_as_a_loadable_artifact(
+    tokenizer: Tokenizer,
+) -> None:
+    """``dumps`` does not parse what it writes: the model's own checks are the loader's."""
+    artifact = parse_artifact(tokenizer.dumps(), trust_custom_pattern=True)
+    assert artifact.merges == tokenizer.merges
+    assert artifact.special_tokens == dict(tokenizer.special_tokens)
+    assert artifact.pattern == tokenizer.split_pattern
+    assert artifact.byte_order == tokenizer.byte_order
+    assert artifact.training == dict(tokenizer.training)
+    assert artifact.vocab == dict(tokenizer.vocab)

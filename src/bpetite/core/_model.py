@@ -199,6 +199,10 @@ def indexed(merges: Sequence[Merge], table: list[int]) -> list[Merge]:
     )
 
 
+#: Each byte's one-byte token, by value.
+_BYTE_TOKENS: Final = tuple(bytes((byte,)) for byte in range(BASE_VOCAB_SIZE))
+
+
 def mergeable_tokens(merges: Iterable[Merge], byte_order: Sequence[int]) -> list[bytes]:
     """The bytes of every mergeable token, by index: the byte order's, then each pair joined.
 
@@ -208,7 +212,7 @@ def mergeable_tokens(merges: Iterable[Merge], byte_order: Sequence[int]) -> list
     >>> mergeable_tokens([(97, 98), (256, 99)], IDENTITY_BYTE_ORDER)[256:]
     [b'ab', b'abc']
     """
-    tokens = [bytes((byte,)) for byte in byte_order]
+    tokens = list(map(_BYTE_TOKENS.__getitem__, byte_order))
     for left, right in merges:
         tokens.append(tokens[left] + tokens[right])
     return tokens

@@ -427,6 +427,7 @@ class Tokenizer:
             pattern=model.pattern,
             byte_order=model.byte_order,
             training=model.training,
+            checked=True,  # the model passed define(); parsing it again would only repeat it
         )
 
     # ------------------------------------------------------------------ the model
