@@ -337,7 +337,8 @@ def _any_model(draw: st.DrawFn) -> Tokenizer:
     size = 256 + len(merges)
     texts = draw(st.lists(st.sampled_from([EOT, "<|a|>", "<|ab|>", "é", " x"]), unique=True))
     specials: list[str] | dict[str, int] = texts
-    if texts and draw(st.booleans()):
+    by_id: bool = draw(st.booleans())
+    if texts and by_id:
         specials = {text: draw(st.integers(256, size + 4)) for text in texts}
     byte_order = None
     if draw(st.booleans()):

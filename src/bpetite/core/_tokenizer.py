@@ -158,7 +158,9 @@ class Tokenizer:
         self._vocab.update(model.special_bytes())
         self._vocab_view: Mapping[int, bytes] = MappingProxyType(self._vocab)
         self._token_ids: dict[bytes, int] = {}
-        self._tokens = vocab  # for the encoder, built on first use (see __getattr__)
+        # For the encoder, built on first use (see __getattr__). A tuple, which the
+        # collector stops scanning after its first pass; a list it would scan at each.
+        self._tokens = tuple(vocab)
 
     def _build_encoder(self) -> Encoder | IdEncoder:
         """The encoder's tables, from the model and its tokens' bytes by index."""
