@@ -1,0 +1,193 @@
+"""The merge loop with its words in shares on Dask workers: the same merges as one process.
+
+Must equal ``bpetite.reference.train_counts``: it is ``core._trainer.train_merges``'s
+loop, with the words held by Dask actors, as ``_merge_workers`` holds them in local
+worker processes.
+
+The counts never come whole to this process. Each counting task deals its file's
+counts into one part per worker by the CRC-32 of each chunk
+(``_dask.dask_count_parts``); a :class:`ShareActor` per worker adds up part ``k`` of
+every task, so a chunk counted in many files is one word of one share, and lays its
+words out there. Counts held here (standard input, counts files) are dealt the same
+way and sent to the shares. This process keeps the pair counts and the candidates, and
+picks every merge by the specification's rule; for each batch of merges every share
+merges them in turn in its words and answers with the pairs each merge created and
+their counts, which this process adds up. A pair's count is a sum over words, so the
+merges are the same, byte for byte, for any number of workers.
+
+Unlike the local merge workers, the shares are never gathered here: a cluster is used
+because the words need not fit in one machine, so every batch costs a round trip to
+every worker until the last merge (docs/scaling.md, "The merge loop on a cluster").
+
+A worker that dies holding a share takes with it words that exist nowhere else, with
+the merges done so far; Dask cannot rebuild that from its task. So the run stops with
+a WorkerError naming the worker. Every wait for a share is bounded: it checks, each
+:data:`POLL_SECONDS`, that the scheduler still has every share's actor.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Final
+
+from bpetite.core._errors import WorkerError
+from bpetite.core._gc import gc_paused
+from bpetite.core._progress import ProgressCallback
+from bpetite.core._trainer import LayOut, MergeWords, Pair, PairCounts, Words, train_merges
+from bpetite.corpus._dask import CountsOnDask, deal_by_hash
+from bpetite.corpus._merge_workers import _add
+
+#: How often, in seconds, a wait for the shares' answers checks that every share is
+#: still held: a worker lost without its connection closing (its machine gone) is then
+#: noticed as soon as the scheduler notices it, however long a merge may take.
+POLL_SECONDS: Final = 1.0
+
+
+def dask_train_merges(
+    remote: CountsOnDask,
+    chunk_counts: MutableMapping[bytes, int],
+    vocab_size: int,
+    progress: ProgressCallback | None = None,
+    *,
+    max_token_bytes: int | None = None,
+    min_frequency: int | None = None,
+) -> list[Pair]:
+    """``train_merges`` on the counts of `remote` plus `chunk_counts`, with the words on
+    `remote`'s workers, one share each: the same merges as one process.
+
+    Takes both: `chunk_counts` is emptied once dealt, and `remote`'s part futures once
+    the shares hold them. A lost worker raises WorkerError; no share outlives the call.
+    """
+    return train_merges(
+        chunk_counts,
+        vocab_size,
+        progress,
+        max_token_bytes=max_token_bytes,
+        min_frequency=min_frequency,
+        lay_out=on_dask(remote),
+    )
+
+
+class ShareActor:
+    """A Dask actor: one share's words, laid out from its parts, merged on request."""
+
+    def __init__(self, parts: Sequence[Mapping[bytes, int]]) -> None:
+        with gc_paused():  # the words are large acyclic tables (see core._gc)
+            counts: dict[bytes, int] = {}
+            for part in parts:
+                for chunk, n in part.items():
+                    counts[chunk] = counts.get(chunk, 0) + n
+            self._words = Words(counts)
+        self._merged = 0
+
+    def pair_counts(self) -> PairCounts:
+        """The weighted count of every pair in the share's words; once."""
+        return self._words.take_pair_counts()
+
+    def merge_in_turn(self, batch: Sequence[tuple[str, str]], merged: int) -> list[dict[str, int]]:
+        """``Words.merge_in_turn``, once the share has made the `merged` merges before.
+
+        A share rebuilt from its task after its worker was lost has made none: it
+        refuses, rather than answer for words that are not the loop's.
+        """
+        if merged != self._merged:
+            raise RuntimeError(
+                f"this share has made {self._merged} merges, not the loop's {merged}"
+            )
+        with gc_paused():
+            created = self._words.merge_in_turn(batch)
+        self._merged += len(batch)
+        return created
+
+
+def on_dask(remote: CountsOnDask) -> LayOut:
+    """A `lay_out` for ``train_merges`` whose shares are :class:`ShareActor`\\ s on
+    `remote`'s workers, one each; the chunk counts handed in are dealt among them."""
+
+    @contextmanager
+    def lay_out(chunk_counts: Mapping[Any, int]) -> Iterator[tuple[PairCounts, MergeWords]]:
+        client = remote.client
+        shares = [list(parts) for parts in remote.shares]
+        for parts in remote.shares:
+            parts.clear()  # the shares take them: freed once each share holds its words
+        if chunk_counts:
+            for parts, part in zip(shares, deal_by_hash(chunk_counts, len(shares)), strict=True):
+                parts.append(client.scatter([part], hash=False)[0])
+            if isinstance(chunk_counts, dict):
+                chunk_counts.clear()
+        # Each share meant for its worker; another may take it if that one is gone now.
+        holders = [
+            client.submit(
+                ShareActor,
+                parts,
+                actor=True,
+                workers=[worker],
+                allow_other_workers=True,
+                pure=False,
+            )
+            for worker, parts in zip(remote.workers, shares, strict=True)
+        ]
+        del shares
+        try:
+            actors = []
+            for index, holder in enumerate(holders):
+                try:
+                    actors.append(holder.result())
+                except Exception as error:  # its worker ran out of memory, or died
+                    raise WorkerError(
+                        f"a Dask worker failed laying out merge share {index + 1} of "
+                        f"{len(holders)} ({type(error).__name__}: {error})"
+                    ) from None
+            pair_counts: PairCounts = defaultdict(int)
+            for more in _answers([actor.pair_counts() for actor in actors], actors, holders):
+                _add(pair_counts, more)
+            merged = 0
+
+            def merge(batch: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
+                nonlocal merged
+                calls = [actor.merge_in_turn(batch, merged) for actor in actors]
+                answers = _answers(calls, actors, holders)
+                created: list[dict[str, int]] = answers[0]
+                for more in answers[1:]:
+                    for counts, added in zip(created, more, strict=True):
+                        _add(counts, added)
+                merged += len(batch)
+                return created
+
+            yield pair_counts, merge
+        finally:
+            client.cancel(holders)  # each actor, and its words, is dropped on its worker
+
+    return lay_out
+
+
+def _answers(calls: Sequence[Any], actors: Sequence[Any], holders: Sequence[Any]) -> list[Any]:
+    """What each share answered to its call, in order; WorkerError if one cannot answer.
+
+    A wait is bounded: every :data:`POLL_SECONDS` without an answer, each share's
+    actor must still be held (its future finished) or the call fails.
+    """
+    answers = []
+    for index, call in enumerate(calls):
+        while True:
+            try:
+                answers.append(call.result(timeout=POLL_SECONDS))
+                break
+            except TimeoutError:  # before OSError, which it is
+                for lost, holder in enumerate(holders):
+                    if holder.status != "finished":
+                        raise _lost(lost, actors, f"its actor is {holder.status}") from None
+            except Exception as error:  # the worker is gone, or the share failed there
+                raise _lost(index, actors, f"{type(error).__name__}: {error}") from None
+    return answers
+
+
+def _lost(index: int, actors: Sequence[Any], why: str) -> WorkerError:
+    """The error for share `index`, which cannot answer for `why`."""
+    where = getattr(actors[index], "_address", "an unknown worker")
+    return WorkerError(
+        f"the Dask worker {where} holding merge share {index + 1} of {len(actors)} "
+        f"failed ({why}); its words were only there, so training stopped"
+    )
