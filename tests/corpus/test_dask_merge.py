@@ -11,6 +11,7 @@ One cluster for the module: a scheduler and two single-threaded workers on 127.0
 from __future__ import annotations
 
 import os
+import pickle
 import random
 import signal
 from collections import Counter
@@ -116,7 +117,7 @@ def test_the_counts_stay_dealt_on_the_cluster(client: Any, tmp_path: Path) -> No
     shares = [Counter[bytes]() for _ in remote.shares]
     for share, parts in zip(shares, remote.shares, strict=True):
         for part in client.gather(parts):
-            share.update(part)
+            share.update(pickle.loads(part))
     assert all(shares) and not shares[0].keys() & shares[1].keys()
     assert shares[0] + shares[1] == count_files([tmp_path / "corpus"], workers=1)
 

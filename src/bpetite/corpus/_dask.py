@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import operator
 import os
+import pickle
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -35,7 +36,13 @@ from typing import Any, Final, TypeVar
 from bpetite.core._errors import WorkerError
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
-from bpetite.corpus._counting import Piece, count_piece, count_row_group, expand_inputs
+from bpetite.corpus._counting import (
+    Piece,
+    count_piece,
+    count_row_group,
+    deal_parts,
+    expand_inputs,
+)
 from bpetite.corpus._delimited import check_delimiter, parquet_refusal
 from bpetite.corpus._parquet import DEFAULT_TEXT_COLUMN, is_parquet, row_groups
 from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE, check_block_size
@@ -113,7 +120,7 @@ class CountsOnDask:
     """Chunk counts that stay on a Dask cluster, dealt into shares by a hash of each chunk.
 
     ``shares[k]`` lists the futures of share ``k``'s parts, one per counting task, each a
-    dict of chunks (UTF-8) to counts; a chunk is in the same share in every task, so a
+    pickled dict of chunks (UTF-8) to counts; a chunk is in the same share in every task, so a
     share's parts add up to exact counts for its chunks. ``workers[k]`` is the worker
     meant to hold share ``k``. The merge loop takes the futures (the lists are emptied),
     so that the parts are freed once its shares hold them. `corpus_bytes` is the size of
@@ -168,13 +175,13 @@ def dask_count_parts(
     return CountsOnDask(client, workers, shares, sum(sizes))
 
 
-def deal_by_hash(counts: Mapping[bytes, int], shares: int) -> list[dict[bytes, int]]:
-    """`counts` dealt into `shares` dicts by the CRC-32 of each chunk (the same in every
-    process, unlike ``hash``)."""
+def deal_by_hash(counts: Mapping[bytes, int], shares: int) -> list[bytes]:
+    """`counts` dealt into `shares` dicts by the CRC-32 of each chunk, each pickled:
+    :func:`~bpetite.corpus._counting.deal_parts` for chunks already in UTF-8."""
     dealt: list[dict[bytes, int]] = [{} for _ in range(shares)]
     for chunk, n in counts.items():
         dealt[zlib.crc32(chunk) % shares][chunk] = n
-    return dealt
+    return [pickle.dumps(part, pickle.HIGHEST_PROTOCOL) for part in dealt]
 
 
 def _start_counting(
@@ -255,12 +262,11 @@ def _count_file_parts(
     text_column: str,
     doc_delimiter: str | None,
     shares: int,
-) -> tuple[dict[bytes, int], ...]:
-    """On a worker: the chunk counts of one file, dealt into `shares` parts (UTF-8)."""
+) -> tuple[bytes, ...]:
+    """On a worker: the chunk counts of one file, dealt into `shares` parts, each a
+    pickled dict of UTF-8 chunks (pickled here: Dask would send a dict item by item)."""
     counts = _count_file(path, block_size, pattern, text_column, doc_delimiter)
-    encoded = {chunk.encode("utf-8"): n for chunk, n in counts.items()}
-    del counts
-    return tuple(deal_by_hash(encoded, shares))
+    return tuple(deal_parts(counts, shares))
 
 
 # --------------------------------------------------------------------------- any stage

@@ -27,6 +27,8 @@ a WorkerError naming the worker. Every wait for a share is bounded: it checks, e
 
 from __future__ import annotations
 
+import asyncio
+import pickle
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
@@ -73,33 +75,37 @@ def dask_train_merges(
 class ShareActor:
     """A Dask actor: one share's words, laid out from its parts, merged on request."""
 
-    def __init__(self, parts: Sequence[Mapping[bytes, int]]) -> None:
+    def __init__(self, parts: Sequence[bytes]) -> None:
         with gc_paused():  # the words are large acyclic tables (see core._gc)
             counts: dict[bytes, int] = {}
-            for part in parts:
-                for chunk, n in part.items():
+            for pickled in parts:  # each a pickled dict of UTF-8 chunks to counts
+                for chunk, n in pickle.loads(pickled).items():
                     counts[chunk] = counts.get(chunk, 0) + n
             self._words = Words(counts)
         self._merged = 0
 
-    def pair_counts(self) -> PairCounts:
-        """The weighted count of every pair in the share's words; once."""
-        return self._words.take_pair_counts()
+    def pair_counts(self) -> bytes:
+        """The weighted count of every pair in the share's words, pickled; once."""
+        return pickle.dumps(self._words.take_pair_counts(), pickle.HIGHEST_PROTOCOL)
 
-    def merge_in_turn(self, batch: Sequence[tuple[str, str]], merged: int) -> list[dict[str, int]]:
-        """``Words.merge_in_turn``, once the share has made the `merged` merges before.
+    def merge_in_turn(self, batch: bytes, merged: int) -> bytes:
+        """``Words.merge_in_turn`` on the pickled `batch`, once the share has made the
+        `merged` merges before; its answer pickled.
 
-        A share rebuilt from its task after its worker was lost has made none: it
-        refuses, rather than answer for words that are not the loop's.
+        Pickled here, not by Dask: Dask serializes a list item by item, which made a
+        batch of many merges cost several times one of one. A share rebuilt from its
+        task after its worker was lost has made no merge: it refuses, rather than
+        answer for words that are not the loop's.
         """
         if merged != self._merged:
             raise RuntimeError(
                 f"this share has made {self._merged} merges, not the loop's {merged}"
             )
+        pairs: list[tuple[str, str]] = pickle.loads(batch)
         with gc_paused():
-            created = self._words.merge_in_turn(batch)
-        self._merged += len(batch)
-        return created
+            created = self._words.merge_in_turn(pairs)
+        self._merged += len(pairs)
+        return pickle.dumps(created, pickle.HIGHEST_PROTOCOL)
 
 
 def on_dask(remote: CountsOnDask) -> LayOut:
@@ -114,7 +120,7 @@ def on_dask(remote: CountsOnDask) -> LayOut:
             parts.clear()  # the shares take them: freed once each share holds its words
         if chunk_counts:
             for parts, part in zip(shares, deal_by_hash(chunk_counts, len(shares)), strict=True):
-                parts.append(client.scatter([part], hash=False)[0])
+                parts.append(client.scatter(part, hash=False))
             if isinstance(chunk_counts, dict):
                 chunk_counts.clear()
         # Each share meant for its worker; another may take it if that one is gone now.
@@ -141,16 +147,18 @@ def on_dask(remote: CountsOnDask) -> LayOut:
                         f"{len(holders)} ({type(error).__name__}: {error})"
                     ) from None
             pair_counts: PairCounts = defaultdict(int)
-            for more in _answers([actor.pair_counts() for actor in actors], actors, holders):
-                _add(pair_counts, more)
+            calls = [actor.pair_counts() for actor in actors]
+            for more in _answers(client, calls, actors, holders):
+                _add(pair_counts, pickle.loads(more))
             merged = 0
 
             def merge(batch: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
                 nonlocal merged
-                calls = [actor.merge_in_turn(batch, merged) for actor in actors]
-                answers = _answers(calls, actors, holders)
-                created: list[dict[str, int]] = answers[0]
-                for more in answers[1:]:
+                pickled = pickle.dumps(list(batch), pickle.HIGHEST_PROTOCOL)
+                calls = [actor.merge_in_turn(pickled, merged) for actor in actors]
+                answers = map(pickle.loads, _answers(client, calls, actors, holders))
+                created: list[dict[str, int]] = next(answers)
+                for more in answers:
                     for counts, added in zip(created, more, strict=True):
                         _add(counts, added)
                 merged += len(batch)
@@ -163,25 +171,33 @@ def on_dask(remote: CountsOnDask) -> LayOut:
     return lay_out
 
 
-def _answers(calls: Sequence[Any], actors: Sequence[Any], holders: Sequence[Any]) -> list[Any]:
+def _answers(
+    client: Any, calls: Sequence[Any], actors: Sequence[Any], holders: Sequence[Any]
+) -> list[Any]:
     """What each share answered to its call, in order; WorkerError if one cannot answer.
 
-    A wait is bounded: every :data:`POLL_SECONDS` without an answer, each share's
-    actor must still be held (its future finished) or the call fails.
+    All the calls are awaited at once, in the client's event loop (one hand-over from
+    this thread, not one per share). A wait is bounded: every :data:`POLL_SECONDS`
+    without every answer, each share's actor must still be held (its future finished)
+    or the call fails.
     """
-    answers = []
-    for index, call in enumerate(calls):
-        while True:
-            try:
-                answers.append(call.result(timeout=POLL_SECONDS))
-                break
-            except TimeoutError:  # before OSError, which it is
-                for lost, holder in enumerate(holders):
-                    if holder.status != "finished":
-                        raise _lost(lost, actors, f"its actor is {holder.status}") from None
-            except Exception as error:  # the worker is gone, or the share failed there
-                raise _lost(index, actors, f"{type(error).__name__}: {error}") from None
+    while True:
+        try:
+            answers: list[Any] = client.sync(_gather, calls, callback_timeout=POLL_SECONDS)
+            break
+        except TimeoutError:
+            for lost, holder in enumerate(holders):
+                if holder.status != "finished":
+                    raise _lost(lost, actors, f"its actor is {holder.status}") from None
+    for index, answer in enumerate(answers):
+        if isinstance(answer, BaseException):  # the worker is gone, or the share failed there
+            raise _lost(index, actors, f"{type(answer).__name__}: {answer}")
     return answers
+
+
+async def _gather(calls: Sequence[Any]) -> list[Any]:
+    """Each call's answer, or the exception it raised, once every call has one."""
+    return await asyncio.gather(*calls, return_exceptions=True)
 
 
 def _lost(index: int, actors: Sequence[Any], why: str) -> WorkerError:
