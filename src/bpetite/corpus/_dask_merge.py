@@ -17,12 +17,14 @@ merges are the same, byte for byte, for any number of workers.
 
 Unlike the local merge workers, the shares are never gathered here: a cluster is used
 because the words need not fit in one machine, so every batch costs a round trip to
-every worker until the last merge (docs/scaling.md, "The merge loop on a cluster").
+every worker until the last merge (docs/scaling.md, "The merge loop on a cluster",
+says for which corpora that pays).
 
 A worker that dies holding a share takes with it words that exist nowhere else, with
 the merges done so far; Dask cannot rebuild that from its task. So the run stops with
 a WorkerError naming the worker. Every wait for a share is bounded: it checks, each
 :data:`POLL_SECONDS`, that the scheduler still has every share's actor.
+Measurements: docs/design-notes.md#trainer-merge-shares-on-dask
 """
 
 from __future__ import annotations
