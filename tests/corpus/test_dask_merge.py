@@ -127,6 +127,7 @@ def test_counts_held_here_join_the_shares(client: Any, tmp_path: Path) -> None:
     texts = write_corpus(tmp_path / "corpus")
     here = count_chunks(["the cat sat on the hat, ab ab ab"])
     expected = reference.train_counts(count_chunks(texts) + here, 340)
+    assert expected != reference.train_counts(count_chunks(texts), 340)  # `here` counts
     remote = dask_count_parts([tmp_path / "corpus"], client)
     learned = train_counted(Counter(here), 340, pattern=resolve_pattern("gpt2"),
                             special_tokens=(), workers=1, remote=remote)  # fmt: skip
