@@ -121,8 +121,10 @@ def on_dask(remote: CountsOnDask) -> LayOut:
         for parts in remote.shares:
             parts.clear()  # the shares take them: freed once each share holds its words
         if chunk_counts:
-            for parts, part in zip(shares, deal_by_hash(chunk_counts, len(shares)), strict=True):
-                parts.append(client.scatter(part, hash=False))
+            dealt = deal_by_hash(chunk_counts, len(shares))
+            for parts, part, worker in zip(shares, dealt, remote.workers, strict=True):
+                parts.append(client.scatter(part, workers=[worker], hash=False))
+            del dealt
             if isinstance(chunk_counts, dict):
                 chunk_counts.clear()
         # Each share meant for its worker; another may take it if that one is gone now.
