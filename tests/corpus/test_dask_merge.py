@@ -3,13 +3,16 @@
 The oracles are ``bpetite.reference.train_counts`` and the local run. First the loop
 itself on small corpora, for one to three shares (two workers, so a worker may hold
 two); then ``train_files`` on a cluster, whose counts stay dealt into the shares
-(no chunk in two of them) and to which counts held here are added; last, a worker
-killed while holding a share fails the run with one WorkerError, without hanging.
-One cluster for the module: a scheduler and two single-threaded workers on 127.0.0.1.
+(no chunk in two of them) and to which counts held here are added, with the shares
+kept on the workers (``SHARE_BYTES`` lowered to 0: these corpora are small) and, as
+by default for a corpus this small, gathered here; last, a worker killed while
+holding a share fails the run with one WorkerError, without hanging. One cluster for
+the module: a scheduler and two single-threaded workers on 127.0.0.1.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 import random
@@ -23,10 +26,12 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from bpetite import Progress, count_chunks, reference, train_files  # noqa: E402
+from bpetite import Progress, Tokenizer, count_chunks, reference, train_files  # noqa: E402
 from bpetite._internal import dask_count_parts, train_counted  # noqa: E402
+from bpetite.cli import main  # noqa: E402
 from bpetite.core._patterns import resolve_pattern  # noqa: E402
-from bpetite.core._trainer import train_merges  # noqa: E402
+from bpetite.core._trainer import train_merges, words_here  # noqa: E402
+from bpetite.corpus import _dask_merge as dask_merge  # noqa: E402
 from bpetite.corpus._counting import count_files  # noqa: E402
 from bpetite.corpus._dask import CountsOnDask  # noqa: E402
 from bpetite.corpus._dask_merge import on_dask  # noqa: E402
@@ -54,11 +59,14 @@ def seeded_corpus(seed: int) -> dict[bytes, int]:
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with (
-        dask_cluster(tmp_path_factory.mktemp("dask")) as address,
-        distributed.Client(address) as connected,
-    ):
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with dask_cluster(tmp_path_factory.mktemp("dask")) as address:
+        yield address
+
+
+@pytest.fixture(scope="module")
+def client(cluster: str) -> Iterator[Any]:
+    with distributed.Client(cluster) as connected:
         yield connected
 
 
@@ -75,8 +83,8 @@ def test_the_shares_on_dask_learn_the_reference_merges(client: Any) -> None:
         shares = index % 3 + 1
         options: dict[str, Any] = [{}, {"max_token_bytes": 3}, {"min_frequency": 3}][index % 3]
         expected = reference.train_counts(counts, 320, **options)
-        learned = train_merges(dict(counts), 320, lay_out=on_dask(shares_of(client, shares)),
-                               **options)  # fmt: skip
+        lay_out = on_dask(shares_of(client, shares), share_bytes=0)
+        learned = train_merges(dict(counts), 320, lay_out=lay_out, **options)
         assert learned == expected, (counts, shares, options)
 
 
@@ -94,18 +102,46 @@ def write_corpus(folder: Path) -> list[str]:
     return texts
 
 
+@pytest.mark.parametrize("kept", [True, False], ids=["shares-kept", "gathered"])
 def test_train_files_on_dask_equals_the_local_run_and_the_reference(
-    client: Any, tmp_path: Path
+    client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    kept: bool,
+    corpus_merges: list[tuple[int, int]],
 ) -> None:
-    texts = write_corpus(tmp_path / "corpus")
-    expected = reference.train_counts(count_chunks(texts), 340)
+    expected = corpus_merges
     assert len(expected) == 84  # many batches: the shares change
+    texts = write_corpus(tmp_path / "corpus")
+    gathered = spy_on_gathering(monkeypatch)
+    if kept:
+        monkeypatch.setattr(dask_merge, "SHARE_BYTES", 0)
     on_dask = train_files([tmp_path / "corpus"], 340, dask=client)
+    assert gathered == ([] if kept else [sum(map(len, count_chunks(texts)))])
     assert list(on_dask.merges) == expected
     local = train_files([tmp_path / "corpus"], 340, workers=1)
     local.save(tmp_path / "local.json")
     on_dask.save(tmp_path / "dask.json")
     assert (tmp_path / "dask.json").read_bytes() == (tmp_path / "local.json").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def corpus_merges(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[int, int]]:
+    """The reference's merges, to 340, of :func:`write_corpus`'s texts, computed once."""
+    texts = write_corpus(tmp_path_factory.mktemp("reference") / "corpus")
+    return reference.train_counts(count_chunks(texts), 340)
+
+
+def spy_on_gathering(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The bytes of distinct chunks each gathering of the shares brought here."""
+    gathered: list[int] = []
+
+    def spy(chunk_counts: dict[bytes, int]) -> Any:
+        gathered.append(sum(map(len, chunk_counts)))
+        return words_here(chunk_counts)
+
+    monkeypatch.setattr(dask_merge, "words_here", spy)
+    return gathered
 
 
 def test_the_counts_stay_dealt_on_the_cluster(client: Any, tmp_path: Path) -> None:
@@ -122,12 +158,18 @@ def test_the_counts_stay_dealt_on_the_cluster(client: Any, tmp_path: Path) -> No
     assert shares[0] + shares[1] == count_files([tmp_path / "corpus"], workers=1)
 
 
-def test_counts_held_here_join_the_shares(client: Any, tmp_path: Path) -> None:
+def test_counts_held_here_join_the_shares(
+    client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    corpus_merges: list[tuple[int, int]],
+) -> None:
     """Counts from standard input or counts files, dealt to the shares of the files'."""
+    monkeypatch.setattr(dask_merge, "SHARE_BYTES", 0)
     texts = write_corpus(tmp_path / "corpus")
     here = count_chunks(["the cat sat on the hat, ab ab ab"])
     expected = reference.train_counts(count_chunks(texts) + here, 340)
-    assert expected != reference.train_counts(count_chunks(texts), 340)  # `here` counts
+    assert expected != corpus_merges  # `here` changes the merges
     remote = dask_count_parts([tmp_path / "corpus"], client)
     learned = train_counted(Counter(here), 340, pattern=resolve_pattern("gpt2"),
                             special_tokens=(), workers=1, remote=remote)  # fmt: skip
@@ -135,14 +177,39 @@ def test_counts_held_here_join_the_shares(client: Any, tmp_path: Path) -> None:
     assert not any(remote.shares)  # taken by the shares, freed once they hold them
 
 
+def test_the_cli_keeps_the_shares_on_the_cluster(
+    cluster: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``bpetite train --dask`` with standard input beside the files: the stream counted
+    here and dealt to the shares, the artifact the local run's."""
+    texts = write_corpus(tmp_path / "corpus")
+    monkeypatch.setattr(dask_merge, "SHARE_BYTES", 0)
+    gathered = spy_on_gathering(monkeypatch)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"the hat sat, ab ab ab")))
+    argv = ["train", "--input", "-", str(tmp_path / "corpus"), "--vocab-size", "340"]
+    assert main([*argv, "--output", str(tmp_path / "dask.json"), "--dask", cluster]) == 0
+    assert gathered == []
+    capsys.readouterr()
+    local = Tokenizer.train_from_counts(count_chunks(["the hat sat, ab ab ab", *texts]), 340)
+    assert local.merges != Tokenizer.train_from_counts(count_chunks(texts), 340).merges
+    local.save(tmp_path / "local.json")
+    assert (tmp_path / "dask.json").read_bytes() == (tmp_path / "local.json").read_bytes()
+
+
 def test_a_budget_cannot_be_used_on_dask(client: Any, tmp_path: Path) -> None:
     with pytest.raises(ParameterError, match="max_chars and doc_cap cannot be used with dask"):
         train_files([tmp_path], 300, dask=client, max_chars=10)
 
 
-def test_a_killed_worker_holding_a_share_fails_the_run(client: Any, tmp_path: Path) -> None:
+def test_a_killed_worker_holding_a_share_fails_the_run(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """SIGKILL a worker between two batches: its words are lost, so the run stops with
     one WorkerError naming the share, soon (the nanny restarts the worker, empty)."""
+    monkeypatch.setattr(dask_merge, "SHARE_BYTES", 0)
     write_corpus(tmp_path / "corpus")  # 744 merges to vocab 1000: many after the 100th
     pids: dict[str, int] = client.run(os.getpid)
     killed: list[int] = []

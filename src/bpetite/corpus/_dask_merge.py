@@ -15,10 +15,14 @@ merges them in turn in its words and answers with the pairs each merge created a
 their counts, which this process adds up. A pair's count is a sum over words, so the
 merges are the same, byte for byte, for any number of workers.
 
-Unlike the local merge workers, the shares are never gathered here: a cluster is used
-because the words need not fit in one machine, so every batch costs a round trip to
-every worker until the last merge (docs/scaling.md, "The merge loop on a cluster",
-says for which corpora that pays).
+A batch costs a round trip to every worker, which only pays where merges have many
+words to rewrite: with fewer than two shares' worth of distinct chunks
+(:data:`SHARE_BYTES` each, counted exactly once the shares have added up their
+parts), the shares send their counts here and the loop runs in this process alone.
+Otherwise the shares are never gathered here, unlike the local merge workers': a
+cluster is used because the words need not fit in one machine, so every batch costs
+a round trip to every worker until the last merge (docs/scaling.md, "The merge loop
+on a cluster", says for which corpora that pays).
 
 A worker that dies holding a share takes with it words that exist nowhere else, with
 the merges done so far; Dask cannot rebuild that from its task. So the run stops with
@@ -39,9 +43,23 @@ from typing import Any, Final
 from bpetite.core._errors import WorkerError
 from bpetite.core._gc import gc_paused
 from bpetite.core._progress import ProgressCallback
-from bpetite.core._trainer import LayOut, MergeWords, Pair, PairCounts, Words, train_merges
+from bpetite.core._trainer import (
+    LayOut,
+    MergeWords,
+    Pair,
+    PairCounts,
+    Words,
+    train_merges,
+    words_here,
+)
 from bpetite.corpus._dask import CountsOnDask, deal_by_hash
 from bpetite.corpus._merge_workers import _add
+
+#: Each share on a Dask worker holds at least this many bytes of distinct chunks (all
+#: of them together at least twice this): below that, a share's round trips cost more
+#: than the merging they spread, and the words are merged in this process instead.
+#: Measurements: docs/design-notes.md#trainer-merge-shares-on-dask
+SHARE_BYTES: Final = 8 << 20
 
 #: How often, in seconds, a wait for the shares' answers checks that every share is
 #: still held: a worker lost without its connection closing (its machine gone) is then
@@ -59,7 +77,8 @@ def dask_train_merges(
     min_frequency: int | None = None,
 ) -> list[Pair]:
     """``train_merges`` on the counts of `remote` plus `chunk_counts`, with the words on
-    `remote`'s workers, one share each: the same merges as one process.
+    `remote`'s workers, one share each (in this process if they are few: :func:`on_dask`):
+    the same merges as one process.
 
     Takes both: `chunk_counts` is emptied once dealt, and `remote`'s part futures once
     the shares hold them. A lost worker raises WorkerError; no share outlives the call.
@@ -75,20 +94,33 @@ def dask_train_merges(
 
 
 class ShareActor:
-    """A Dask actor: one share's words, laid out from its parts, merged on request."""
+    """A Dask actor: one share's counts, added up from its parts; then either sent whole
+    (:meth:`counts`) or laid out as words (:meth:`pair_counts`) and merged on request."""
 
     def __init__(self, parts: Sequence[bytes]) -> None:
-        with gc_paused():  # the words are large acyclic tables (see core._gc)
-            counts: dict[bytes, int] = {}
-            for pickled in parts:  # each a pickled dict of UTF-8 chunks to counts
-                for chunk, n in pickle.loads(pickled).items():
-                    counts[chunk] = counts.get(chunk, 0) + n
-            self._words = Words(counts)
+        counts: dict[bytes, int] = {}
+        for pickled in parts:  # each a pickled dict of UTF-8 chunks to counts
+            for chunk, n in pickle.loads(pickled).items():
+                counts[chunk] = counts.get(chunk, 0) + n
+        self._counts = counts
+        self._words: Words | None = None
         self._merged = 0
 
+    def size(self) -> int:
+        """How many bytes of distinct chunks the share holds."""
+        return sum(map(len, self._counts))
+
+    def counts(self) -> bytes:
+        """The share's chunk counts, pickled; the share lets go of them."""
+        counts, self._counts = self._counts, {}
+        return pickle.dumps(counts, pickle.HIGHEST_PROTOCOL)
+
     def pair_counts(self) -> bytes:
-        """The weighted count of every pair in the share's words, pickled; once."""
-        return pickle.dumps(self._words.take_pair_counts(), pickle.HIGHEST_PROTOCOL)
+        """Lay the share's words out; the weighted count of every pair in them, pickled."""
+        with gc_paused():  # the words are large acyclic tables (see core._gc)
+            self._words = Words(self._counts)
+            self._counts = {}
+            return pickle.dumps(self._words.take_pair_counts(), pickle.HIGHEST_PROTOCOL)
 
     def merge_in_turn(self, batch: bytes, merged: int) -> bytes:
         """``Words.merge_in_turn`` on the pickled `batch`, once the share has made the
@@ -96,10 +128,10 @@ class ShareActor:
 
         Pickled here, not by Dask: Dask serializes a list item by item, which made a
         batch of many merges cost several times one of one. A share rebuilt from its
-        task after its worker was lost has made no merge: it refuses, rather than
-        answer for words that are not the loop's.
+        task after its worker was lost has no words, or has made no merge: it
+        refuses, rather than answer for words that are not the loop's.
         """
-        if merged != self._merged:
+        if self._words is None or merged != self._merged:
             raise RuntimeError(
                 f"this share has made {self._merged} merges, not the loop's {merged}"
             )
@@ -110,9 +142,15 @@ class ShareActor:
         return pickle.dumps(created, pickle.HIGHEST_PROTOCOL)
 
 
-def on_dask(remote: CountsOnDask) -> LayOut:
-    """A `lay_out` for ``train_merges`` whose shares are :class:`ShareActor`\\ s on
-    `remote`'s workers, one each; the chunk counts handed in are dealt among them."""
+def on_dask(remote: CountsOnDask, *, share_bytes: int | None = None) -> LayOut:
+    """A `lay_out` for ``train_merges`` whose shares are actors (:class:`ShareActor`) on
+    `remote`'s workers, one each; the chunk counts handed in are dealt among them.
+
+    With fewer than two shares' worth of distinct chunks (`share_bytes` each, by
+    default :data:`SHARE_BYTES`), the shares send their counts here instead and the
+    words are merged in this process (``words_here``): the same merges either way.
+    """
+    least = SHARE_BYTES if share_bytes is None else share_bytes
 
     @contextmanager
     def lay_out(chunk_counts: Mapping[Any, int]) -> Iterator[tuple[PairCounts, MergeWords]]:
@@ -147,30 +185,42 @@ def on_dask(remote: CountsOnDask) -> LayOut:
                     actors.append(holder.result())
                 except Exception as error:  # its worker ran out of memory, or died
                     raise WorkerError(
-                        f"a Dask worker failed laying out merge share {index + 1} of "
+                        f"a Dask worker failed adding up merge share {index + 1} of "
                         f"{len(holders)} ({type(error).__name__}: {error})"
                     ) from None
-            pair_counts: PairCounts = defaultdict(int)
-            calls = [actor.pair_counts() for actor in actors]
-            for more in _answers(client, calls, actors, holders):
-                _add(pair_counts, pickle.loads(more))
-            merged = 0
+            total = sum(_answers(client, [actor.size() for actor in actors], actors, holders))
+            if total < 2 * least:
+                # Too few words to gain from the round trips: merged here instead.
+                gathered: dict[bytes, int] = {}
+                calls = [actor.counts() for actor in actors]
+                for pickled in _answers(client, calls, actors, holders):
+                    gathered.update(pickle.loads(pickled))  # no chunk is in two shares
+            else:
+                with gc_paused():  # the pair counts are a large acyclic table
+                    pair_counts: PairCounts = defaultdict(int)
+                    calls = [actor.pair_counts() for actor in actors]
+                    for more in _answers(client, calls, actors, holders):
+                        _add(pair_counts, pickle.loads(more))
+                merged = 0
 
-            def merge(batch: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
-                nonlocal merged
-                pickled = pickle.dumps(list(batch), pickle.HIGHEST_PROTOCOL)
-                calls = [actor.merge_in_turn(pickled, merged) for actor in actors]
-                answers = map(pickle.loads, _answers(client, calls, actors, holders))
-                created: list[dict[str, int]] = next(answers)
-                for more in answers:
-                    for counts, added in zip(created, more, strict=True):
-                        _add(counts, added)
-                merged += len(batch)
-                return created
+                def merge(batch: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
+                    nonlocal merged
+                    pickled = pickle.dumps(list(batch), pickle.HIGHEST_PROTOCOL)
+                    calls = [actor.merge_in_turn(pickled, merged) for actor in actors]
+                    answers = map(pickle.loads, _answers(client, calls, actors, holders))
+                    created: list[dict[str, int]] = next(answers)
+                    for more in answers:
+                        for counts, added in zip(created, more, strict=True):
+                            _add(counts, added)
+                    merged += len(batch)
+                    return created
 
-            yield pair_counts, merge
+                yield pair_counts, merge
+                return
         finally:
-            client.cancel(holders)  # each actor, and its words, is dropped on its worker
+            client.cancel(holders)  # each actor, and what it holds, is dropped on its worker
+        with words_here(gathered) as laid_out:
+            yield laid_out
 
     return lay_out
 

@@ -77,9 +77,10 @@ def train_files(
 
     `dask`, a ``distributed.Client``, counts and merges on its cluster instead of local
     processes: one counting task per file (every path must name the same file on every
-    worker), the words in one share per worker, and only futures and pair counts in
-    this process (:mod:`bpetite.corpus._dask_merge`); the tokenizer is the same.
-    `max_chars` and `doc_cap` cannot be used with it.
+    worker), then, from 16 MiB of distinct chunks, the words in one share per worker
+    and only futures and pair counts in this process (below that, the counts are
+    gathered here and merged in this process: :mod:`bpetite.corpus._dask_merge`); the
+    tokenizer is the same. `max_chars` and `doc_cap` cannot be used with it.
 
     >>> import pathlib, tempfile
     >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -167,7 +168,8 @@ def train_counted(
     How many it uses follows from the counts alone
     (:func:`~bpetite.corpus._merge_workers.merge_workers`: one process for a small
     corpus), and never changes the tokenizer. With `remote`, counts held on a Dask
-    cluster are added to `counts` and the words are all on its workers, one share each
+    cluster are added to `counts` and the words are on its workers, one share each, or
+    in this process if they are few
     (:func:`~bpetite.corpus._dask_merge.dask_train_merges`; `workers` is not used). The
     options were checked by the caller; `counts` are trusted to map bytes to
     non-negative ints, and taken: they are emptied once the merge loop has laid out its
