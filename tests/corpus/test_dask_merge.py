@@ -42,7 +42,7 @@ from tests.processes import watchdog  # noqa: E402
 #: Hand-picked corpora: ties broken by the smaller pair ("cab" before "abc" tells
 #: first-seen from lexicographic order), a merge that overlaps itself ("aaaa"), a word
 #: longer than HUGE_CHUNK_BYTES (rescanned whole), a chunk of one byte (no pair), and
-#: the same chunk in several shares' reach.
+#: chunks with pairs in common, whose counts are sums over shares.
 CORPORA = [
     {b"cab": 2, b"abc": 2, b"ab": 1},
     {b"aaaa": 3, b"aaa": 1, b"a": 7},
@@ -102,6 +102,13 @@ def write_corpus(folder: Path) -> list[str]:
     return texts
 
 
+@pytest.fixture(scope="module")
+def corpus_merges(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[int, int]]:
+    """The reference's merges, to 340, of :func:`write_corpus`'s texts, computed once."""
+    texts = write_corpus(tmp_path_factory.mktemp("reference") / "corpus")
+    return reference.train_counts(count_chunks(texts), 340)
+
+
 @pytest.mark.parametrize("kept", [True, False], ids=["shares-kept", "gathered"])
 def test_train_files_on_dask_equals_the_local_run_and_the_reference(
     client: Any,
@@ -123,13 +130,6 @@ def test_train_files_on_dask_equals_the_local_run_and_the_reference(
     local.save(tmp_path / "local.json")
     on_dask.save(tmp_path / "dask.json")
     assert (tmp_path / "dask.json").read_bytes() == (tmp_path / "local.json").read_bytes()
-
-
-@pytest.fixture(scope="module")
-def corpus_merges(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[int, int]]:
-    """The reference's merges, to 340, of :func:`write_corpus`'s texts, computed once."""
-    texts = write_corpus(tmp_path_factory.mktemp("reference") / "corpus")
-    return reference.train_counts(count_chunks(texts), 340)
 
 
 def spy_on_gathering(monkeypatch: pytest.MonkeyPatch) -> list[int]:
