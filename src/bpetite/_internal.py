@@ -29,7 +29,12 @@ if TYPE_CHECKING:  # the type checker sees the names where they live
     from bpetite.core._json import loads_json, parse_json_ids
     from bpetite.core._ranks import parse_ranks, recover_merges, show_token
     from bpetite.core._regex import compile_pattern
-    from bpetite.corpus._dask import dask_client, dask_count_files
+    from bpetite.corpus._dask import (
+        CountsOnDask,
+        dask_client,
+        dask_count_files,
+        dask_count_parts,
+    )
     from bpetite.corpus._dataset import SHARD_HINT
     from bpetite.corpus._encoding import WIDER_DTYPE
     from bpetite.corpus._manifest import MANIFEST_FORMAT
@@ -55,8 +60,10 @@ _HOMES = {
     "recover_merges": "bpetite.core._ranks",
     "show_token": "bpetite.core._ranks",
     "compile_pattern": "bpetite.core._regex",
+    "CountsOnDask": "bpetite.corpus._dask",
     "dask_client": "bpetite.corpus._dask",
     "dask_count_files": "bpetite.corpus._dask",
+    "dask_count_parts": "bpetite.corpus._dask",
     "SHARD_HINT": "bpetite.corpus._dataset",
     "WIDER_DTYPE": "bpetite.corpus._encoding",
     "MANIFEST_FORMAT": "bpetite.corpus._manifest",
@@ -73,10 +80,12 @@ __all__ = [
     "SHOWN_CHARS",
     "WIDER_DTYPE",
     "BuiltinVocabulary",
+    "CountsOnDask",
     "atomic_writer",
     "compile_pattern",
     "dask_client",
     "dask_count_files",
+    "dask_count_parts",
     "loads_json",
     "merged_ids",
     "parse_json_ids",

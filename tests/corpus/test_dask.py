@@ -1,7 +1,8 @@
-"""Counting, training and dataset encoding on a Dask LocalCluster of processes on 127.0.0.1.
+"""Counting, training and dataset encoding on a Dask cluster of processes on 127.0.0.1.
 
 The oracle is always the local run: the same counts, the same artifact bytes, the same
-.bin bytes, also when a worker process is killed in the middle of the work.
+.bin bytes, also when a worker process is killed in the middle of the work. The merge
+loop's shares on the cluster are tested in test_dask_merge.py; here, through the CLI.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,50 +24,16 @@ from bpetite import Progress, Tokenizer, count_chunks, train_files, write_datase
 from bpetite._internal import dask_count_files  # noqa: E402
 from bpetite.corpus._counting import count_files  # noqa: E402
 from bpetite.errors import InvalidUtf8Error  # noqa: E402
+from tests.dask_cluster import dask_cluster  # noqa: E402
 
 TEXT = "The cat sat on the mat. It'll be fine, 中文 😀\r\n  spaces \nend of line\n"
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real cluster on 127.0.0.1, as docs/scaling.md starts one: ``dask scheduler`` and
-    ``dask worker`` (two single-threaded processes, each behind a nanny that restarts
-    it). Separate processes, so nothing of Dask's (its workers, multiprocessing's
-    resource tracker) is ever a child of the test process.
-    """
-    folder = tmp_path_factory.mktemp("dask")
-    scheduler_file = folder / "scheduler.json"
-    dask = str(Path(sys.executable).with_name("dask"))
-    loopback = ["--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0"]
-    processes = [
-        subprocess.Popen(
-            [dask, "scheduler", "--port", "0", *loopback, "--scheduler-file", str(scheduler_file)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        )
-    ]  # fmt: skip
-    try:
-        processes.append(
-            subprocess.Popen(
-                [dask, "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "2",
-                 "--nthreads", "1", *loopback],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-            )
-        )  # fmt: skip
-        deadline = time.monotonic() + 120
-        while not scheduler_file.exists():
-            assert time.monotonic() < deadline, "the scheduler did not start"
-            time.sleep(0.1)
-        address = json.loads(scheduler_file.read_text(encoding="utf-8"))["address"]
-        with distributed.Client(address) as waiting:
-            waiting.wait_for_workers(2, timeout=120)
-        yield str(address)
-    finally:
-        # Each in a session of its own: SIGKILL to the group takes the worker processes
-        # the nannies started too, and nothing is left to wait for.
-        for process in reversed(processes):
-            os.killpg(process.pid, signal.SIGKILL)
-        for process in processes:
-            process.wait(timeout=60)
+    """A real cluster on 127.0.0.1: a scheduler and two single-threaded workers."""
+    with dask_cluster(tmp_path_factory.mktemp("dask")) as address:
+        yield address
 
 
 @pytest.fixture
@@ -188,7 +154,12 @@ def test_the_cli_on_dask_writes_what_the_local_run_writes(
         result = bpetite("dataset", "--model", tmp_path / "t-local.json", "--input", corpus,
                          "--output", tmp_path / f"d-{suffix}.bin", *extra)  # fmt: skip
         assert result.returncode == 0, result.stderr
+    # Counts files loaded here, dealt to the cluster's merge shares.
+    result = bpetite("train", "--counts", tmp_path / "c-local.json", "--vocab-size", 300,
+                     "--output", tmp_path / "t-counts-dask.json", "--dask", address)  # fmt: skip
+    assert result.returncode == 0, result.stderr
     for local, remote in (("c-local.json", "c-dask.json"), ("t-local.json", "t-dask.json"),
+                          ("t-local.json", "t-counts-dask.json"),
                           ("d-local.bin", "d-dask.bin")):  # fmt: skip
         assert (tmp_path / remote).read_bytes() == (tmp_path / local).read_bytes(), remote
     assert (tmp_path / "t-dask.json").read_bytes() == _artifact(
@@ -199,17 +170,19 @@ def test_the_cli_on_dask_writes_what_the_local_run_writes(
 
 
 def test_an_unreachable_scheduler_is_one_line(corpus: Path, tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "bpetite", "count", "--input", str(corpus), "--dask",
-         "tcp://127.0.0.1:9", "--output", str(tmp_path / "c.json")],
-        capture_output=True, timeout=300, check=False,
-        env={**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"},
-    )  # fmt: skip
-    assert result.returncode == 1
-    assert result.stdout == b""
-    assert b"Traceback" not in result.stderr
-    assert result.stderr.decode().strip().startswith("bpetite: error:")
-    assert not (tmp_path / "c.json").exists()
+    for command in ("count", "train"):
+        result = subprocess.run(
+            [sys.executable, "-m", "bpetite", command, "--input", str(corpus), "--dask",
+             "tcp://127.0.0.1:9", "--output", str(tmp_path / "c.json"),
+             *(["--vocab-size", "300"] if command == "train" else [])],
+            capture_output=True, timeout=300, check=False,
+            env={**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"},
+        )  # fmt: skip
+        assert result.returncode == 1, command
+        assert result.stdout == b""
+        assert b"Traceback" not in result.stderr
+        assert result.stderr.decode().strip().startswith("bpetite: error: cannot use the Dask")
+        assert not (tmp_path / "c.json").exists()
 
 
 def test_a_killed_worker_still_gives_the_exact_result(

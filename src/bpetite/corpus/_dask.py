@@ -2,11 +2,15 @@
 
 Dask is the scheduler; bpetite adds only the tasks. Each file is one task. A counting
 task returns the file's chunk counts, which the caller adds up exactly as counts files
-are merged. Any other stage hands in its own task (:func:`dask_map_in_order`): the
-dataset's writes a file's ids to a temp file beside the output and returns how many
-there are. So what crosses the network is paths, the model (once per worker) and
-counts, never the corpus. Every path must therefore name the same file on
-every worker (a shared filesystem), and for a dataset the output's directory too.
+are merged (:func:`dask_count_files`); or, for training, deals them into one part per
+worker by a hash of each chunk and keeps them there (:func:`dask_count_parts`), for
+the merge loop's shares on those workers to add up (``_dask_merge``), so that the
+table of distinct chunks never comes whole to the caller. Any other stage hands in its
+own task (:func:`dask_map_in_order`): the dataset's writes a file's ids to a temp file
+beside the output and returns how many there are. So what crosses the network is
+paths, the model (once per worker) and counts, never the corpus. Every path must
+therefore name the same file on every worker (a shared filesystem), and for a dataset
+the output's directory too.
 
 A worker that dies loses its running task; Dask runs that task again elsewhere (up to
 its ``distributed.scheduler.allowed-failures``), and since a task's result depends only
@@ -18,16 +22,27 @@ when a cluster is actually used.
 
 from __future__ import annotations
 
+import operator
 import os
+import pickle
+import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from bpetite.core._errors import WorkerError
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
-from bpetite.corpus._counting import Piece, count_piece, count_row_group, expand_inputs
+from bpetite.corpus._counting import (
+    Piece,
+    count_piece,
+    count_row_group,
+    deal_parts,
+    expand_inputs,
+)
 from bpetite.corpus._delimited import check_delimiter, parquet_refusal
 from bpetite.corpus._parquet import DEFAULT_TEXT_COLUMN, is_parquet, row_groups
 from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE, check_block_size
@@ -91,39 +106,134 @@ def dask_count_files(
     task too, its `text_column` read a row group at a time on the worker. With
     `doc_delimiter`, each text file's documents are counted apart, as locally.
     """
+    futures, sizes = _start_counting(
+        _count_file, paths, client, block_size, pattern, text_column, doc_delimiter
+    )
+    str_counts: Counter[str] = Counter()
+    for future in _as_counted(futures, sizes, progress or ignore_progress):
+        str_counts.update(future.result())
+    return Counter({chunk.encode("utf-8"): n for chunk, n in str_counts.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class CountsOnDask:
+    """Chunk counts that stay on a Dask cluster, dealt into shares by a hash of each chunk.
+
+    ``shares[k]`` lists the futures of share ``k``'s parts, one per counting task, each a
+    pickled dict of chunks (UTF-8) to counts; a chunk is in the same share in every task, so a
+    share's parts add up to exact counts for its chunks. ``workers[k]`` is the worker
+    meant to hold share ``k``. The merge loop takes the futures (the lists are emptied),
+    so that the parts are freed once its shares hold them. `corpus_bytes` is the size of
+    the files counted.
+    """
+
+    client: Any
+    workers: tuple[str, ...]
+    shares: list[list[Any]]
+    corpus_bytes: int
+
+
+def dask_count_parts(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    client: Any,
+    *,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    progress: ProgressCallback | None = None,
+    pattern: str | SplitPattern = "gpt2",
+    text_column: str = DEFAULT_TEXT_COLUMN,
+    doc_delimiter: str | None = None,
+) -> CountsOnDask:
+    """:func:`dask_count_files`, with the counts left on the cluster: one share per worker.
+
+    Each task deals its file's counts into one part per worker, by the CRC-32 of each
+    chunk (as the local counting workers deal theirs); the parts stay where they were
+    counted until the merge loop's shares take them (:mod:`bpetite.corpus._dask_merge`).
+    So this process never holds the table of distinct chunks, only futures. No `paths`
+    gives empty shares, for counts held here to be dealt into.
+    """
+    workers = tuple(sorted(client.nthreads()))
+    if not workers:
+        raise WorkerError("the Dask cluster has no workers to count and merge on")
+    futures, sizes = _start_counting(
+        _count_file_parts,
+        paths,
+        client,
+        block_size,
+        pattern,
+        text_column,
+        doc_delimiter,
+        shares=len(workers),
+    )
+    for _ in _as_counted(futures, sizes, progress or ignore_progress):
+        pass  # each task's parts stay on its worker
+    # Part k of each task as a future of its own (taken out where the task ran): only
+    # part k ever moves to the worker of share k.
+    shares = [
+        [client.submit(operator.getitem, future, k) for future in futures]
+        for k in range(len(workers))
+    ]
+    return CountsOnDask(client, workers, shares, sum(sizes))
+
+
+def deal_by_hash(counts: Mapping[bytes, int], shares: int) -> list[bytes]:
+    """`counts` dealt into `shares` dicts by the CRC-32 of each chunk, each pickled:
+    :func:`~bpetite.corpus._counting.deal_parts` for chunks already in UTF-8."""
+    dealt: list[dict[bytes, int]] = [{} for _ in range(shares)]
+    for chunk, n in counts.items():
+        dealt[zlib.crc32(chunk) % shares][chunk] = n
+    return [pickle.dumps(part, pickle.HIGHEST_PROTOCOL) for part in dealt]
+
+
+def _start_counting(
+    count: Callable[..., Any],
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    client: Any,
+    block_size: int,
+    pattern: str | SplitPattern,
+    text_column: str,
+    doc_delimiter: str | None,
+    **more: Any,
+) -> tuple[list[Any], list[int]]:
+    """Check the options, expand `paths`, and submit ``count(path, ...)`` for each file;
+    the futures and the files' sizes."""
     check_block_size(block_size)
     doc_delimiter = check_delimiter(doc_delimiter)
-    report = progress or ignore_progress
     files = [str(path) for path in expand_inputs(paths)]
     for path in files:  # refused here, as locally, before any task runs
         if doc_delimiter is not None and is_parquet(path):
             raise parquet_refusal(path)
     sizes = [Path(path).stat().st_size for path in files]
-    total = sum(sizes)
-    report(Progress("count", "start", 0, total))
     # pure=False: a file named twice is two documents, so two tasks, not one cached.
     source = resolve_pattern(pattern).source  # a str crosses the network; workers compile it
     futures = client.map(
-        _count_file,
+        count,
         files,
         block_size=block_size,
         pattern=source,
         text_column=text_column,
         doc_delimiter=doc_delimiter,
         pure=False,
+        **more,
     )
-    str_counts: Counter[str] = Counter()
-    done = 0
+    return futures, sizes
+
+
+def _as_counted(futures: list[Any], sizes: list[int], report: ProgressCallback) -> Iterator[Any]:
+    """Each counting future as its task ends, reporting the bytes counted so far; a
+    task's error is raised here."""
     from distributed import as_completed
 
+    total = sum(sizes)
+    report(Progress("count", "start", 0, total))
+    done = 0
     index_of = {future.key: index for index, future in enumerate(futures)}
     for future in as_completed(futures):  # type: ignore[no-untyped-call]
-        partial: Counter[str] = future.result()  # re-raises the task's error here
-        str_counts.update(partial)
+        if future.status != "finished":
+            future.result()  # re-raises the task's error (or its cancellation) here
+        yield future
         done += sizes[index_of[future.key]]
         report(Progress("count", "update", done, total))
     report(Progress("count", "done", total, total))
-    return Counter({chunk.encode("utf-8"): n for chunk, n in str_counts.items()})
 
 
 def _count_file(
@@ -143,6 +253,20 @@ def _count_file(
     piece = Piece(path, 0, None, Path(path).stat().st_size)
     count_piece(piece, block_size, counts, pattern=pattern, doc_delimiter=doc_delimiter)
     return counts
+
+
+def _count_file_parts(
+    path: str,
+    block_size: int,
+    pattern: str,
+    text_column: str,
+    doc_delimiter: str | None,
+    shares: int,
+) -> tuple[bytes, ...]:
+    """On a worker: the chunk counts of one file, dealt into `shares` parts, each a
+    pickled dict of UTF-8 chunks (pickled here: Dask would send a dict item by item)."""
+    counts = _count_file(path, block_size, pattern, text_column, doc_delimiter)
+    return tuple(deal_parts(counts, shares))
 
 
 # --------------------------------------------------------------------------- any stage

@@ -4,17 +4,20 @@ Training only ever needs the distinct chunks and how often each occurs, so it sp
 in two: counting (streamed, parallel, shareable as a counts file) and the merge loop
 (the one :meth:`Tokenizer.train_from_counts` and ``Tokenizer.train`` use, here with
 its words spread over the workers where the corpus is large enough to gain from it:
-:mod:`bpetite.corpus._merge_workers`). The result is the same tokenizer, byte for
-byte, as ``Tokenizer.train`` on each file's text with no chunk spanning two files.
+:mod:`bpetite.corpus._merge_workers`; or, on a Dask cluster, both on the cluster's
+workers: :mod:`bpetite.corpus._dask_merge`). The result is the same tokenizer, byte
+for byte, as ``Tokenizer.train`` on each file's text with no chunk spanning two files.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from bpetite.core._budget import Budget
 from bpetite.core._constants import BASE_VOCAB_SIZE
+from bpetite.core._errors import ParameterError
 from bpetite.core._ids import skipped_ids
 from bpetite.core._model import IndexedMerges, LearnedMerges, Merges, check_special_tokens
 from bpetite.core._patterns import SplitPattern, resolve_pattern
@@ -28,6 +31,9 @@ from bpetite.corpus._merge_workers import train_merges_in_workers
 from bpetite.corpus._parquet import DEFAULT_TEXT_COLUMN, check_text_column
 from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE
 from bpetite.corpus._workers import check_workers
+
+if TYPE_CHECKING:
+    from bpetite.corpus._dask import CountsOnDask
 
 
 def train_files(
@@ -45,6 +51,7 @@ def train_files(
     max_chars: int | None = None,
     doc_cap: int | None = None,
     doc_delimiter: str | None = None,
+    dask: Any = None,
 ) -> Tokenizer:
     """Learn a tokenizer from UTF-8 files, Parquet files and directories.
 
@@ -68,6 +75,13 @@ def train_files(
     On Python's spawn or forkserver start methods (macOS, Python 3.14+), a script that
     uses several workers needs the usual ``if __name__ == "__main__":`` guard.
 
+    `dask`, a ``distributed.Client``, counts and merges on its cluster instead of local
+    processes: one counting task per file (every path must name the same file on every
+    worker), then, from 16 MiB of distinct chunks, the words in one share per worker
+    and only futures and pair counts in this process (below that, the counts are
+    gathered here and merged in this process: :mod:`bpetite.corpus._dask_merge`); the
+    tokenizer is the same. `max_chars` and `doc_cap` cannot be used with it.
+
     >>> import pathlib, tempfile
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "a.txt").write_text("ab ab", encoding="utf-8")
@@ -85,6 +99,34 @@ def train_files(
     check_text_column(text_column)
     check_delimiter(doc_delimiter)
     workers = check_workers(workers)
+    if dask is not None:
+        if max_chars is not None or doc_cap is not None:
+            raise ParameterError(
+                "max_chars and doc_cap cannot be used with dask: the budget follows "
+                "the documents in input order, and a cluster counts its files at once"
+            )
+        from bpetite.corpus._dask import dask_count_parts
+
+        remote = dask_count_parts(
+            paths,
+            dask,
+            pattern=split,
+            block_size=block_size,
+            progress=progress,
+            text_column=text_column,
+            doc_delimiter=doc_delimiter,
+        )
+        return train_counted(
+            {},
+            vocab_size,
+            pattern=split,
+            special_tokens=special_tokens,
+            workers=workers,
+            progress=progress,
+            max_token_bytes=max_token_bytes,
+            min_frequency=min_frequency,
+            remote=remote,
+        )
     counts = count_files(
         paths,
         pattern=split,
@@ -118,26 +160,42 @@ def train_counted(
     progress: ProgressCallback | None = None,
     max_token_bytes: int | None = None,
     min_frequency: int | None = None,
+    remote: CountsOnDask | None = None,
 ) -> Tokenizer:
     """:meth:`Tokenizer.train_from_counts` on counts that bpetite counted or loaded itself,
     with the merge loop spread over up to `workers` processes (default: one per CPU).
 
     How many it uses follows from the counts alone
     (:func:`~bpetite.corpus._merge_workers.merge_workers`: one process for a small
-    corpus), and never changes the tokenizer. The options were checked by the caller;
-    `counts` are trusted to map bytes to non-negative ints, and taken: they are emptied
-    once the merge loop has laid out its words, so that the table is not kept (nor
-    handed to the workers) while it runs.
+    corpus), and never changes the tokenizer. With `remote`, counts held on a Dask
+    cluster are added to `counts` and the words are on its workers, one share each, or
+    in this process if they are few
+    (:func:`~bpetite.corpus._dask_merge.dask_train_merges`; `workers` is not used). The
+    options were checked by the caller; `counts` are trusted to map bytes to
+    non-negative ints, and taken: they are emptied once the merge loop has laid out its
+    words, so that the table is not kept (nor handed to the workers) while it runs.
     """
     workers = check_workers(workers)
-    merges = train_merges_in_workers(
-        counts,
-        vocab_size,
-        progress,
-        workers=workers,
-        max_token_bytes=max_token_bytes,
-        min_frequency=min_frequency,
-    )
+    if remote is not None:
+        from bpetite.corpus._dask_merge import dask_train_merges
+
+        merges = dask_train_merges(
+            remote,
+            counts,
+            vocab_size,
+            progress,
+            max_token_bytes=max_token_bytes,
+            min_frequency=min_frequency,
+        )
+    else:
+        merges = train_merges_in_workers(
+            counts,
+            vocab_size,
+            progress,
+            workers=workers,
+            max_token_bytes=max_token_bytes,
+            min_frequency=min_frequency,
+        )
     training = {
         name: value
         for name, value in (("max_token_bytes", max_token_bytes), ("min_frequency", min_frequency))

@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import TYPE_CHECKING, Final
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
 from bpetite import SplitPattern, Tokenizer
 from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, shown
@@ -19,10 +22,11 @@ from bpetite.cli._parser import (
     positive_int,
     vocab_size,
 )
-from bpetite.cli._progress import PhaseProgress, training_progress
-from bpetite.cli._reading import add_budget_arguments, reading_of
+from bpetite.cli._progress import PhaseProgress, counting_progress, training_progress
+from bpetite.cli._reading import Reading, add_budget_arguments, library_errors, reading_of
 from bpetite.cli._sources import (
     Counted,
+    Sources,
     add_dask_argument,
     add_input_argument,
     add_pattern_arguments,
@@ -34,6 +38,7 @@ from bpetite.cli._sources import (
 )
 
 if TYPE_CHECKING:
+    from bpetite._internal import CountsOnDask
     from bpetite.cli._parser import Subparsers
 
 #: The placeholder that --output needs when several --vocab-size are given.
@@ -52,7 +57,10 @@ def register(subparsers: Subparsers) -> None:
             "files written by 'bpetite count' and gives exactly the same artifact as "
             "training on the files they count. The merge loop runs in the same --workers "
             "processes when the distinct chunks are many enough to gain from it (at least "
-            "1 MiB of them per process), with the same merges. Files are used byte for "
+            "1 MiB of them per process), with the same merges; with --dask, the files are "
+            "counted on the cluster and, from 16 MiB of distinct chunks, the words stay "
+            "there, a share on each worker, with the same merges again. Files are used "
+            "byte for "
             "byte: no newline translation, no normalisation. Several --vocab-size values "
             "train once, at the largest, and write every size (a smaller vocabulary is a "
             "prefix of the merges); --output must then hold {vocab_size}. Progress goes "
@@ -142,27 +150,36 @@ def run(args: argparse.Namespace) -> int:
     for path in outputs.values():
         check_output_path(path, force=args.force)
 
+    if args.dask is not None and reading.budgeted:
+        raise CliError("--max-chars and --doc-cap cannot be used with --dask")
+    sources = None if args.counts is not None else gather_inputs(args.input)
+    for path in outputs.values():
+        refuse_overwriting_inputs(path, args.counts if sources is None else sources.paths)
+    with_streams = sources is not None and sources.streams
+    if args.dask is not None and with_streams and reading.doc_delimiter is not None:
+        raise CliError("--doc-delimiter needs files, not streams, with --dask")
+
     started = time.perf_counter()
-    if args.counts is not None:
-        for path in outputs.values():
-            refuse_overwriting_inputs(path, args.counts)
-        counted = load_count_files(args.counts, pattern)
-    else:
-        sources = gather_inputs(args.input)
-        for path in outputs.values():
-            refuse_overwriting_inputs(path, sources.paths)
-        counted = count_sources(
-            sources,
-            args.workers,
-            pattern=pattern,
-            stream=sys.stderr,
-            dask=args.dask,
-            reading=reading,
-        )
-    counted_at = time.perf_counter()
-    options = {"max_token_bytes": args.max_token_bytes, "min_frequency": args.min_frequency}
-    largest = _train(counted, sizes[-1], pattern, specials, options, args.workers)
-    trained_at = time.perf_counter()
+    with _cluster(args.dask, args.workers) as client:
+        remote: CountsOnDask | None = None
+        if sources is None:
+            counted = load_count_files(args.counts, pattern)
+            if client is not None:  # the loaded counts are dealt to the cluster's shares
+                remote = _count_on_cluster((), client, pattern, reading)
+        elif client is not None:
+            # Streams are read here (only this process can), the files on the cluster.
+            streams = Sources((), sources.streams, tuple(sources.streams))
+            counted = count_sources(streams, args.workers, pattern=pattern, reading=reading)
+            remote = _count_on_cluster(sources.files, client, pattern, reading)
+            counted = Counted(counted.counts, None, counted.corpus_bytes + remote.corpus_bytes)
+        else:
+            counted = count_sources(
+                sources, args.workers, pattern=pattern, stream=sys.stderr, reading=reading
+            )
+        counted_at = time.perf_counter()
+        options = {"max_token_bytes": args.max_token_bytes, "min_frequency": args.min_frequency}
+        largest = _train(counted, sizes[-1], pattern, specials, options, args.workers, remote)
+        trained_at = time.perf_counter()
     # Each save is atomic, so a Ctrl-C anywhere up to here leaves no file behind.
     written = []
     for size in sizes:
@@ -214,6 +231,48 @@ def _special_tokens(given: list[str] | None) -> tuple[str, ...]:
     return tuple(check_argument_text(text, "--special-token") for text in given)
 
 
+@contextmanager
+def _cluster(address: str | None, workers: int | None) -> Iterator[Any]:
+    """A Dask client for --dask `address` (None without it); failing to connect is one
+    line. `workers` sizes ``--dask local``'s cluster."""
+    if address is None:
+        yield None
+        return
+    from bpetite._internal import dask_client
+
+    with ExitStack() as stack:
+        try:
+            client = stack.enter_context(dask_client(address, workers=workers))
+        except ImportError as error:
+            raise CliError(str(error)) from None
+        except OSError as error:  # the scheduler cannot be reached
+            raise CliError(f"cannot use the Dask cluster '{shown(address)}': {error}") from None
+        yield client
+
+
+def _count_on_cluster(
+    files: tuple[Path, ...],
+    client: Any,
+    pattern: SplitPattern,
+    reading: Reading,
+) -> CountsOnDask:
+    """Count `files` on the cluster, leaving the counts there, a share per worker (no
+    files: empty shares, for the counts held here)."""
+    from bpetite._internal import dask_count_parts
+
+    if not files:
+        return dask_count_parts((), client, pattern=pattern)
+    with PhaseProgress("count", "bytes", stream=sys.stderr) as phase, library_errors():
+        return dask_count_parts(
+            files,
+            client,
+            pattern=pattern,
+            progress=counting_progress(phase),
+            text_column=reading.text_column,
+            doc_delimiter=reading.doc_delimiter,
+        )
+
+
 def _train(
     counted: Counted,
     size: int,
@@ -221,10 +280,12 @@ def _train(
     specials: tuple[str, ...],
     options: dict[str, int | None],
     workers: int | None,
+    remote: CountsOnDask | None = None,
 ) -> Tokenizer:
     """Learn merges from the counts: in up to `workers` processes (one per CPU by
     default) when the distinct chunks are many enough to gain from it, the same
-    merges whatever the count (``train_counted``)."""
+    merges whatever the count (``train_counted``); with `remote`, the counts held on a
+    Dask cluster are added and the words are on its workers."""
     from bpetite._internal import train_counted
 
     with PhaseProgress("train", "merges", stream=sys.stderr) as phase:
@@ -237,6 +298,7 @@ def _train(
             progress=training_progress(phase),
             max_token_bytes=options["max_token_bytes"],
             min_frequency=options["min_frequency"],
+            remote=remote,
         )
 
 

@@ -1,0 +1,60 @@
+"""A real Dask cluster on 127.0.0.1 for the tests, started as docs/scaling.md starts one."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+#: How long the scheduler and its workers may take to start on a loaded machine.
+START_SECONDS = 120
+
+
+@contextmanager
+def dask_cluster(folder: Path, workers: int = 2) -> Iterator[str]:
+    """The address of ``dask scheduler`` with ``dask worker`` (`workers` single-threaded
+    processes, each behind a nanny that restarts it), for as long as the block runs.
+
+    Separate processes, so nothing of Dask's (its workers, multiprocessing's resource
+    tracker) is ever a child of the test process.
+    """
+    import distributed
+
+    scheduler_file = folder / "scheduler.json"
+    dask = str(Path(sys.executable).with_name("dask"))
+    loopback = ["--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0"]
+    processes = [
+        subprocess.Popen(
+            [dask, "scheduler", "--port", "0", *loopback, "--scheduler-file", str(scheduler_file)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+    ]  # fmt: skip
+    try:
+        processes.append(
+            subprocess.Popen(
+                [dask, "worker", "--scheduler-file", str(scheduler_file), "--nworkers",
+                 str(workers), "--nthreads", "1", *loopback],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            )
+        )  # fmt: skip
+        deadline = time.monotonic() + START_SECONDS
+        while not scheduler_file.exists():
+            assert time.monotonic() < deadline, "the scheduler did not start"
+            time.sleep(0.1)
+        address = json.loads(scheduler_file.read_text(encoding="utf-8"))["address"]
+        with distributed.Client(address) as waiting:  # type: ignore[no-untyped-call]
+            waiting.wait_for_workers(workers, timeout=START_SECONDS)
+        yield str(address)
+    finally:
+        # Each in a session of its own: SIGKILL to the group takes the worker processes
+        # the nannies started too, and nothing is left to wait for.
+        for process in reversed(processes):
+            os.killpg(process.pid, signal.SIGKILL)
+        for process in processes:
+            process.wait(timeout=60)
