@@ -408,7 +408,7 @@ def _find_safe_point(stream: BinaryIO, offset: int) -> int | None:
     # A point is usually a line away: a short look first, so that small pieces do not
     # each copy the whole window. A match in a prefix of the window is the window's
     # first too: an earlier one would lie, lookahead included, inside the prefix.
-    for length in (FIRST_LOOK_BYTES, SPLIT_SEARCH_BYTES):
+    for length in (min(FIRST_LOOK_BYTES, SPLIT_SEARCH_BYTES), SPLIT_SEARCH_BYTES):
         stream.seek(window_start)
         window = stream.read(length + 3)
         match = _SAFE_SPLIT.search(window)
