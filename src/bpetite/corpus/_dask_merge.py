@@ -53,7 +53,7 @@ from bpetite.core._trainer import (
     words_here,
 )
 from bpetite.corpus._dask import CountsOnDask, deal_by_hash
-from bpetite.corpus._merge_workers import _add
+from bpetite.corpus._merge_workers import add_counts
 
 #: Each share on a Dask worker holds at least this many bytes of distinct chunks (all
 #: of them together at least twice this): below that, a share's round trips cost more
@@ -100,11 +100,7 @@ class ShareActor:
     def __init__(self, parts: Sequence[bytes]) -> None:
         counts: dict[bytes, int] = {}
         for pickled in parts:  # each a pickled dict of UTF-8 chunks to counts
-            more: dict[bytes, int] = pickle.loads(pickled)
-            # A Python step per chunk in both, the rest in C (as _merge_workers._add).
-            both = {chunk: counts[chunk] + more[chunk] for chunk in counts.keys() & more.keys()}
-            counts.update(more)
-            counts.update(both)
+            add_counts(counts, pickle.loads(pickled))
         self._counts = counts
         self._words: Words | None = None
         self._merged = 0
@@ -203,7 +199,7 @@ def on_dask(remote: CountsOnDask, *, share_bytes: int | None = None) -> LayOut:
                     pair_counts: PairCounts = defaultdict(int)
                     calls = [actor.pair_counts() for actor in actors]
                     for more in _answers(client, calls, actors, holders):
-                        _add(pair_counts, pickle.loads(more))
+                        add_counts(pair_counts, pickle.loads(more))
                 merged = 0
 
                 def merge(batch: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
@@ -214,7 +210,7 @@ def on_dask(remote: CountsOnDask, *, share_bytes: int | None = None) -> LayOut:
                     created: list[dict[str, int]] = next(answers)
                     for more in answers:
                         for counts, added in zip(created, more, strict=True):
-                            _add(counts, added)
+                            add_counts(counts, added)
                     merged += len(batch)
                     return created
 

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from itertools import accumulate, chain
 from time import perf_counter
-from typing import Any, AnyStr, Final
+from typing import Any, AnyStr, Final, TypeVar
 
 from bpetite.core._progress import ProgressCallback
 from bpetite.core._trainer import (
@@ -63,6 +63,9 @@ GATHER_WINDOW: Final = 32
 #: How many index entries a gathered worker sends a message: each message is pickled
 #: whole at both ends, so the index is sent in pieces, never all at once.
 INDEX_PIECE: Final = 1 << 20
+
+#: A count's key: a pair of tokens, or a chunk.
+K = TypeVar("K")
 
 #: How merge workers are named in errors.
 _ROLE: Final = Role("merge", "merge", "the pairs its merge created")
@@ -153,7 +156,7 @@ def spread_over(shares: int, *, here: bool = False, release: bool = False) -> La
                 (words.take_pair_counts() for words in held[1:]),
                 (peer.receive() for peer in peers),
             ):
-                _add(pair_counts, more)
+                add_counts(pair_counts, more)
             # Seconds merging share 0, and in all (with the workers), this window; and
             # what spreading has lost so far against merging every share here.
             seconds_here = seconds_in_all = lost = 0.0
@@ -171,7 +174,7 @@ def spread_over(shares: int, *, here: bool = False, release: bool = False) -> La
                     (peer.receive() for peer in peers),
                 ):
                     for counts, added in zip(created, more, strict=True):
-                        _add(counts, added)
+                        add_counts(counts, added)
                 if peers:
                     seconds_here += done_here - start
                     seconds_in_all += perf_counter() - start
@@ -301,7 +304,7 @@ def _gather(peer: Peer, held: list[Words]) -> None:
         held.append(words)
 
 
-def _add(counts: dict[str, int], more: dict[str, int]) -> None:
+def add_counts(counts: dict[K, int], more: dict[K, int]) -> None:
     """Add `more` to `counts` in place: a Python step per key in both, the rest in C."""
     both = {key: counts[key] + more[key] for key in counts.keys() & more.keys()}
     counts.update(more)
