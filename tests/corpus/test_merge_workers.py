@@ -20,7 +20,7 @@ import pickle
 import re
 import signal
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import product
 from pathlib import Path
 from typing import Any
@@ -378,29 +378,39 @@ def test_a_killed_merge_worker_fails_the_run_in_one_error(
     assert merge_children() == []
 
 
-class Unpicklable(Exception):
-    """An exception the parent could not rebuild: its constructor needs two arguments."""
+def unpicklable() -> Exception:
+    """An exception the parent could not rebuild: its constructor needs two arguments.
 
-    def __init__(self, first: str, second: str) -> None:
-        super().__init__(f"{first} {second}")
+    Its class is made anew when the test runs: importing ``distributed`` gives every
+    exception class that exists by then a pickling that bypasses the constructor
+    (tblib's), so a class made when this module was collected travelled whole whenever
+    a Dask test module was collected after it, as running this module first does.
+    """
+
+    class Unpicklable(Exception):
+        def __init__(self, first: str, second: str) -> None:
+            super().__init__(f"{first} {second}")
+
+    return Unpicklable("cannot", "travel")
 
 
 @needs_fork
 @pytest.mark.parametrize(
-    ("error", "raised", "message"),
+    ("make_error", "raised", "message"),
     [
-        (MemoryError("no room"), MemoryError, "no room"),
-        (Unpicklable("cannot", "travel"), WorkerError, "a merge worker failed: Unpicklable"),
+        (lambda: MemoryError("no room"), MemoryError, "no room"),
+        (unpicklable, WorkerError, "a merge worker failed: Unpicklable"),
     ],
 )
 def test_an_error_in_a_merge_worker_reaches_the_caller(
     shakespeare_text: str,
     monkeypatch: pytest.MonkeyPatch,
     always_spread: None,
-    error: Exception,
+    make_error: Callable[[], Exception],
     raised: type[Exception],
     message: str,
 ) -> None:
+    error = make_error()
     parent = os.getpid()
     real = _trainer.Words.merge
 
