@@ -24,8 +24,16 @@ from bpetite import Progress, Tokenizer, count_chunks, train_files, write_datase
 from bpetite._internal import dask_count_files  # noqa: E402
 from bpetite.corpus._counting import count_files  # noqa: E402
 from bpetite.errors import InvalidUtf8Error  # noqa: E402
+from tests.dask_cluster import dask_cluster  # noqa: E402
 
 TEXT = "The cat sat on the mat. It'll be fine, 中文 😀\r\n  spaces \nend of line\n"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real cluster on 127.0.0.1: a scheduler and two single-threaded workers."""
+    with dask_cluster(tmp_path_factory.mktemp("dask")) as address:
+        yield address
 
 
 @pytest.fixture

@@ -6,9 +6,8 @@ two); then ``train_files`` on a cluster, whose counts stay dealt into the shares
 (no chunk in two of them) and to which counts held here are added, with the shares
 kept on the workers (``SHARE_BYTES`` lowered to 0: these corpora are small) and, as
 by default for a corpus this small, gathered here; last, a worker killed while
-holding a share fails the run with one WorkerError, without hanging. The cluster,
-a scheduler and two single-threaded workers on 127.0.0.1, is shared with test_dask.py
-(tests/corpus/conftest.py).
+holding a share fails the run with one WorkerError, without hanging. One cluster for
+the module: a scheduler and two single-threaded workers on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ from bpetite.corpus._counting import count_files  # noqa: E402
 from bpetite.corpus._dask import CountsOnDask  # noqa: E402
 from bpetite.corpus._dask_merge import on_dask  # noqa: E402
 from bpetite.errors import ParameterError, WorkerError  # noqa: E402
+from tests.dask_cluster import dask_cluster  # noqa: E402
 from tests.processes import watchdog  # noqa: E402
 
 #: Hand-picked corpora: ties broken by the smaller pair ("cab" before "abc" tells
@@ -56,6 +56,12 @@ def seeded_corpus(seed: int) -> dict[bytes, int]:
     rng = random.Random(seed)
     words = ("".join(rng.choice("abc ") for _ in range(rng.randint(1, 9))) for _ in range(60))
     return {word.encode(): rng.randint(1, 9) for word in words}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with dask_cluster(tmp_path_factory.mktemp("dask")) as address:
+        yield address
 
 
 @pytest.fixture(scope="module")
