@@ -24,6 +24,7 @@ from bpetite import (
     Tokenizer,
 )
 from bpetite._internal import shown
+from bpetite.cli._cluster import cluster
 from bpetite.cli._errors import CliError
 from bpetite.cli._inputs import (
     STDIN,
@@ -219,24 +220,17 @@ def _count_on_dask(
     progress: ProgressCallback,
     reading: Reading,
 ) -> Counter[bytes]:
-    from bpetite._internal import dask_client, dask_count_files
+    from bpetite._internal import dask_count_files
 
-    try:
-        with dask_client(address, workers=workers) as client:
-            return dask_count_files(
-                files,
-                client,
-                pattern=pattern,
-                progress=progress,
-                text_column=reading.text_column,
-                doc_delimiter=reading.doc_delimiter,
-            )
-    except ImportError as error:
-        raise CliError(str(error)) from None
-    except OSError as error:  # the scheduler cannot be reached
-        if error.filename is not None:
-            raise
-        raise CliError(f"cannot use the Dask cluster '{shown(address)}': {error}") from None
+    with cluster(address, workers) as client:
+        return dask_count_files(
+            files,
+            client,
+            pattern=pattern,
+            progress=progress,
+            text_column=reading.text_column,
+            doc_delimiter=reading.doc_delimiter,
+        )
 
 
 def load_count_files(paths: Sequence[str], pattern: SplitPattern | str = "gpt2") -> Counted:

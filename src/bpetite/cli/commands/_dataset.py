@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from bpetite import write_dataset
-from bpetite._internal import END_OF_TEXT_TOKEN, SHARD_HINT, WIDER_DTYPE, dask_client, shown
+from bpetite._internal import END_OF_TEXT_TOKEN, SHARD_HINT, WIDER_DTYPE, shown
+from bpetite.cli._cluster import cluster
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import MODEL_HELP, builtin_model, check_output_path, load_model
 from bpetite.cli._formats import HEAD_BYTES, Sample
@@ -198,12 +199,7 @@ def run(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     with ExitStack() as stack:
-        client = None
-        if args.dask is not None:
-            try:
-                client = stack.enter_context(dask_client(args.dask, workers=args.workers))
-            except ImportError as error:
-                raise CliError(str(error)) from None
+        client = stack.enter_context(cluster(args.dask, args.workers))
         phase = stack.enter_context(PhaseProgress("encode", "bytes", stream=sys.stderr))
         try:
             result = write_dataset(

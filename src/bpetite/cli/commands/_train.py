@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from bpetite import SplitPattern, Tokenizer
 from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, shown
+from bpetite.cli._cluster import cluster, count_on_cluster
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, refuse_overwriting_inputs, save_model
 from bpetite.cli._inputs import check_argument_text
@@ -22,8 +20,8 @@ from bpetite.cli._parser import (
     positive_int,
     vocab_size,
 )
-from bpetite.cli._progress import PhaseProgress, counting_progress, training_progress
-from bpetite.cli._reading import Reading, add_budget_arguments, library_errors, reading_of
+from bpetite.cli._progress import PhaseProgress, training_progress
+from bpetite.cli._reading import add_budget_arguments, reading_of
 from bpetite.cli._sources import (
     Counted,
     Sources,
@@ -160,17 +158,17 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--doc-delimiter needs files, not streams, with --dask")
 
     started = time.perf_counter()
-    with _cluster(args.dask, args.workers) as client:
+    with cluster(args.dask, args.workers) as client:
         remote: CountsOnDask | None = None
         if sources is None:
             counted = load_count_files(args.counts, pattern)
             if client is not None:  # the loaded counts are dealt to the cluster's shares
-                remote = _count_on_cluster((), client, pattern, reading)
+                remote = count_on_cluster((), client, pattern, reading)
         elif client is not None:
             # Streams are read here (only this process can), the files on the cluster.
             streams = Sources((), sources.streams, tuple(sources.streams))
             counted = count_sources(streams, args.workers, pattern=pattern, reading=reading)
-            remote = _count_on_cluster(sources.files, client, pattern, reading)
+            remote = count_on_cluster(sources.files, client, pattern, reading)
             counted = Counted(counted.counts, None, counted.corpus_bytes + remote.corpus_bytes)
         else:
             counted = count_sources(
@@ -229,48 +227,6 @@ def _special_tokens(given: list[str] | None) -> tuple[str, ...]:
     if given is None:
         return (END_OF_TEXT_TOKEN,)
     return tuple(check_argument_text(text, "--special-token") for text in given)
-
-
-@contextmanager
-def _cluster(address: str | None, workers: int | None) -> Iterator[Any]:
-    """A Dask client for --dask `address` (None without it); failing to connect is one
-    line. `workers` sizes ``--dask local``'s cluster."""
-    if address is None:
-        yield None
-        return
-    from bpetite._internal import dask_client
-
-    with ExitStack() as stack:
-        try:
-            client = stack.enter_context(dask_client(address, workers=workers))
-        except ImportError as error:
-            raise CliError(str(error)) from None
-        except OSError as error:  # the scheduler cannot be reached
-            raise CliError(f"cannot use the Dask cluster '{shown(address)}': {error}") from None
-        yield client
-
-
-def _count_on_cluster(
-    files: tuple[Path, ...],
-    client: Any,
-    pattern: SplitPattern,
-    reading: Reading,
-) -> CountsOnDask:
-    """Count `files` on the cluster, leaving the counts there, a share per worker (no
-    files: empty shares, for the counts held here)."""
-    from bpetite._internal import dask_count_parts
-
-    if not files:
-        return dask_count_parts((), client, pattern=pattern)
-    with PhaseProgress("count", "bytes", stream=sys.stderr) as phase, library_errors():
-        return dask_count_parts(
-            files,
-            client,
-            pattern=pattern,
-            progress=counting_progress(phase),
-            text_column=reading.text_column,
-            doc_delimiter=reading.doc_delimiter,
-        )
 
 
 def _train(
