@@ -170,11 +170,11 @@ def test_the_cli_on_dask_writes_what_the_local_run_writes(
 
 
 def test_an_unreachable_scheduler_is_one_line(corpus: Path, tmp_path: Path) -> None:
-    for command in ("count", "train"):
+    extra = {"count": [], "train": ["--vocab-size", "300"], "dataset": ["--model", "gpt2"]}
+    for command, arguments in extra.items():
         result = subprocess.run(
             [sys.executable, "-m", "bpetite", command, "--input", str(corpus), "--dask",
-             "tcp://127.0.0.1:9", "--output", str(tmp_path / "c.json"),
-             *(["--vocab-size", "300"] if command == "train" else [])],
+             "tcp://127.0.0.1:9", "--output", str(tmp_path / "c.json"), *arguments],
             capture_output=True, timeout=300, check=False,
             env={**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"},
         )  # fmt: skip
