@@ -255,6 +255,7 @@ def dumps_artifact(
     (ArtifactError naming the defect), unless the state is `checked` already: a model
     that :func:`~bpetite.core._model.define` accepted, whose rules are the ones
     :func:`parse_artifact` ends with, and its own vocabulary (``Tokenizer.dumps``).
+    Measurements: docs/design-notes.md#saving-no-second-parse
     """
     split = resolve_pattern(pattern)
     size = BASE_VOCAB_SIZE + len(merges)

@@ -153,7 +153,8 @@ class Encoder:
         self._merges = tuple(merges)
         self._byte_ids = byte_ids
         # The pair each id was merged from, indexed by id (-1 for the bytes). Tuples, not
-        # lists: the collector stops scanning a tuple of ints after its first pass.
+        # lists: the collector stops scanning a tuple of ints after its first pass
+        # (docs/design-notes.md#gc-pause).
         self._lefts = (-1,) * BASE_VOCAB_SIZE + tuple(map(itemgetter(0), self._merges))
         self._rights = (-1,) * BASE_VOCAB_SIZE + tuple(map(itemgetter(1), self._merges))
         # Built back to front so that the first rank wins if an (odd, hand-made) merge
