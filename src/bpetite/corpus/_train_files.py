@@ -107,6 +107,7 @@ def train_files(
             )
         from bpetite.corpus._dask import dask_count_parts
 
+        counts: MutableMapping[bytes, int] = {}  # all of them stay on the cluster
         remote = dask_count_parts(
             paths,
             dask,
@@ -116,28 +117,19 @@ def train_files(
             text_column=text_column,
             doc_delimiter=doc_delimiter,
         )
-        return train_counted(
-            {},
-            vocab_size,
+    else:
+        remote = None
+        counts = count_files(
+            paths,
             pattern=split,
-            special_tokens=special_tokens,
             workers=workers,
+            block_size=block_size,
             progress=progress,
-            max_token_bytes=max_token_bytes,
-            min_frequency=min_frequency,
-            remote=remote,
+            text_column=text_column,
+            max_chars=max_chars,
+            doc_cap=doc_cap,
+            doc_delimiter=doc_delimiter,
         )
-    counts = count_files(
-        paths,
-        pattern=split,
-        workers=workers,
-        block_size=block_size,
-        progress=progress,
-        text_column=text_column,
-        max_chars=max_chars,
-        doc_cap=doc_cap,
-        doc_delimiter=doc_delimiter,
-    )
     return train_counted(
         counts,
         vocab_size,
@@ -147,6 +139,7 @@ def train_files(
         progress=progress,
         max_token_bytes=max_token_bytes,
         min_frequency=min_frequency,
+        remote=remote,
     )
 
 
