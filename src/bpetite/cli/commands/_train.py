@@ -125,7 +125,7 @@ def register(subparsers: Subparsers) -> None:
     )
     add_budget_arguments(parser)
     add_workers_argument(parser)
-    add_dask_argument(parser)
+    add_dask_argument(parser, merging=True)
     parser.set_defaults(handler=run)
 
 
