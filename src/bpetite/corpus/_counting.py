@@ -43,7 +43,7 @@ import re
 import stat
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final, TypeVar
@@ -547,7 +547,7 @@ def count_expanded(
             _ROLE,
             total,
             report,
-            on_summary=lambda more: _add(str_counts, more),
+            on_summary=lambda more: add_counts(str_counts, more),
         )
         counts = _encoded(str_counts)
     report(Progress("count", "done", total, total))
@@ -559,13 +559,17 @@ def _encoded(counts: Counter[str]) -> Counter[bytes]:
     return Counter({chunk.encode("utf-8"): n for chunk, n in counts.items()})
 
 
-def deal_parts(counts: Counter[str], parts: int) -> list[bytes]:
+def deal_parts(counts: Mapping[str, int], parts: int) -> list[bytes]:
     """`counts` in UTF-8, dealt into `parts` dicts by a hash of each chunk (the same in
     every process, unlike ``hash``), each pickled."""
+    return deal_encoded(((chunk.encode("utf-8"), n) for chunk, n in counts.items()), parts)
+
+
+def deal_encoded(counts: Iterable[tuple[bytes, int]], parts: int) -> list[bytes]:
+    """:func:`deal_parts` for chunks already in UTF-8, given as ``(chunk, count)``."""
     dealt: list[dict[bytes, int]] = [{} for _ in range(parts)]
-    for chunk, n in counts.items():
-        encoded = chunk.encode("utf-8")
-        dealt[zlib.crc32(encoded) % parts][encoded] = n
+    for chunk, n in counts:
+        dealt[zlib.crc32(chunk) % parts][chunk] = n
     return [pickle.dumps(part, pickle.HIGHEST_PROTOCOL) for part in dealt]
 
 
@@ -728,7 +732,7 @@ class SumTask:
     def run(self, index: int, on_bytes: OnBytes) -> dict[bytes, int]:
         total: dict[bytes, int] = {}
         for summary in self._job.summaries:
-            _add(total, pickle.loads(summary[index]))
+            add_counts(total, pickle.loads(summary[index]))
         return total
 
     def sync(self) -> None:
@@ -738,11 +742,12 @@ class SumTask:
         """Nothing held."""
 
 
-def _add(counts: MutableMapping[T, int], more: Mapping[T, int]) -> None:
-    """Add `more` to `counts` in place (as ``update`` does, faster when `counts` is empty)."""
-    if not counts:
-        counts.update(more)  # an empty Counter takes a mapping at C speed
-        return
-    get = counts.get
-    for chunk, n in more.items():
-        counts[chunk] = get(chunk, 0) + n
+def add_counts(counts: dict[T, int], more: Mapping[T, int]) -> None:
+    """Add `more` to `counts` in place: a Python step per key in both, the rest in C.
+
+    ``dict.update`` sets, even on a Counter (whose own ``update`` adds), so the sums
+    of the keys in both are made first and set last.
+    """
+    both = {key: counts[key] + more[key] for key in counts.keys() & more.keys()}
+    dict.update(counts, more)
+    dict.update(counts, both)

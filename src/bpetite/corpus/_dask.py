@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import operator
 import os
-import pickle
-import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,15 +171,6 @@ def dask_count_parts(
         for k in range(len(workers))
     ]
     return CountsOnDask(client, workers, shares, sum(sizes))
-
-
-def deal_by_hash(counts: Mapping[bytes, int], shares: int) -> list[bytes]:
-    """`counts` dealt into `shares` dicts by the CRC-32 of each chunk, each pickled:
-    :func:`~bpetite.corpus._counting.deal_parts` for chunks already in UTF-8."""
-    dealt: list[dict[bytes, int]] = [{} for _ in range(shares)]
-    for chunk, n in counts.items():
-        dealt[zlib.crc32(chunk) % shares][chunk] = n
-    return [pickle.dumps(part, pickle.HIGHEST_PROTOCOL) for part in dealt]
 
 
 def _start_counting(

@@ -52,8 +52,8 @@ from bpetite.core._trainer import (
     train_merges,
     words_here,
 )
-from bpetite.corpus._dask import CountsOnDask, deal_by_hash
-from bpetite.corpus._merge_workers import add_counts
+from bpetite.corpus._counting import add_counts, deal_encoded
+from bpetite.corpus._dask import CountsOnDask
 
 #: Each share on a Dask worker holds at least this many bytes of distinct chunks (all
 #: of them together at least twice this): below that, a share's round trips cost more
@@ -158,7 +158,7 @@ def on_dask(remote: CountsOnDask, *, share_bytes: int | None = None) -> LayOut:
         for parts in remote.shares:
             parts.clear()  # the shares take them: freed once each share holds its words
         if chunk_counts:
-            dealt = deal_by_hash(chunk_counts, len(shares))
+            dealt = deal_encoded(chunk_counts.items(), len(shares))
             for parts, part, worker in zip(shares, dealt, remote.workers, strict=True):
                 parts.append(client.scatter(part, workers=[worker], hash=False))
             del dealt

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from itertools import accumulate, chain
 from time import perf_counter
-from typing import Any, AnyStr, Final, TypeVar
+from typing import Any, AnyStr, Final
 
 from bpetite.core._progress import ProgressCallback
 from bpetite.core._trainer import (
@@ -45,6 +45,7 @@ from bpetite.core._trainer import (
     Words,
     train_merges,
 )
+from bpetite.corpus._counting import add_counts
 from bpetite.corpus._workers import Channel, Peer, Role, conversing, forking
 
 #: Each worker the merge loop uses holds at least this many bytes of distinct chunks:
@@ -63,9 +64,6 @@ GATHER_WINDOW: Final = 32
 #: How many index entries a gathered worker sends a message: each message is pickled
 #: whole at both ends, so the index is sent in pieces, never all at once.
 INDEX_PIECE: Final = 1 << 20
-
-#: A count's key: a pair of tokens, or a chunk.
-K = TypeVar("K")
 
 #: How merge workers are named in errors.
 _ROLE: Final = Role("merge", "merge", "the pairs its merge created")
@@ -302,10 +300,3 @@ def _gather(peer: Peer, held: list[Words]) -> None:
     if not held[0].absorb(words, pieces):
         words.add_indexes(pieces)
         held.append(words)
-
-
-def add_counts(counts: dict[K, int], more: dict[K, int]) -> None:
-    """Add `more` to `counts` in place: a Python step per key in both, the rest in C."""
-    both = {key: counts[key] + more[key] for key in counts.keys() & more.keys()}
-    counts.update(more)
-    counts.update(both)
