@@ -44,7 +44,7 @@ from operator import itemgetter
 from typing import TypeVar
 
 from bpetite.core._constants import BASE_VOCAB_SIZE
-from bpetite.core._rescan import RESCANS, HugeWord, count_pairs, moved_pairs
+from bpetite.core._rescan import RESCANS, HugeWord, moved_pairs
 
 Pair = tuple[int, int]
 
@@ -80,6 +80,12 @@ EAGER_PROOF_MERGES = 1 << 15
 #: words. A huge word takes a few bytes of memory a byte, where linked positions take dozens.
 #: Measurements: docs/design-notes.md#rescanned-words
 HUGE_CHUNK_BYTES = 1 << 16
+#: A huge word first takes the merges in rank order, each looked for (``in``) and, if
+#: present, applied (``str.replace``), until this many have been looked for in vain;
+#: only then are its pairs counted, a cost of dozens of scans, to skip to the ranks
+#: present. A small vocabulary is thus applied with no count at all.
+#: Measurements: docs/design-notes.md#rescanned-words
+RANK_PASS_MISSES = 16
 #: Chunks longer than this many characters are never cached (rare, and large).
 CACHE_MAX_KEY_CHARS = 256
 #: A chunk of two characters or more with at least this many bytes a character on
@@ -421,21 +427,39 @@ class Encoder:
     def merge_huge(self, word: str) -> list[int]:
         """Rank by rank, each merge a whole-word rescan in C; for huge words (megabytes).
 
-        `word` holds one character per token (``chr(id)``). Each merge present, lowest
-        rank first, is one ``str.replace`` (the rank pass of the reference itself), and
-        the word's pair counts follow it through the neighbours of the new token
-        (:func:`merge_word`, on a :class:`HugeWord`: one byte a token while it can be), so
-        the next rank present is known without a scan. Memory is a few times the word,
-        against dozens of bytes a position for linked positions. Once the rescans have
-        cost ``RESCANS`` times the word's length (a vocabulary that applies many merges
-        to it), the rest is :meth:`merge_long`'s, from where the merges got to: every
-        pair still present ranks after the last merge done, so lowest-first from here
-        gives the same ids.
+        `word` holds one character per token (``chr(id)``), in a :class:`HugeWord` (one
+        byte a token while it can be). Each merge present, lowest rank first, is one
+        ``str.replace``: the rank pass of the reference itself. The lowest ranks are
+        taken in turn, each looked for, until ``RANK_PASS_MISSES`` scans found nothing; then the
+        word's pairs are counted once, and followed through the neighbours of each new
+        token (:func:`merge_word`), so the next rank present is known without a scan.
+        Either way a merge creates only pairs of higher rank, so every pair present
+        ranks after the last merge done. Memory is a few times the word, against
+        dozens of bytes a position for linked positions. Once the rescans have cost
+        ``RESCANS`` times the word's length (a vocabulary that applies many merges to
+        it), the rest is :meth:`merge_long`'s, from where the merges got to.
         """
         merge_ids, lefts, rights = self._merge_ids, self._lefts, self._rights
-        counts = count_pairs(word)
-        huge = HugeWord(word, counts)  # one byte a token while it can be
+        huge = HugeWord(word, set(word))  # one byte a token while it can be
         del word  # `huge` holds it from here: freed at the first merge
+        budget = RESCANS * len(huge)
+        misses = 0
+        for new_id in range(BASE_VOCAB_SIZE, len(lefts)):
+            if misses == RANK_PASS_MISSES:
+                break
+            pair = chr(lefts[new_id]) + chr(rights[new_id])
+            if not huge.has_tokens(pair):
+                continue  # a token the word never held: known absent without a scan
+            if pair not in huge:
+                misses += 1
+            elif budget < 0:
+                return self.merge_long(huge.ids())
+            else:
+                budget -= len(huge)
+                huge.replace(pair, chr(new_id))
+        else:
+            return huge.ids()  # every merge taken in turn
+        counts = huge.pairs()
         # The ids the pairs present merge into, lowest (the lowest rank) first.
         pending = [
             new_id
@@ -443,7 +467,6 @@ class Encoder:
             if new_id is not None
         ]
         heapify(pending)
-        budget = RESCANS * len(huge)
         while pending:
             new_id = heappop(pending)
             pair = chr(lefts[new_id]) + chr(rights[new_id])

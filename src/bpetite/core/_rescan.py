@@ -29,6 +29,8 @@ Measurements: docs/design-notes.md#rescanned-words
 from __future__ import annotations
 
 import re
+import sys
+from array import array
 from collections import Counter
 from collections.abc import Iterable
 from itertools import islice
@@ -76,10 +78,15 @@ def count_pairs(word: str) -> Counter[str]:
     A run ``x x x`` holds ``(x, x)`` twice. With few distinct characters each pair is
     counted by ``str.count``: for ``x != y`` occurrences of ``xy`` cannot overlap, and
     ``(x, x)`` is every ``x`` but those that start a run (the first character, or one
-    after another character).
+    after another character). A word of one byte a character is counted by
+    :func:`count_byte_pairs`.
     """
     alphabet = small_alphabet(word, SMALL_ALPHABET)
-    if not word or alphabet is None:
+    if not word:
+        return Counter()
+    if alphabet is None:
+        if word.isascii() or max(word) < chr(LOCAL_CODE_POINTS):
+            return count_byte_pairs(word)
         return Counter(map(add, word, islice(word, 1, None)))
     counts: Counter[str] = Counter()
     for left in alphabet:
@@ -90,6 +97,27 @@ def count_pairs(word: str) -> Counter[str]:
         starts = sum(counts[other + char] for other in alphabet if other != char)
         counts[char + char] = word.count(char) - starts - (word[0] == char)
     return +counts  # without the pairs that do not occur
+
+
+def count_byte_pairs(word: str) -> Counter[str]:
+    """:func:`count_pairs` of a word whose characters are all below 256.
+
+    Its latin-1 bytes read as 16-bit numbers (an ``array("H")``) are its pairs at even
+    positions, and from the second byte on those at odd positions: ``Counter`` counts
+    the numbers in C, with no two-character ``str`` made per position as a ``map`` of
+    the pairs would, then each distinct number is turned back into its pair.
+    Measurements: docs/design-notes.md#rescanned-words
+    """
+    codes: Counter[int] = Counter()
+    for start in range(0, len(word) - 1, WINDOW):
+        data = word[start : start + WINDOW + 1].encode("latin-1")  # one past: the last pair
+        for offset in (0, 1):
+            end = offset + (len(data) - offset) // 2 * 2
+            numbers = array("H", data[offset:end])
+            if sys.byteorder == "big":
+                numbers.byteswap()  # the first byte of each pair in the low bits
+            codes.update(numbers)
+    return Counter({chr(code & 0xFF) + chr(code >> 8): count for code, count in codes.items()})
 
 
 def merge_word(word: str, pair: str, new: str) -> tuple[str, int, Counter[str], Counter[str], int]:
@@ -180,7 +208,8 @@ class HugeWord:
     """
 
     def __init__(self, word: str, pairs: Iterable[str]) -> None:
-        """`word` in token characters (``chr(id)``), `pairs` the pairs it holds."""
+        """`word` in token characters (``chr(id)``); `pairs` the pairs it holds, or any
+        strings that hold every token of the word between them (its characters)."""
         alphabet = {char for pair in pairs for char in pair}
         alphabet.update(word[:1])  # a word of one token holds no pair
         #: The word as :func:`merge_word` sees it: local characters (tokens once wide).
@@ -198,23 +227,44 @@ class HugeWord:
         return len(self.text)
 
     def __contains__(self, pair: str) -> bool:
-        left, right = self._locals.get(pair[0]), self._locals.get(pair[1])
-        return left is not None and right is not None and left + right in self.text
+        return self.has_tokens(pair) and self._locals[pair[0]] + self._locals[pair[1]] in self.text
+
+    def has_tokens(self, pair: str) -> bool:
+        """Whether both tokens of `pair` have been in the word: if not, it cannot hold it."""
+        return pair[0] in self._locals and pair[1] in self._locals
 
     def merge(self, pair: str, new: str) -> tuple[Counter[str], Counter[str], int]:
         """Merge `pair` (present) into `new`: ``before, after, doubled`` of :func:`merge_word`."""
-        if self._free == []:
-            self._widen()
-        tokens, free = self._tokens, self._free
-        left, right = self._locals[pair[0]], self._locals[pair[1]]
-        local = new if free is None else free.pop()
-        self.text, _, before, after, doubled = merge_word(self.text, left + right, local)
-        tokens[local], self._locals[new] = new, local
-        if free is None:
+        local_pair, local = self._locals_for(pair, new)
+        self.text, _, before, after, doubled = merge_word(self.text, local_pair, local)
+        if self._free is None:
             return before, after, doubled
+        tokens = self._tokens
         before = Counter({tokens[char]: count for char, count in before.items()})
         after = Counter({tokens[char]: count for char, count in after.items()})
         return before, after, doubled
+
+    def replace(self, pair: str, new: str) -> None:
+        """Merge `pair` (present) into `new`, counting nothing: one ``str.replace``."""
+        local_pair, local = self._locals_for(pair, new)
+        self.text = self.text.replace(local_pair, local)
+
+    def pairs(self) -> Counter[str]:
+        """:func:`count_pairs` of the word, in token characters."""
+        counts = count_pairs(self.text)
+        if self._free is None:
+            return counts
+        tokens = self._tokens
+        return Counter({tokens[pair[0]] + tokens[pair[1]]: n for pair, n in counts.items()})
+
+    def _locals_for(self, pair: str, new: str) -> tuple[str, str]:
+        """`pair` in local characters, and the local character `new` takes from now on."""
+        if self._free == []:
+            self._widen()
+        local_pair = self._locals[pair[0]] + self._locals[pair[1]]
+        local = new if self._free is None else self._free.pop()
+        self._tokens[local], self._locals[new] = new, local
+        return local_pair, local
 
     def __eq__(self, other: object) -> bool:
         """The same word held the same way (as pickling gives it back)."""
