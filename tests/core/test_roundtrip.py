@@ -1,6 +1,7 @@
 """Tokenizer-level behaviour: the roundtrip matrix, decode errors, save/load fidelity."""
 
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
@@ -8,6 +9,7 @@ from hypothesis import strategies as st
 
 import bpetite
 from bpetite import Tokenizer, reference
+from bpetite.core import _decoder
 from tests.strategies import ROUNDTRIP_CASES, texts
 
 CORPUS = " ".join(ROUNDTRIP_CASES.values()) * 3 + " the cat sat on the mat " * 10
@@ -118,18 +120,32 @@ def test_decode_joins_a_character_split_across_ids() -> None:
     assert tokenizer.decode(ids) == "😀"
 
 
+SPEC_DECODER_TOKENIZER = Tokenizer.train(CORPUS, 290)
+
+
 @given(st.lists(st.integers(0, 300), max_size=30))
 def test_decode_matches_the_spec_decoder(ids: list[int]) -> None:
-    tokenizer = Tokenizer.train(CORPUS, 290)
+    """Also with the ids joined a few at a time, as a long list is (``JOIN_WINDOW``)."""
+    tokenizer = SPEC_DECODER_TOKENIZER
     try:
         expected: str | type[Exception] = reference.decode(tokenizer, ids)
     except (KeyError, UnicodeDecodeError) as error:
         expected = type(error)
-    if isinstance(expected, str):
-        assert tokenizer.decode(ids) == expected
-    else:
-        with pytest.raises(expected):
-            tokenizer.decode(ids)
+    for window in (1, 3, _decoder.JOIN_WINDOW):
+        with patch.object(_decoder, "JOIN_WINDOW", window):
+            if isinstance(expected, str):
+                assert tokenizer.decode(ids) == expected
+            else:
+                with pytest.raises(expected):
+                    tokenizer.decode(ids)
+
+
+def test_an_unknown_id_in_a_later_window_is_named() -> None:
+    tokenizer = Tokenizer.train("ab ab", 257)
+    with patch.object(_decoder, "JOIN_WINDOW", 2):
+        assert tokenizer.decode([97, 98, 256, 97, 256]) == "a" + "b" + "ab" + "a" + "ab"
+        with pytest.raises(KeyError, match="unknown token id 300 at position 4"):
+            tokenizer.decode([97, 98, 256, 97, 300])
 
 
 def test_decode_accepts_any_sequence() -> None:

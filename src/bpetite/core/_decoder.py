@@ -24,6 +24,11 @@ from bpetite.core._errors import ParameterError, UnknownTokenError
 #: puts U+FFFD where they were, exactly as ``bytes.decode`` does; ``ignore`` drops them.
 DECODE_ERRORS: Final = ("strict", "replace", "ignore")
 
+#: Ids are joined this many at a time, then the parts: ``bytes.join`` takes a buffer
+#: view (about 80 bytes) of each item it joins, so one join of millions of ids would
+#: hold gigabytes. Measurements: docs/design-notes.md#decoding-in-windows
+JOIN_WINDOW = 1 << 16
+
 #: The UTF-8 continuation bytes 0x80..0xBF: the bytes that do not start a character.
 CONTINUATION_BYTES: Final = bytes(range(0x80, 0xC0))
 
@@ -61,7 +66,13 @@ def decode_bytes(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> bytes:
         token_ids = list(token_ids)
     try:
         if set(map(type, token_ids)) <= {int}:
-            return b"".join(map(vocab.__getitem__, token_ids))
+            token_bytes = vocab.__getitem__
+            if len(token_ids) <= JOIN_WINDOW:
+                return b"".join(map(token_bytes, token_ids))
+            windows = range(0, len(token_ids), JOIN_WINDOW)
+            return b"".join(
+                [b"".join(map(token_bytes, token_ids[i : i + JOIN_WINDOW])) for i in windows]
+            )
     except KeyError:
         pass
     raise UnknownTokenError(_describe_bad_id(token_ids, vocab)) from None
