@@ -17,6 +17,7 @@
 
 import ast
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -32,13 +33,19 @@ def python_files() -> Iterator[Path]:
         yield from sorted((ROOT / folder).rglob("*.py"))
 
 
+@cache
+def parsed(path: Path) -> ast.Module:
+    """The syntax tree of `path`, parsed once per process: the tests only read it."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _is_private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
 @pytest.mark.parametrize("path", list(python_files()), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_foreign_underscore_attributes(path: Path) -> None:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     imported_modules = {
         alias.asname or alias.name.split(".")[0]
         for node in ast.walk(tree)
@@ -155,9 +162,13 @@ def _homes(tree: ast.Module) -> ast.Dict | None:
     return None
 
 
-def _reaches(path: Path) -> Iterator[tuple[int, str, str]]:
+@cache
+def _reaches(path: Path) -> tuple[tuple[int, str, str], ...]:
     """Every bpetite module `path` reaches, as (line, module, how): RUNS, TYPE_ONLY or BY_NAME."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return tuple(_find_reaches(parsed(path)))
+
+
+def _find_reaches(tree: ast.Module) -> Iterator[tuple[int, str, str]]:
     homes = _homes(tree)
     for home in homes.values if homes else ():
         name = home.value if isinstance(home, ast.Constant) else None
@@ -241,7 +252,7 @@ def test_the_only_reaches_up_are_the_listed_ones() -> None:
         assert BY_NAME in ways and RUNS not in ways, (pair, ways)
     unchecked = []
     for path in SOURCES:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path)
         homes = _homes(tree)
         if homes is not None:  # its lookups read the dict, whose values are checked above
             unchecked += [
@@ -268,7 +279,7 @@ REGEX_ENGINE = ROOT / "src" / "bpetite" / "core" / "_regex.py"
 def test_only_the_engine_imports_regex() -> None:
     found = []
     for path in SOURCES:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and not node.level:
@@ -321,7 +332,7 @@ def test_nothing_outside_tests_imports_tests() -> None:
     found = []
     for folder in ("src", "benchmarks", "scripts"):
         for path in sorted((ROOT / folder).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for node in ast.walk(parsed(path)):
                 if isinstance(node, ast.Import):
                     names = [alias.name for alias in node.names]
                 elif isinstance(node, ast.ImportFrom) and node.module:
@@ -337,7 +348,7 @@ def test_nothing_outside_tests_imports_tests() -> None:
 def test_no_test_module_imports_another() -> None:
     found = []
     for path in sorted((ROOT / "tests").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.ImportFrom) and node.module:
                 last = node.module.split(".")[-1]
                 if last.startswith("test_"):
