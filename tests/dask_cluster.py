@@ -14,6 +14,14 @@ from pathlib import Path
 
 #: How long the scheduler and its workers may take to start on a loaded machine.
 START_SECONDS = 120
+#: Dask's own diagnostics, which keep an idle cluster's processes busy (a tenth of a
+#: core among them): the workers' statistical profiler, and the event loop's health
+#: check and the system monitor sampled less often. Nothing the tests check reads them.
+QUIET = {
+    "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+    "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s",
+    "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "5s",
+}
 
 
 @contextmanager
@@ -22,17 +30,18 @@ def dask_cluster(folder: Path, workers: int = 2) -> Iterator[str]:
     processes, each behind a nanny that restarts it), for as long as the block runs.
 
     Separate processes, so nothing of Dask's (its workers, multiprocessing's resource
-    tracker) is ever a child of the test process.
+    tracker) is ever a child of the test process; their diagnostics are :data:`QUIET`.
     """
     import distributed
 
     scheduler_file = folder / "scheduler.json"
     dask = str(Path(sys.executable).with_name("dask"))
     loopback = ["--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0"]
+    env = {**os.environ, **QUIET}
     processes = [
         subprocess.Popen(
             [dask, "scheduler", "--port", "0", *loopback, "--scheduler-file", str(scheduler_file)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env,
         )
     ]  # fmt: skip
     try:
@@ -41,6 +50,7 @@ def dask_cluster(folder: Path, workers: int = 2) -> Iterator[str]:
                 [dask, "worker", "--scheduler-file", str(scheduler_file), "--nworkers",
                  str(workers), "--nthreads", "1", *loopback],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                env=env,
             )
         )  # fmt: skip
         deadline = time.monotonic() + START_SECONDS
