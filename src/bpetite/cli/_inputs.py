@@ -14,6 +14,7 @@ import sys
 import tempfile
 from array import array
 from collections.abc import Iterator, Sequence
+from itertools import compress, count, filterfalse
 from pathlib import Path
 from typing import IO, Final
 
@@ -228,16 +229,14 @@ def _parse_ids_slow(data: bytes, path: str) -> list[int]:
 def first_unknown_id(tokenizer: Tokenizer, ids: Sequence[int]) -> str | None:
     """Describe the first id that is not a token of `tokenizer`, or None if all are.
 
-    Whether all are is asked of the distinct ids, which takes no Python loop over millions
-    of them; only a file with an unknown id is walked to find where it first is.
+    The distinct ids are looked up, and only when one is unknown are the ids searched
+    for the first unknown one: no Python loop over millions of ids either way.
     """
-    vocab = tokenizer.vocab
-    if vocab.keys() >= set(ids):
+    unknown = set(filterfalse(tokenizer.vocab.__contains__, set(ids)))
+    if not unknown:
         return None
-    for position, token_id in enumerate(ids):
-        if token_id not in vocab:
-            return (
-                f"unknown token id {token_id} at position {position}: valid ids are "
-                f"0..{tokenizer.n_vocab - 1}"
-            )
-    return None
+    position = next(compress(count(), map(unknown.__contains__, ids)))
+    return (
+        f"unknown token id {ids[position]} at position {position}: valid ids are "
+        f"0..{tokenizer.n_vocab - 1}"
+    )
