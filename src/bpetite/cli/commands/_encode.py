@@ -244,23 +244,28 @@ def write_id_batches(batches: Iterable[list[int]], target: IO[bytes]) -> int:
     """Write batches of ids to `target` as one compact JSON array and a newline, exactly
     as ``json.dumps`` with compact separators would; return how many ids.
 
-    Each id's digits are made once, into a table up to the largest id seen, rather than
-    by ``str`` for each of millions of ids.
+    Each distinct id's digits are made once (:class:`_Numerals`), rather than by ``str``
+    for each of millions of ids.
     """
     target.write(b"[")
     separator = b""
     count = 0
-    numerals: list[str] = []  # str(i) for each i up to the largest id so far
+    numerals = _Numerals()
     for batch in batches:
         if batch:
-            top = max(batch)
-            if top >= len(numerals):
-                numerals.extend(map(str, range(len(numerals), top + 1)))
             target.write(separator + ",".join(map(numerals.__getitem__, batch)).encode("ascii"))
             separator = b","
             count += len(batch)
     target.write(b"]\n")
     return count
+
+
+class _Numerals(dict[int, str]):
+    """``str(token_id)`` for each id looked up, kept: a text's ids repeat."""
+
+    def __missing__(self, token_id: int) -> str:
+        self[token_id] = numeral = str(token_id)
+        return numeral
 
 
 def write_count(counts: Iterable[int], target: IO[bytes]) -> int:
