@@ -637,7 +637,7 @@ def _decode_peak(model: Path, ids: list[int], directory: Path) -> tuple[int, int
             sys.stdout = saved
     assert code == 0
     vocab = reference.vocab(reference.train(CORPUS, VOCAB))
-    assert sink.read_bytes() == b"".join(vocab[token] for token in ids)
+    assert sink.read_bytes() == b"".join(map(vocab.__getitem__, ids))
     return peak, source.stat().st_size
 
 

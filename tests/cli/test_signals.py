@@ -61,9 +61,13 @@ STARTING_MOMENTS = (0, 0.005, 0.02, 0.05, 0.1, 0.2)
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory: pytest.TempPathFactory, shakespeare_text: str) -> dict[str, Path]:
-    """A 20 MB text, a model, the text's ids as encode prints them, and the text again."""
+    """A 20 MB text, a model, the text's ids as encode prints them, and the text again.
+
+    The text is TinyShakespeare 18 times, and no chunk spans two copies (two copies
+    encode as their ids twice), so its ids are the ids of one copy 18 times.
+    """
     directory = tmp_path_factory.mktemp("big")
-    text = shakespeare_text * 18
+    copies = 18
     tokenizer = Tokenizer.train(shakespeare_text, 512)
     paths = {
         "model": directory / "model.json",
@@ -71,9 +75,11 @@ def big(tmp_path_factory: pytest.TempPathFactory, shakespeare_text: str) -> dict
         "ids": directory / "ids.json",
     }
     tokenizer.save(paths["model"])
-    paths["text"].write_bytes(text.encode("utf-8"))
-    ids = tokenizer.encode(text)
-    paths["ids"].write_bytes((json.dumps(ids, separators=(",", ":")) + "\n").encode("ascii"))
+    paths["text"].write_bytes(shakespeare_text.encode("utf-8") * copies)
+    ids = tokenizer.encode(shakespeare_text)
+    assert tokenizer.encode(shakespeare_text * 2) == ids * 2
+    listed = json.dumps(ids, separators=(",", ":"))[1:-1]
+    paths["ids"].write_bytes(("[" + ",".join([listed] * copies) + "]\n").encode("ascii"))
     return paths
 
 

@@ -176,7 +176,7 @@ def test_an_unreachable_scheduler_is_one_line(corpus: Path, tmp_path: Path) -> N
             [sys.executable, "-m", "bpetite", command, "--input", str(corpus), "--dask",
              "tcp://127.0.0.1:9", "--output", str(tmp_path / "c.json"), *arguments],
             capture_output=True, timeout=300, check=False,
-            env={**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"},
+            env={**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "0.2s"},
         )  # fmt: skip
         assert result.returncode == 1, command
         assert result.stdout == b""

@@ -14,6 +14,7 @@ import sys
 import tempfile
 from array import array
 from collections.abc import Iterator, Sequence
+from itertools import compress, count, filterfalse
 from pathlib import Path
 from typing import IO, Final
 
@@ -197,7 +198,7 @@ def _parse_ids_fast(data: bytes) -> array[int] | None:
             items = json.loads(b"[" + part + b"]")
         except (ValueError, RecursionError):
             return None
-        if len(items) != part.count(b",") + 1 or any(type(item) is not int for item in items):
+        if len(items) != part.count(b",") + 1 or set(map(type, items)) != {int}:
             return None  # an empty item, a string holding a comma, a float, a bool
         try:
             ids.extend(items)
@@ -226,12 +227,16 @@ def _parse_ids_slow(data: bytes, path: str) -> list[int]:
 
 
 def first_unknown_id(tokenizer: Tokenizer, ids: Sequence[int]) -> str | None:
-    """Describe the first id that is not a token of `tokenizer`, or None if all are."""
-    vocab = tokenizer.vocab
-    for position, token_id in enumerate(ids):
-        if token_id not in vocab:
-            return (
-                f"unknown token id {token_id} at position {position}: valid ids are "
-                f"0..{tokenizer.n_vocab - 1}"
-            )
-    return None
+    """Describe the first id that is not a token of `tokenizer`, or None if all are.
+
+    The distinct ids are looked up, and only when one is unknown are the ids searched
+    for the first unknown one: no Python loop over millions of ids either way.
+    """
+    unknown = set(filterfalse(tokenizer.vocab.__contains__, set(ids)))
+    if not unknown:
+        return None
+    position = next(compress(count(), map(unknown.__contains__, ids)))
+    return (
+        f"unknown token id {ids[position]} at position {position}: valid ids are "
+        f"0..{tokenizer.n_vocab - 1}"
+    )
