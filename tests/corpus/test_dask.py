@@ -7,6 +7,7 @@ loop's shares on the cluster are tested in test_dask_merge.py; here, through the
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 
@@ -22,7 +24,9 @@ distributed = pytest.importorskip("distributed")
 
 from bpetite import Progress, Tokenizer, count_chunks, train_files, write_dataset  # noqa: E402
 from bpetite._internal import dask_count_files  # noqa: E402
+from bpetite.corpus import _dask  # noqa: E402
 from bpetite.corpus._counting import count_files  # noqa: E402
+from bpetite.corpus._dask import file_batches  # noqa: E402
 from bpetite.errors import InvalidUtf8Error  # noqa: E402
 from tests.dask_cluster import dask_cluster  # noqa: E402
 
@@ -66,6 +70,35 @@ def test_counts_on_dask_equal_the_local_counts(client: Any, corpus: Path) -> Non
     assert on_dask == count_files([corpus, corpus / "01.txt"], workers=1)
     # Independent of both: count_chunks over each file's text, one document per file.
     assert on_dask == count_chunks([*texts_of(corpus), (corpus / "01.txt").read_bytes().decode()])
+
+
+def test_many_small_files_are_counted_in_a_few_batches(client: Any, tmp_path: Path) -> None:
+    """40 files on 2 workers: 8 tasks of 5 files (4 per worker), the same counts."""
+    folder = tmp_path / "small"
+    folder.mkdir()
+    for index in range(40):
+        (folder / f"{index:02}.txt").write_text(f"{index:02} {TEXT}", encoding="utf-8")
+    with distributed.get_task_stream(client) as stream:
+        on_dask = dask_count_files([folder], client)
+    assert on_dask == count_files([folder], workers=1)
+    counting = [task for task in stream.data if task["key"].startswith("_count_files")]
+    assert len(counting) == 8
+
+
+def test_file_batches_take_files_in_order_within_the_bound() -> None:
+    for sizes in ([], [5], [1] * 40, [10, 10, 10, 50, 10], [3, 200, 1, 1, 1, 90, 4] * 7):
+        for workers in (1, 2, 3, 16):
+            batches = file_batches(sizes, workers)
+            assert [index for batch in batches for index in batch] == list(range(len(sizes)))
+            most = max(1, sum(sizes) // (4 * workers))
+            for batch in batches:
+                assert len(batch) == 1 or sum(sizes[index] for index in batch) <= most
+            # a batch ends only where the next file would have passed the bound
+            for batch, following in itertools.pairwise(batches):
+                assert sum(sizes[index] for index in batch) + sizes[following[0]] > most
+    with patch.object(_dask, "BATCH_BYTES", 100):  # below 1,110 // 4: the bound is 100
+        batches = file_batches([300, 60, 60, 30, 30, 30, 600], workers=1)
+    assert batches == [range(1), range(1, 2), range(2, 4), range(4, 6), range(6, 7)]
 
 
 def test_invalid_utf8_on_a_worker_names_the_file(client: Any, corpus: Path) -> None:

@@ -33,7 +33,7 @@ from bpetite.core._patterns import resolve_pattern  # noqa: E402
 from bpetite.core._trainer import train_merges, words_here  # noqa: E402
 from bpetite.corpus import _dask_merge as dask_merge  # noqa: E402
 from bpetite.corpus._counting import count_files  # noqa: E402
-from bpetite.corpus._dask import CountsOnDask  # noqa: E402
+from bpetite.corpus._dask import CountsOnDask, file_batches  # noqa: E402
 from bpetite.corpus._dask_merge import on_dask  # noqa: E402
 from bpetite.errors import ParameterError, WorkerError  # noqa: E402
 from tests.dask_cluster import dask_cluster  # noqa: E402
@@ -149,7 +149,10 @@ def test_the_counts_stay_dealt_on_the_cluster(client: Any, tmp_path: Path) -> No
     write_corpus(tmp_path / "corpus")
     remote = dask_count_parts([tmp_path / "corpus"], client)
     assert len(remote.shares) == len(remote.workers) == 2
-    assert all(len(parts) == 5 for parts in remote.shares)  # one part per file
+    # one part per counting task: a batch of files each
+    sizes = [path.stat().st_size for path in sorted((tmp_path / "corpus").rglob("*.txt"))]
+    tasks = len(file_batches(sizes, workers=2))
+    assert all(len(parts) == tasks for parts in remote.shares)
     shares = [Counter[bytes]() for _ in remote.shares]
     for share, parts in zip(shares, remote.shares, strict=True):
         for part in client.gather(parts):

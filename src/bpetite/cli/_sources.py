@@ -96,14 +96,14 @@ def split_pattern(
 
 
 def add_dask_argument(parser: argparse.ArgumentParser, *, merging: bool = False) -> None:
-    """``--dask ADDRESS``: count on a Dask cluster, one task per file (and, `merging`,
+    """``--dask ADDRESS``: count on a Dask cluster, a task per batch of files (and, `merging`,
     keep the merge loop's words on its workers)."""
     work = "count (and, from 16 MiB of distinct chunks, merge)" if merging else "count"
     parser.add_argument(
         "--dask",
         metavar="ADDRESS",
         help=f"{work} on a Dask cluster (a scheduler's address, or 'local' for a cluster "
-        "of processes here), one task per file; every input must be a shared path. Needs "
+        "of processes here), a task per batch of files; every input must be a shared path. Needs "
         "the bpetite[dask] extra; the result is the same",
     )
 

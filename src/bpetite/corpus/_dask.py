@@ -1,20 +1,22 @@
 """Counting and dataset encoding on a Dask cluster, when one machine is not enough.
 
-Dask is the scheduler; bpetite adds only the tasks. Each file is one task. A counting
-task returns the file's chunk counts, which the caller adds up exactly as counts files
-are merged (:func:`dask_count_files`); or, for training, deals them into one part per
-worker by a hash of each chunk and keeps them there (:func:`dask_count_parts`), for
+Dask is the scheduler; bpetite adds only the tasks. A counting task counts a batch of
+files (:func:`file_batches`: at most 64 MiB, and a few batches per worker; a larger
+file is a batch of its own), so a corpus of many small files does not make a task per
+file. It returns the batch's chunk counts, which the caller adds up exactly as counts
+files are merged (:func:`dask_count_files`); or, for training, deals them into one part
+per worker by a hash of each chunk and keeps them there (:func:`dask_count_parts`), for
 the merge loop's shares on those workers to add up (``_dask_merge``), so that the
 table of distinct chunks never comes whole to the caller. Any other stage hands in its
 own task (:func:`dask_map_in_order`): the dataset's writes a file's ids to a temp file
-beside the output and returns how many there are. So what crosses the network is
-paths, the model (once per worker) and counts, never the corpus. Every path must
-therefore name the same file on every worker (a shared filesystem), and for a dataset
-the output's directory too.
+beside the output and returns how many there are, one task per file. So what crosses
+the network is paths, the model (once per worker) and counts, never the corpus. Every
+path must therefore name the same file on every worker (a shared filesystem), and for a
+dataset the output's directory too.
 
 A worker that dies loses its running task; Dask runs that task again elsewhere (up to
 its ``distributed.scheduler.allowed-failures``), and since a task's result depends only
-on its file, the result is still exact.
+on its files, the result is still exact.
 
 ``dask`` and ``distributed`` are an optional extra (``bpetite[dask]``), imported only
 when a cluster is actually used.
@@ -50,6 +52,12 @@ T = TypeVar("T")
 
 #: The address that means "start a LocalCluster of processes on this machine".
 LOCAL: Final = "local"
+#: Counting tasks take files in batches of at most this many bytes (a larger file is a
+#: batch of its own), and smaller ones so that each worker gets BATCHES_PER_WORKER of
+#: them: a task costs the scheduler about a millisecond whatever its size, and a few
+#: batches per worker keep each busy to the end.
+BATCH_BYTES = 1 << 26
+BATCHES_PER_WORKER = 4
 
 
 @contextmanager
@@ -97,7 +105,7 @@ def dask_count_files(
     text_column: str = DEFAULT_TEXT_COLUMN,
     doc_delimiter: str | None = None,
 ) -> Counter[bytes]:
-    """:func:`~bpetite.corpus._counting.count_files` on a Dask cluster: one task per file.
+    """:func:`~bpetite.corpus._counting.count_files` on a Dask cluster: a task per batch of files.
 
     Equal to the local count, whatever the cluster does: counts are sums. Directories
     are expanded here, so this process must see the files too. A Parquet file is one
@@ -105,7 +113,7 @@ def dask_count_files(
     `doc_delimiter`, each text file's documents are counted apart, as locally.
     """
     futures, sizes = _start_counting(
-        _count_file, paths, client, block_size, pattern, text_column, doc_delimiter
+        _count_files, paths, client, block_size, pattern, text_column, doc_delimiter
     )
     str_counts: Counter[str] = Counter()
     for future in _as_counted(futures, sizes, progress or ignore_progress):
@@ -143,7 +151,7 @@ def dask_count_parts(
 ) -> CountsOnDask:
     """:func:`dask_count_files`, with the counts left on the cluster: one share per worker.
 
-    Each task deals its file's counts into one part per worker, by the CRC-32 of each
+    Each task deals its batch's counts into one part per worker, by the CRC-32 of each
     chunk (as the local counting workers deal theirs); the parts stay where they were
     counted until the merge loop's shares take them (:mod:`bpetite.corpus._dask_merge`).
     So this process never holds the table of distinct chunks, only futures. No `paths`
@@ -183,8 +191,8 @@ def _start_counting(
     doc_delimiter: str | None,
     **more: Any,
 ) -> tuple[list[Any], list[int]]:
-    """Check the options, expand `paths`, and submit ``count(path, ...)`` for each file;
-    the futures and the files' sizes."""
+    """Check the options, expand `paths`, and submit ``count(paths, ...)`` for each batch
+    of files (:func:`file_batches`); the futures and the batches' sizes."""
     check_block_size(block_size)
     doc_delimiter = check_delimiter(doc_delimiter)
     files = [str(path) for path in expand_inputs(paths)]
@@ -192,11 +200,12 @@ def _start_counting(
         if doc_delimiter is not None and is_parquet(path):
             raise parquet_refusal(path)
     sizes = [Path(path).stat().st_size for path in files]
-    # pure=False: a file named twice is two documents, so two tasks, not one cached.
+    batches = file_batches(sizes, len(client.nthreads()))
+    # pure=False: a file named twice is two documents, so counted twice, never cached.
     source = resolve_pattern(pattern).source  # a str crosses the network; workers compile it
     futures = client.map(
         count,
-        files,
+        [[files[index] for index in batch] for batch in batches],
         block_size=block_size,
         pattern=source,
         text_column=text_column,
@@ -204,7 +213,29 @@ def _start_counting(
         pure=False,
         **more,
     )
-    return futures, sizes
+    return futures, [sum(sizes[index] for index in batch) for batch in batches]
+
+
+def file_batches(sizes: Sequence[int], workers: int) -> list[range]:
+    """The files (by index, in order) each counting task takes, given their `sizes`.
+
+    A batch holds at most ``min(BATCH_BYTES, total / (BATCHES_PER_WORKER * workers))``
+    bytes, or one file larger than that; files are taken in order.
+
+    >>> file_batches([10, 10, 10, 50, 10], workers=1)
+    [range(0, 2), range(2, 3), range(3, 4), range(4, 5)]
+    """
+    most = max(1, min(BATCH_BYTES, sum(sizes) // (BATCHES_PER_WORKER * max(1, workers))))
+    batches: list[range] = []
+    start, held = 0, 0
+    for index, size in enumerate(sizes):
+        if index > start and held + size > most:
+            batches.append(range(start, index))
+            start, held = index, 0
+        held += size
+    if start < len(sizes):
+        batches.append(range(start, len(sizes)))
+    return batches
 
 
 def _as_counted(futures: list[Any], sizes: list[int], report: ProgressCallback) -> Iterator[Any]:
@@ -225,36 +256,37 @@ def _as_counted(futures: list[Any], sizes: list[int], report: ProgressCallback) 
     report(Progress("count", "done", total, total))
 
 
-def _count_file(
-    path: str,
+def _count_files(
+    paths: list[str],
     block_size: int,
     pattern: str,
     text_column: str = DEFAULT_TEXT_COLUMN,
     doc_delimiter: str | None = None,
 ) -> Counter[str]:
-    """On a worker: the chunk counts of one whole file, cut with `pattern`."""
+    """On a worker: the chunk counts of a batch of whole files, cut with `pattern`."""
     counts: Counter[str] = Counter()
-    if is_parquet(path):
-        for group in row_groups(path, text_column):
-            piece = Piece(path, 0, None, group.size, group.index)
-            count_row_group(piece, counts, None, pattern, text_column, None)
-        return counts
-    piece = Piece(path, 0, None, Path(path).stat().st_size)
-    count_piece(piece, block_size, counts, pattern=pattern, doc_delimiter=doc_delimiter)
+    for path in paths:
+        if is_parquet(path):
+            for group in row_groups(path, text_column):
+                piece = Piece(path, 0, None, group.size, group.index)
+                count_row_group(piece, counts, None, pattern, text_column, None)
+        else:
+            piece = Piece(path, 0, None, Path(path).stat().st_size)
+            count_piece(piece, block_size, counts, pattern=pattern, doc_delimiter=doc_delimiter)
     return counts
 
 
 def _count_file_parts(
-    path: str,
+    paths: list[str],
     block_size: int,
     pattern: str,
     text_column: str,
     doc_delimiter: str | None,
     shares: int,
 ) -> tuple[bytes, ...]:
-    """On a worker: the chunk counts of one file, dealt into `shares` parts, each a
-    pickled dict of UTF-8 chunks (pickled here: Dask would send a dict item by item)."""
-    counts = _count_file(path, block_size, pattern, text_column, doc_delimiter)
+    """On a worker: the chunk counts of a batch of files, dealt into `shares` parts, each
+    a pickled dict of UTF-8 chunks (pickled here: Dask would send a dict item by item)."""
+    counts = _count_files(paths, block_size, pattern, text_column, doc_delimiter)
     return tuple(deal_parts(counts, shares))
 
 
