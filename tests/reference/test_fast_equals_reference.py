@@ -233,10 +233,11 @@ class TablesOnce:
         ):
             # not a registered tokenizer's own merges, byte order and specials: as written
             return self._vocab(merges, byte_order=byte_order, special_tokens=special_tokens)
-        if entry[1] is None:
-            table = self._vocab(merges, byte_order=byte_order, special_tokens=special_tokens)
-            self._vocabs[id(merges)] = entry = (arguments, MappingProxyType(table))
-        return entry[1]
+        table = entry[1]
+        if table is None:
+            built = self._vocab(merges, byte_order=byte_order, special_tokens=special_tokens)
+            self._vocabs[id(merges)] = (arguments, table := MappingProxyType(built))
+        return table
 
     def _once(self, build: Callable[[Any], Any], argument: object) -> Any:
         entry = self._known.get(id(argument))
