@@ -169,13 +169,14 @@ def _stopping_split(
     Every earlier token merges back to itself (each was recovered so), so two of them
     side by side stay apart exactly when no merge before `index` joins them.
     """
+    size, find = len(token), index_of.get
     for cut in lengths:
-        if cut >= len(token):
+        if cut >= size:
             break
-        left = index_of.get(token[:cut])
+        left = find(token[:cut])
         if left is None:
             continue
-        right = index_of.get(token[cut:])
+        right = find(token[cut:])
         if right is not None and not _halves_join(left, right, index, pairs, index_of_pair):
             return left, right
     return None
