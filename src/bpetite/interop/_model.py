@@ -150,6 +150,19 @@ def first_token_outside_chunks(tokens: Iterable[bytes]) -> bytes | None:
     return None
 
 
+def refuse_another_pattern(tokens: Iterable[bytes], spell: Callable[[bytes], str]) -> None:
+    """Raise InteropError if a token spans two chunks of GPT-2's pattern: proof that the
+    vocabulary was made for another pattern (see :func:`first_token_outside_chunks`)."""
+    outside = first_token_outside_chunks(tokens)
+    if outside is not None:
+        raise InteropError(
+            f"token {spell(outside)} spans two chunks of bpetite's pre-tokenizer (GPT-2's "
+            "pattern), so no text could produce it: the vocabulary was made for another "
+            "pattern, which these files do not record; for a .tiktoken file, give the "
+            "pattern it was made for (bpetite import --pattern or --pattern-regex)"
+        )
+
+
 def build_import(
     source_format: ImportFormat,
     byte_ids: Sequence[int],
@@ -201,16 +214,8 @@ def build_import(
             )
         pairs.append((halves[0], halves[1]))
 
-    outside = None
     if not pattern_known and split.name == "gpt2":
-        outside = first_token_outside_chunks(left + right for left, right, _ in merges)
-    if outside is not None:
-        raise InteropError(
-            f"token {spell(outside)} spans two chunks of bpetite's pre-tokenizer (GPT-2's "
-            "pattern), so no text could produce it: the vocabulary was made for another "
-            "pattern, which these files do not record; for a .tiktoken file, give the "
-            "pattern it was made for (bpetite import --pattern or --pattern-regex)"
-        )
+        refuse_another_pattern((left + right for left, right, _ in merges), spell)
 
     merged_ids = [source_id for _, _, source_id in merges]
     if not specials:
