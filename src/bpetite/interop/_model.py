@@ -192,18 +192,17 @@ def build_import(
     except PatternError as error:
         raise InteropError(f"the source cannot be a bpetite tokenizer: {error}") from None
     token_ids = {bytes((byte,)): byte for byte in range(BASE_VOCAB_SIZE)}
+    find = token_ids.get
     pairs: list[tuple[int, int]] = []
     for rank, (left, right, _) in enumerate(merges):
-        halves = []
-        for half in (left, right):
-            half_id = token_ids.get(half)
-            if half_id is None:
-                raise InteropError(
-                    f"merge {rank} ({spell(left)} + {spell(right)}) uses {spell(half)}, which "
-                    "is neither a byte nor made by an earlier merge; bpetite needs every "
-                    "merge to build on earlier tokens"
-                )
-            halves.append(half_id)
+        left_id, right_id = find(left), find(right)
+        if left_id is None or right_id is None:
+            missing = left if left_id is None else right
+            raise InteropError(
+                f"merge {rank} ({spell(left)} + {spell(right)}) uses {spell(missing)}, which "
+                "is neither a byte nor made by an earlier merge; bpetite needs every "
+                "merge to build on earlier tokens"
+            )
         new_id = BASE_VOCAB_SIZE + rank
         previous = token_ids.setdefault(left + right, new_id)
         if previous != new_id:
@@ -212,7 +211,7 @@ def build_import(
                 f"which bpetite's token {previous} already is; a token reachable by two "
                 "merges cannot be represented"
             )
-        pairs.append((halves[0], halves[1]))
+        pairs.append((left_id, right_id))
 
     if not pattern_known and split.name == "gpt2":
         refuse_another_pattern((left + right for left, right, _ in merges), spell)
