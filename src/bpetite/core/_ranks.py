@@ -173,11 +173,11 @@ def _stopping_split(
     for cut in lengths:
         if cut >= size:
             break
-        left = find(token[:cut])
-        if left is None:
+        right = find(token[cut:])  # first: a token's suffixes are tokens less often
+        if right is None:
             continue
-        right = find(token[cut:])
-        if right is not None and not _halves_join(left, right, index, pairs, index_of_pair):
+        left = find(token[:cut])
+        if left is not None and not _halves_join(left, right, index, pairs, index_of_pair):
             return left, right
     return None
 
