@@ -12,15 +12,18 @@ the rank file written back from it must be the committed one, byte for byte.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import os
 import pickle
 import subprocess
 import sys
+import tempfile
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -159,13 +162,21 @@ def test_an_unknown_name_is_refused(name: Any, error: type[Exception], message: 
     assert message in str(raised.value)
 
 
+@functools.cache
+def tiktokens_reading(rank_file: str, sha256: str) -> Mapping[bytes, int]:
+    """The committed rank file `rank_file` as tiktoken's own loader reads it, checking
+    `sha256`; read once for the names that share it (gpt2 and r50k_base, ...)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = datafiles.unpack([rank_file], Path(folder)) / rank_file
+        return MappingProxyType(load_tiktoken_bpe(str(path), expected_hash=sha256))
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_the_model_holds_its_rank_files_tokens_and_ids(name: str, tmp_path: Path) -> None:
+def test_the_model_holds_its_rank_files_tokens_and_ids(name: str) -> None:
     """Every mergeable token's bytes and id as tiktoken's own loader reads the rank file,
     nothing more, and tiktoken's special tokens."""
-    path = datafiles.unpack([RANK_FILES[name]], tmp_path) / RANK_FILES[name]
     sha256 = _builtin.BUILTIN_VOCABULARIES[name].rank_file_sha256
-    ranks = load_tiktoken_bpe(str(path), expected_hash=sha256)
+    ranks = tiktokens_reading(RANK_FILES[name], sha256)
     tokenizer = get_encoding(name)
     assert tokenizer.mergeable_vocab_size == len(ranks)
     special_ids = set(tokenizer.special_tokens.values())

@@ -1067,7 +1067,8 @@ def test_special_ids_with_gaps_export_and_import(tmp_path: Path, tiktoken_cache:
 def test_a_tiktoken_file_of_long_runs_imports_in_near_linear_time() -> None:
     """Tokens a, aa, aaaa, ... up to 2**16 bytes. Re-scanning every pair after each merge
     (the tiktoken merge loop run per token) is quadratic in a token's length and takes
-    minutes here; merging with a heap takes well under a second."""
+    minutes here; trying a token's splits only at the lengths tokens have (17 here) takes
+    well under a second."""
     lines = [f"{base64.b64encode(bytes([byte])).decode()} {byte}" for byte in range(256)]
     lines += [f"{base64.b64encode(b'a' * 2**k).decode()} {255 + k}" for k in range(1, 17)]
     result = _import_text("runs.tiktoken", "\n".join(lines) + "\n")

@@ -12,7 +12,8 @@ rank file, which the export must reproduce byte for byte.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,8 @@ from tiktoken.load import load_tiktoken_bpe
 from bpetite import Tokenizer, get_encoding
 from bpetite.errors import InteropError
 from bpetite.interop import (
+    TiktokenExport,
     export_hf,
-    export_tiktoken,
     import_vocabulary,
     write_hf,
     write_hf_pretrained,
@@ -81,10 +82,40 @@ def extended_cl100k(legal_text: str) -> Tokenizer:
     return extended
 
 
-def _tiktoken_of_export(tokenizer: Tokenizer, directory: Path) -> Any:
-    """Real tiktoken on the exported .tiktoken file, built as the export's code says."""
-    path = directory / "model.tiktoken"
-    export = write_tiktoken(tokenizer, path, overwrite=True)
+@dataclass(frozen=True)
+class Written:
+    """A tokenizer's artifact, tokenizer.json and .tiktoken file, as the writers left them."""
+
+    artifact: Path
+    tokenizer_json: Path
+    tiktoken: Path
+    #: What write_tiktoken returned: the file's text and the rest tiktoken needs.
+    export: TiktokenExport
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Tokenizer], Written]:
+    """Each tokenizer's three files, written once for the module and only read after:
+    the round trips, tiktoken and tokenizers all load the same files."""
+    done: dict[int, tuple[Tokenizer, Written]] = {}
+
+    def write(tokenizer: Tokenizer) -> Written:
+        if id(tokenizer) not in done:
+            folder = tmp_path_factory.mktemp("written")
+            tokenizer.save(folder / "model.json")
+            write_hf(tokenizer, folder / "tokenizer.json")
+            export = write_tiktoken(tokenizer, folder / "model.tiktoken")
+            files = Written(
+                folder / "model.json", folder / "tokenizer.json", folder / "model.tiktoken", export
+            )
+            done[id(tokenizer)] = (tokenizer, files)  # the tokenizer kept: its id stays its own
+        return done[id(tokenizer)][1]
+
+    return write
+
+
+def _tiktoken_of_export(export: TiktokenExport, path: Path) -> Any:
+    """Real tiktoken on the exported .tiktoken file at `path`, built as the export's code says."""
     return tiktoken.Encoding(
         "export",
         pat_str=export.pattern,
@@ -105,8 +136,10 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 # ------------------------------------------------------------------ p50k_base
 
 
-def test_p50k_exports_openais_rank_file_byte_for_byte() -> None:
-    export = export_tiktoken(get_encoding("p50k_base"))
+def test_p50k_exports_openais_rank_file_byte_for_byte(
+    written: Callable[[Tokenizer], Written],
+) -> None:
+    export = written(get_encoding("p50k_base")).export  # what write_tiktoken wrote
     assert export.ranks.encode("ascii") == datafiles.read_bytes("p50k_base.tiktoken")
     assert export.n_vocab == 50281  # tiktoken's explicit_n_vocab for p50k_base
     assert "50256" not in export.ranks.split()[1::2]
@@ -139,21 +172,21 @@ def test_p50k_refuses_a_special_as_tiktoken_does() -> None:
 
 
 @pytest.mark.parametrize("name", ["p50k_base", "p50k_edit"])
-def test_p50k_round_trips_through_every_format(name: str, tmp_path: Path) -> None:
+def test_p50k_round_trips_through_every_format(
+    name: str, written: Callable[[Tokenizer], Written]
+) -> None:
     tokenizer = get_encoding(name)
-    write_hf(tokenizer, tmp_path / "tokenizer.json")
-    write_tiktoken(tokenizer, tmp_path / "p50k.tiktoken")
-    tokenizer.save(tmp_path / "p50k.json")
-    from_hf = import_vocabulary([tmp_path / "tokenizer.json"])
+    files = written(tokenizer)
+    from_hf = import_vocabulary([files.tokenizer_json])
     from_tiktoken = import_vocabulary(
-        [tmp_path / "p50k.tiktoken"],
+        [files.tiktoken],
         pattern="gpt2",
         special_tokens=dict(tokenizer.special_tokens),
     )
     for result in (from_hf, from_tiktoken):
         assert result.id_layout == "bytes permuted"  # the source's ids, spoken directly
         assert result.tokenizer == tokenizer
-    assert Tokenizer.load(tmp_path / "p50k.json") == tokenizer
+    assert Tokenizer.load(files.artifact) == tokenizer
 
 
 def test_openais_p50k_file_is_recognised(tmp_path: Path) -> None:
@@ -167,9 +200,11 @@ def test_openais_p50k_file_is_recognised(tmp_path: Path) -> None:
     )
 
 
-def test_p50k_tokenizer_json_gives_bpetites_ids(samples: list[str]) -> None:
+def test_p50k_tokenizer_json_gives_bpetites_ids(
+    samples: list[str], written: Callable[[Tokenizer], Written]
+) -> None:
     tokenizer = get_encoding("p50k_base")
-    hf = tokenizers.Tokenizer.from_str(export_hf(tokenizer))
+    hf = tokenizers.Tokenizer.from_file(str(written(tokenizer).tokenizer_json))
     assert hf.token_to_id("<|endoftext|>") == 50256
     for text in samples:
         assert hf.encode(text).ids == tokenizer.encode(text)
@@ -196,9 +231,13 @@ def test_the_extension_keeps_every_id_of_the_original(extended: Tokenizer) -> No
 
 
 def test_tiktoken_loads_the_extension_with_the_same_ids(
-    extended: Tokenizer, samples: list[str], legal_text: str, tmp_path: Path
+    extended: Tokenizer,
+    samples: list[str],
+    legal_text: str,
+    written: Callable[[Tokenizer], Written],
 ) -> None:
-    encoding = _tiktoken_of_export(extended, tmp_path)
+    files = written(extended)
+    encoding = _tiktoken_of_export(files.export, files.tiktoken)
     for text in [legal_text, *samples]:
         ids = extended.encode(text)
         assert encoding.encode(text, allowed_special="all") == ids
@@ -208,11 +247,15 @@ def test_tiktoken_loads_the_extension_with_the_same_ids(
 
 
 def test_tokenizers_and_transformers_load_the_extension_with_the_same_ids(
-    extended: Tokenizer, samples: list[str], legal_text: str, tmp_path: Path
+    extended: Tokenizer,
+    samples: list[str],
+    legal_text: str,
+    tmp_path: Path,
+    written: Callable[[Tokenizer], Written],
 ) -> None:
     from transformers import AutoTokenizer  # slow to import: only here
 
-    hf = tokenizers.Tokenizer.from_str(export_hf(extended))
+    hf = tokenizers.Tokenizer.from_file(str(written(extended).tokenizer_json))
     write_hf_pretrained(extended, tmp_path / "model", eos_token="<|endoftext|>")
     loaded = AutoTokenizer.from_pretrained(str(tmp_path / "model"), local_files_only=True)
     assert loaded.eos_token_id == extended.special_tokens["<|endoftext|>"]
@@ -224,15 +267,13 @@ def test_tokenizers_and_transformers_load_the_extension_with_the_same_ids(
 
 
 def test_the_extension_round_trips_through_every_format(
-    extended: Tokenizer, tmp_path: Path
+    extended: Tokenizer, written: Callable[[Tokenizer], Written]
 ) -> None:
-    extended.save(tmp_path / "model.json")
-    write_hf(extended, tmp_path / "tokenizer.json")
-    write_tiktoken(extended, tmp_path / "model.tiktoken")
-    assert Tokenizer.load(tmp_path / "model.json") == extended
-    assert import_vocabulary([tmp_path / "tokenizer.json"]).tokenizer == extended
+    files = written(extended)
+    assert Tokenizer.load(files.artifact) == extended
+    assert import_vocabulary([files.tokenizer_json]).tokenizer == extended
     from_tiktoken = import_vocabulary(
-        [tmp_path / "model.tiktoken"],
+        [files.tiktoken],
         pattern=extended.pattern_name,
         special_tokens=dict(extended.special_tokens),
     )
@@ -246,7 +287,8 @@ def test_the_extension_round_trips_through_every_format(
 def test_harmony_exports_to_tiktoken_with_its_alias(tmp_path: Path) -> None:
     harmony = get_encoding("o200k_harmony")
     oracle = datafiles.tiktoken_encoding("o200k_harmony")
-    encoding = _tiktoken_of_export(harmony, tmp_path)
+    path = tmp_path / "harmony.tiktoken"
+    encoding = _tiktoken_of_export(write_tiktoken(harmony, path), path)
     text = "<|start|>user<|message|>hi<|end|><|endofprompt|><|reserved_200018|>"
     assert encoding.encode(text, allowed_special="all") == harmony.encode(text)
     assert harmony.encode(text) == oracle.encode(text, allowed_special="all")
@@ -273,12 +315,11 @@ def test_an_alias_survives_the_artifact(tmp_path: Path) -> None:
     assert loaded.encode("<|reserved_200018|>") == [200018]
 
 
-def test_the_export_code_builds_the_encoding(tmp_path: Path) -> None:
+def test_the_export_code_builds_the_encoding(written: Callable[[Tokenizer], Written]) -> None:
     """The snippet an export hands over runs as written, for an interleaved layout."""
     tokenizer = get_encoding("p50k_edit")
-    path = tmp_path / "p50k.tiktoken"
-    export = write_tiktoken(tokenizer, path)
+    files = written(tokenizer)
     scope: dict[str, Any] = {}
-    exec(export.python_code(os.fspath(path)), scope)  # the code a user copies
+    exec(files.export.python_code(os.fspath(files.tiktoken)), scope)  # the code a user copies
     text = "<|fim_prefix|>x<|endoftext|>" + " " * 30
     assert scope["encoding"].encode(text, allowed_special="all") == tokenizer.encode(text)

@@ -9,6 +9,7 @@ defaults differ from the specification's in two places (``encode``'s
 same keywords, so that difference is never what is compared.
 """
 
+import functools
 import os
 import unicodedata
 from typing import Any
@@ -48,8 +49,13 @@ def tiktoken_encode_bytes(encoding: Any, data: bytes) -> list[int]:
     return result
 
 
+@functools.cache
 def _ids(encoding: Any) -> st.SearchStrategy[list[int]]:
-    """Any ids, gaps and specials included, and the ids of real text cut anywhere."""
+    """Any ids, gaps and specials included, and the ids of real text cut anywhere.
+
+    One strategy per encoding, built once: hypothesis validates a strategy object on its
+    first draw, which a fresh one per example would repeat.
+    """
     every = st.lists(st.integers(0, encoding.n_vocab - 1), max_size=12)
     text = st.one_of(texts, tricky_text).map(lambda t: encoding.encode(t, disallowed_special=()))
     return st.one_of(every, text, st.tuples(text, every).map(lambda p: p[0] + p[1]))
@@ -160,12 +166,21 @@ def test_single_tokens_and_the_vocabulary_listing(name: str) -> None:
 # ---------------------------------------------------------------------- encoding
 
 
+@functools.cache
 def _policies(encoding: Any) -> st.SearchStrategy[Any]:
+    """allowed_special and disallowed_special: "all", (), or a few names, some unknown."""
     names = [*sorted(encoding.special_tokens_set), "<|nope|>", "hello"]
     subsets = st.sets(st.sampled_from(names), max_size=3)
     return st.tuples(
         st.one_of(st.just("all"), subsets), st.one_of(st.just("all"), st.just(()), subsets)
     )
+
+
+@functools.cache
+def _special_texts(encoding: Any) -> st.SearchStrategy[str]:
+    """Up to six pieces: every special text, an unknown one, and plain words."""
+    pieces = [*sorted(encoding.special_tokens_set), "<|nope|>", "hello", " world", "é"]
+    return st.lists(st.sampled_from(pieces), max_size=6).map("".join)
 
 
 @NAMES
@@ -175,8 +190,7 @@ def test_the_special_policy_is_tiktokens(name: str, data: st.DataObject) -> None
     """Overlapping sets raise, unknown allowed names are ignored, unknown disallowed texts
     raise where they occur, and allowed_special=set() alone raises on a special."""
     tokenizer, encoding = pair(name)
-    pieces = [*sorted(encoding.special_tokens_set), "<|nope|>", "hello", " world", "é"]
-    text = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=6)))
+    text = data.draw(_special_texts(encoding))
     allowed, disallowed = data.draw(_policies(encoding))
     expected = _outcome(
         lambda: encoding.encode(text, allowed_special=allowed, disallowed_special=disallowed)

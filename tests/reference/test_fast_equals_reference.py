@@ -7,9 +7,10 @@ split of each preset.
 """
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import product
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -189,19 +190,25 @@ IMPORTS = {
 class TablesOnce:
     """The reference's tables for the imported vocabularies, each built once.
 
-    ``ref.encode``, ``trace_encode`` and ``encode_chunk`` rebuild a vocabulary's tables
-    (its merges in indices, their ranks) at every call, which for up to 200,000 merges
-    costs more than the encode itself, seven times per text here. The tables are pure
-    functions of the merges they are given, and a tokenizer and its merges never
-    change, so for the tokenizers registered here each is built once and handed out
-    again: the same reference, run less often. Anything else is passed straight through.
+    ``ref.encode``, ``trace_encode``, ``encode_chunk`` and ``decode`` rebuild a
+    vocabulary's tables (its merges in indices, their ranks, every id's bytes) at every
+    call, which for up to 200,000 merges costs more than the encode itself, several
+    times per text here. The tables are pure functions of what they are given, and a
+    tokenizer, its merges, byte order and special tokens never change, so for the
+    tokenizers registered here each is built once and handed out again (the bytes
+    table read-only): the same reference, run less often. Anything else is passed
+    straight through.
     """
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self._known: dict[int, tuple[object, object]] = {}  # id -> (argument, result)
+        #: id(merges) -> ((merges, byte_order, special_tokens), their bytes table once built)
+        self._vocabs: dict[int, tuple[tuple[object, ...], Mapping[int, bytes] | None]] = {}
         indexed, ranks = reference_module._indexed, reference_module._ranks
+        self._vocab = reference_module.vocab
         monkeypatch.setattr(reference_module, "_indexed", lambda model: self._once(indexed, model))
         monkeypatch.setattr(reference_module, "_ranks", lambda merges: self._once(ranks, merges))
+        monkeypatch.setattr(reference_module, "vocab", self._vocab_once)
 
     def register(self, tokenizer: Tokenizer) -> None:
         """Build `tokenizer`'s tables now, and keep them (and it) for its later calls."""
@@ -209,6 +216,28 @@ class TablesOnce:
         self._known[id(tokenizer.merges)] = (tokenizer.merges, None)
         merges, _ = reference_module._indexed(tokenizer)
         self._known[id(merges)] = (merges, None)
+        arguments = (tokenizer.merges, tokenizer.byte_order, tokenizer.special_tokens)
+        self._vocabs[id(tokenizer.merges)] = (arguments, None)
+
+    def _vocab_once(
+        self,
+        merges: Sequence[ref.Pair],
+        *,
+        byte_order: Sequence[int] | None = None,
+        special_tokens: Mapping[str, int] | None = None,
+    ) -> Mapping[int, bytes]:
+        arguments = (merges, byte_order, special_tokens)
+        entry = self._vocabs.get(id(merges))
+        if entry is None or any(
+            given is not known for given, known in zip(arguments, entry[0], strict=True)
+        ):
+            # not a registered tokenizer's own merges, byte order and specials: as written
+            return self._vocab(merges, byte_order=byte_order, special_tokens=special_tokens)
+        table = entry[1]
+        if table is None:
+            built = self._vocab(merges, byte_order=byte_order, special_tokens=special_tokens)
+            self._vocabs[id(merges)] = (arguments, table := MappingProxyType(built))
+        return table
 
     def _once(self, build: Callable[[Any], Any], argument: object) -> Any:
         entry = self._known.get(id(argument))

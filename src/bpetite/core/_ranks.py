@@ -19,10 +19,11 @@ from __future__ import annotations
 import binascii
 import heapq
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bpetite.core._constants import BASE_VOCAB_SIZE
+from bpetite.core._encoder import _halves_join
 from bpetite.core._errors import InteropError, shown
 
 
@@ -102,6 +103,13 @@ class RecoveredMerges:
 def recover_merges(ids: Mapping[bytes, int], source: str) -> RecoveredMerges:
     """Each merged token's pair, from the ids alone, or InteropError naming the token.
 
+    Tokens are taken in id order, in bpetite's indices (byte ``b`` is ``b``, the
+    ``r``-th merged token ``256 + r``), where the encoder's test of a pair applies.
+    A token's pair is the split of its bytes into two earlier tokens whose merging
+    never joins them (``_halves_join``); merging is deterministic, so at most one split
+    can be, and it is where merging the token's bytes stops. Only splits at the lengths
+    tokens have are tried, so a long token costs a few lookups, not one per byte.
+
     >>> ids = {bytes((b,)): b for b in range(256)} | {b"ab": 256, b"abc": 257}
     >>> recover_merges(ids, "example").merges
     ((97, 98, 256), (256, 99, 257))
@@ -118,25 +126,60 @@ def recover_merges(ids: Mapping[bytes, int], source: str) -> RecoveredMerges:
             )
         byte_ids.append(byte_id)
     merged = sorted((token_id, token) for token, token_id in ids.items() if len(token) > 1)
-    made_by: dict[tuple[int, int], int] = {}
-    merges = []
-    for token_id, token in merged:
-        if len(token) == 2:  # two bytes: nothing to merge first
-            parts = [byte_ids[token[0]], byte_ids[token[1]]]
-        else:
-            parts = merge_pairs([byte_ids[byte] for byte in token], made_by)
-        if len(parts) != 2:
-            token_of_id = {token_id: token for token, token_id in ids.items()}
-            pieces = [show_token(token_of_id[part]) for part in parts]
+    lengths = sorted({len(token) for token in ids})
+    index_of = {bytes((byte,)): byte for byte in range(BASE_VOCAB_SIZE)}  # earlier tokens
+    pairs: list[tuple[int, int]] = []  # in indices: pairs[r] makes 256 + r
+    index_of_pair: dict[tuple[int, int], int] = {}
+    for rank, (token_id, token) in enumerate(merged):
+        index = BASE_VOCAB_SIZE + rank
+        pair = _stopping_split(token, index, lengths, index_of, pairs, index_of_pair)
+        if pair is None:
+            tokens = [bytes((byte,)) for byte in range(BASE_VOCAB_SIZE)]
+            tokens += (earlier for _, earlier in merged[:rank])
+            parts = merge_pairs(list(token), index_of_pair)
+            pieces = [show_token(tokens[part]) for part in parts]
             raise InteropError(
                 f"{source}: token {show_token(token)} (id {token_id}) cannot be made by "
                 f"merging two tokens of lower ids: tiktoken's merging stops at {len(parts)} "
                 f"pieces {pieces}, so only a whole chunk could reach it, and bpetite cannot "
                 "represent such a token"
             )
-        made_by[parts[0], parts[1]] = token_id
-        merges.append((parts[0], parts[1], token_id))
-    return RecoveredMerges(tuple(byte_ids), tuple(merges))
+        pairs.append(pair)
+        index_of_pair[pair] = index_of[token] = index
+    id_of_index = [*byte_ids, *(token_id for token_id, _ in merged)]
+    return RecoveredMerges(
+        tuple(byte_ids),
+        tuple(
+            (id_of_index[left], id_of_index[right], token_id)
+            for (left, right), (token_id, _) in zip(pairs, merged, strict=True)
+        ),
+    )
+
+
+def _stopping_split(
+    token: bytes,
+    index: int,
+    lengths: list[int],
+    index_of: Mapping[bytes, int],
+    pairs: Sequence[tuple[int, int]],
+    index_of_pair: dict[tuple[int, int], int],
+) -> tuple[int, int] | None:
+    """The two earlier tokens (indices) that merging `token`'s bytes stops at, if any.
+
+    Every earlier token merges back to itself (each was recovered so), so two of them
+    side by side stay apart exactly when no merge before `index` joins them.
+    """
+    size, find = len(token), index_of.get
+    for cut in lengths:
+        if cut >= size:
+            break
+        right = find(token[cut:])  # first: a token's suffixes are tokens less often
+        if right is None:
+            continue
+        left = find(token[:cut])
+        if left is not None and not _halves_join(left, right, index, pairs, index_of_pair):
+            return left, right
+    return None
 
 
 def merge_pairs(ids: list[int], made_by: Mapping[tuple[int, int], int]) -> list[int]:

@@ -150,6 +150,19 @@ def first_token_outside_chunks(tokens: Iterable[bytes]) -> bytes | None:
     return None
 
 
+def refuse_another_pattern(tokens: Iterable[bytes], spell: Callable[[bytes], str]) -> None:
+    """Raise InteropError if a token spans two chunks of GPT-2's pattern: proof that the
+    vocabulary was made for another pattern (see :func:`first_token_outside_chunks`)."""
+    outside = first_token_outside_chunks(tokens)
+    if outside is not None:
+        raise InteropError(
+            f"token {spell(outside)} spans two chunks of bpetite's pre-tokenizer (GPT-2's "
+            "pattern), so no text could produce it: the vocabulary was made for another "
+            "pattern, which these files do not record; for a .tiktoken file, give the "
+            "pattern it was made for (bpetite import --pattern or --pattern-regex)"
+        )
+
+
 def build_import(
     source_format: ImportFormat,
     byte_ids: Sequence[int],
@@ -179,18 +192,17 @@ def build_import(
     except PatternError as error:
         raise InteropError(f"the source cannot be a bpetite tokenizer: {error}") from None
     token_ids = {bytes((byte,)): byte for byte in range(BASE_VOCAB_SIZE)}
+    find = token_ids.get
     pairs: list[tuple[int, int]] = []
     for rank, (left, right, _) in enumerate(merges):
-        halves = []
-        for half in (left, right):
-            half_id = token_ids.get(half)
-            if half_id is None:
-                raise InteropError(
-                    f"merge {rank} ({spell(left)} + {spell(right)}) uses {spell(half)}, which "
-                    "is neither a byte nor made by an earlier merge; bpetite needs every "
-                    "merge to build on earlier tokens"
-                )
-            halves.append(half_id)
+        left_id, right_id = find(left), find(right)
+        if left_id is None or right_id is None:
+            missing = left if left_id is None else right
+            raise InteropError(
+                f"merge {rank} ({spell(left)} + {spell(right)}) uses {spell(missing)}, which "
+                "is neither a byte nor made by an earlier merge; bpetite needs every "
+                "merge to build on earlier tokens"
+            )
         new_id = BASE_VOCAB_SIZE + rank
         previous = token_ids.setdefault(left + right, new_id)
         if previous != new_id:
@@ -199,18 +211,10 @@ def build_import(
                 f"which bpetite's token {previous} already is; a token reachable by two "
                 "merges cannot be represented"
             )
-        pairs.append((halves[0], halves[1]))
+        pairs.append((left_id, right_id))
 
-    outside = None
     if not pattern_known and split.name == "gpt2":
-        outside = first_token_outside_chunks(left + right for left, right, _ in merges)
-    if outside is not None:
-        raise InteropError(
-            f"token {spell(outside)} spans two chunks of bpetite's pre-tokenizer (GPT-2's "
-            "pattern), so no text could produce it: the vocabulary was made for another "
-            "pattern, which these files do not record; for a .tiktoken file, give the "
-            "pattern it was made for (bpetite import --pattern or --pattern-regex)"
-        )
+        refuse_another_pattern((left + right for left, right, _ in merges), spell)
 
     merged_ids = [source_id for _, _, source_id in merges]
     if not specials:

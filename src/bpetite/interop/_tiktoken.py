@@ -35,6 +35,7 @@ from bpetite.interop._model import (
     check_distinct_bytes,
     first_token_not_encoding_to_itself,
     mergeable_ids,
+    refuse_another_pattern,
 )
 
 
@@ -177,6 +178,10 @@ def recover_tiktoken(
     this is :func:`import_tiktoken`'s result, recovered (the tests' oracle for it).
     """
     ranks = parse_ranks(data, source)
+    if known is None and pattern is None:
+        # GPT-2's pattern is assumed: refuse a file made for another before recovering
+        # its merges, which takes seconds for a large one (build_import checks again).
+        refuse_another_pattern(sorted(ranks, key=ranks.__getitem__), show_token)
     recovered = recover_merges(ranks, source)
     token_of_rank = {rank: token for token, rank in ranks.items()}
     merges = [
