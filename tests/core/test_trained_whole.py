@@ -2,7 +2,7 @@
 
 The encoder skips its wholeness proof for such a list (``LearnedMerges``); these tests
 check the claim behind the skip against two independent oracles: the proof itself
-(``Encoder._prove_all``, which settles each token with ``_halves_join``) and the
+(``Encoder._prove_all``, which settles each token with ``halves_join``) and the
 reference encoder, which encodes each token's bytes rank pass by rank pass.
 """
 

@@ -230,7 +230,7 @@ class Encoder:
 
         Merge ``t = (l, r)`` encodes ``l + r`` to ``[t]`` exactly when ``l`` and ``r``
         each encode to themselves and no merge ranked before ``t`` joins the two halves
-        (see :func:`_halves_join`): a few dictionary lookups per token instead of a
+        (see :func:`halves_join`): a few dictionary lookups per token instead of a
         full encode. Asked lazily, so loading a 200,000-token vocabulary does not pay
         for tokens no text uses; children are settled first, with a stack instead of
         recursion (a hand-made list can nest merges as deep as it is long).
@@ -251,15 +251,15 @@ class Encoder:
             pending.pop()
             joined = whole[left] == 2 or whole[right] == 2
             if not joined:
-                joined = _halves_join(left, right, current, self._merges, self._merge_ids)
+                joined = halves_join(left, right, current, self._merges, self._merge_ids)
             whole[current] = 2 if joined else 1
         return whole[token] == 1
 
     def stay_apart(self, pair: Pair) -> bool:
         """Whether two tokens that each encode to themselves encode their joined bytes as
-        ``[left, right]``: no merge ever joins the halves (see :func:`_halves_join`)."""
+        ``[left, right]``: no merge ever joins the halves (see :func:`halves_join`)."""
         left, right = pair
-        return not _halves_join(left, right, _NO_MERGE, self._merges, self._merge_ids)
+        return not halves_join(left, right, _NO_MERGE, self._merges, self._merge_ids)
 
     def _encode_new(self, chunk: str) -> Sequence[int]:
         """The ids of a chunk the cache lacks.
@@ -561,7 +561,7 @@ class Encoder:
         return [token for token in tokens if token >= 0]
 
 
-def _halves_join(
+def halves_join(
     left: int, right: int, new_id: int, merges: Sequence[Pair], merge_ids: dict[Pair, int]
 ) -> bool:
     """Whether encoding ``bytes(left) + bytes(right)`` merges across the middle before `new_id`.

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bpetite.core._constants import BASE_VOCAB_SIZE
-from bpetite.core._encoder import _halves_join
+from bpetite.core._encoder import halves_join
 from bpetite.core._errors import InteropError, shown
 
 
@@ -106,7 +106,7 @@ def recover_merges(ids: Mapping[bytes, int], source: str) -> RecoveredMerges:
     Tokens are taken in id order, in bpetite's indices (byte ``b`` is ``b``, the
     ``r``-th merged token ``256 + r``), where the encoder's test of a pair applies.
     A token's pair is the split of its bytes into two earlier tokens whose merging
-    never joins them (``_halves_join``); merging is deterministic, so at most one split
+    never joins them (``halves_join``); merging is deterministic, so at most one split
     can be, and it is where merging the token's bytes stops. Only splits at the lengths
     tokens have are tried, so a long token costs a few lookups, not one per byte.
 
@@ -177,7 +177,7 @@ def _stopping_split(
         if right is None:
             continue
         left = find(token[:cut])
-        if left is not None and not _halves_join(left, right, index, pairs, index_of_pair):
+        if left is not None and not halves_join(left, right, index, pairs, index_of_pair):
             return left, right
     return None
 
