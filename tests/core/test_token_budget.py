@@ -108,12 +108,8 @@ def expected_truncate(oracle: Oracle, n: int) -> str:
 def expected_spans(oracle: Oracle, n: int, overlap: int) -> list[tuple[int, int]] | None:
     """The greedy pieces, plainly, as indices into the places: None where none can fit."""
     text, cuts = oracle.text, oracle.cuts
-
-    def furthest(index: int) -> int | None:
-        return oracle.furthest(index, n)
-
     spans: list[tuple[int, int]] = []
-    index, last = 0, furthest(0)
+    index, last = 0, oracle.furthest(0, n)
     while text:
         if last is None:
             return None
@@ -122,7 +118,7 @@ def expected_spans(oracle: Oracle, n: int, overlap: int) -> list[tuple[int, int]
             break
         # The earliest later start, sharing at most `overlap` tokens, that gets further.
         starts = [
-            (later, furthest(later))
+            (later, oracle.furthest(later, n))
             for later in range(index + 1, last + 1)
             if cuts[last][0] - cuts[later][0] <= overlap
         ]
