@@ -6,6 +6,7 @@ continuation agrees on: whatever bytes come next, that much is settled.
 """
 
 import os
+from functools import cache
 
 import pytest
 from hypothesis import given, settings
@@ -30,6 +31,7 @@ def tokenizer() -> Tokenizer:
     return Tokenizer.train(CORPUS, 400, special_tokens=["<|endoftext|>", "<|é|>"])
 
 
+@cache  # one strategy per tokenizer, not a new one built for every example
 def id_lists(tokenizer: Tokenizer) -> st.SearchStrategy[list[int]]:
     every_id = st.integers(0, tokenizer.n_vocab - 1)
     # Mostly the ids of real text, cut anywhere, with arbitrary ids mixed in.

@@ -491,9 +491,13 @@ def test_imported_specials_keep_their_ids_and_the_new_merges_skip_them(
     assert [kept.vocab[i] for i in new_ids] == [
         renumbered.vocab[i] for i in range(size, size + end)
     ]
-    to_kept = {i: kept.encode_single_token(token) for i, token in renumbered.vocab.items()}
+
+    def to_kept(token_id: int) -> int:
+        """`kept`'s id for the token that is `token_id` in `renumbered`."""
+        return kept.encode_single_token(renumbered.vocab[token_id])
+
     for sample in (text, "MENENIUS zxqv<|endoftext|>AGRIPPA"):
-        assert kept.encode(sample) == [to_kept[i] for i in renumbered.encode(sample)]
+        assert kept.encode(sample) == [to_kept(i) for i in renumbered.encode(sample)]
     assert kept.truncated(size).dumps() == imported.dumps()
 
 

@@ -67,13 +67,15 @@ def places(tokenizer: Tokenizer, text: str, **policy: Any) -> list[tuple[int, in
 
 
 class Oracle:
-    """The places of one text and the counts of its pieces, each found once: every
-    budget and overlap of :func:`check_all` asks again for the same ones."""
+    """The places of one text, the counts of its pieces and where a piece from each place
+    may end, each found once: every budget and overlap of :func:`check_all` asks again
+    for the same ones."""
 
     def __init__(self, tokenizer: Tokenizer, text: str, **policy: Any) -> None:
         self.text = text
         self.cuts = places(tokenizer, text, **policy)
         self._counts: dict[tuple[int, int], int] = {}
+        self._furthest: dict[tuple[int, int], int | None] = {}
         self._tokenizer, self._policy = tokenizer, policy
 
     def count(self, start: int, end: int) -> int:
@@ -82,6 +84,20 @@ class Oracle:
             piece = self.text[start:end]
             self._counts[start, end] = self._tokenizer.count_tokens(piece, **self._policy)
         return self._counts[start, end]
+
+    def furthest(self, index: int, n: int) -> int | None:
+        """The index of the furthest place a piece of at most `n` tokens from place
+        `index` reaches, both as tokens of the text and alone; None where none does."""
+        if (index, n) not in self._furthest:
+            cuts = self.cuts
+            k, start = cuts[index]
+            fitting = [
+                later
+                for later in range(index + 1, len(cuts))
+                if cuts[later][0] - k <= n and self.count(start, cuts[later][1]) <= n
+            ]
+            self._furthest[index, n] = max(fitting, default=None)
+        return self._furthest[index, n]
 
 
 def expected_truncate(oracle: Oracle, n: int) -> str:
@@ -92,18 +108,8 @@ def expected_truncate(oracle: Oracle, n: int) -> str:
 def expected_spans(oracle: Oracle, n: int, overlap: int) -> list[tuple[int, int]] | None:
     """The greedy pieces, plainly, as indices into the places: None where none can fit."""
     text, cuts = oracle.text, oracle.cuts
-
-    def furthest(index: int) -> int | None:
-        k, start = cuts[index]
-        fitting = [
-            later
-            for later in range(index + 1, len(cuts))
-            if cuts[later][0] - k <= n and oracle.count(start, cuts[later][1]) <= n
-        ]
-        return max(fitting, default=None)
-
     spans: list[tuple[int, int]] = []
-    index, last = 0, furthest(0)
+    index, last = 0, oracle.furthest(0, n)
     while text:
         if last is None:
             return None
@@ -112,7 +118,7 @@ def expected_spans(oracle: Oracle, n: int, overlap: int) -> list[tuple[int, int]
             break
         # The earliest later start, sharing at most `overlap` tokens, that gets further.
         starts = [
-            (later, furthest(later))
+            (later, oracle.furthest(later, n))
             for later in range(index + 1, last + 1)
             if cuts[last][0] - cuts[later][0] <= overlap
         ]
@@ -132,7 +138,7 @@ def check_all(tokenizer: Tokenizer, text: str, **policy: Any) -> None:
         kept = tokenizer.truncate(text, n, **policy)
         assert kept == expected_truncate(oracle, n)
         assert text.startswith(kept)
-        assert tokenizer.count_tokens(kept, **policy) <= n
+        assert oracle.count(0, len(kept)) <= n  # count_tokens(kept), found once
         for overlap in range(min(n, 3)):
             check_chunk(tokenizer, oracle, n, overlap, **policy)
 
@@ -148,8 +154,8 @@ def check_chunk(tokenizer: Tokenizer, oracle: Oracle, n: int, overlap: int, **po
     assert spans == expected
     assert pieces == [text[start:end] for start, end in spans]
     assert tokenizer.chunk(text, n, overlap=overlap, **policy) == pieces
-    for piece in pieces:
-        assert piece and tokenizer.count_tokens(piece, **policy) <= n
+    for start, end in spans:  # each piece is text[start:end]: its count_tokens, found once
+        assert start < end and oracle.count(start, end) <= n
     # The spans give the text back: each starts no later than the one before ends.
     rebuilt, previous_end = "", 0
     for (start, end), piece in zip(spans, pieces, strict=True):

@@ -12,12 +12,14 @@ exhaustively over small alphabets, then with hypothesis.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from functools import cache
 from itertools import product
 from pathlib import Path
 from unittest.mock import patch
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -53,15 +55,24 @@ def pairs_of(word: str) -> Counter[str]:
     return Counter({chr(left) + chr(right): count for (left, right), count in stats.items()})
 
 
+@cache  # every way is checked against the same answer
+def reference_merge(word: str, pair: str) -> tuple[str, Counter[str], Counter[str]]:
+    """The reference's word after merging `pair` into ``chr(1000)``, and the pair counts
+    of the word before and after (not to be changed: they are shared)."""
+    ids = ref.merge([ord(char) for char in word], (ord(pair[0]), ord(pair[1])), 1000)
+    merged = "".join(map(chr, ids))
+    return merged, pairs_of(word), pairs_of(merged)
+
+
 def check_one_merge(word: str, pair: str) -> None:
     """`merge_word` gives the reference's merged word, and its counts move the pairs right."""
     new = chr(1000)
-    ids = ref.merge([ord(char) for char in word], (ord(pair[0]), ord(pair[1])), 1000)
+    expected, pairs_before, pairs_after = reference_merge(word, pair)
     merged, occurrences, before, after, doubled = merge_word(word, pair, new)
-    assert merged == "".join(map(chr, ids))
+    assert merged == expected
     assert occurrences == len(word) - len(merged)
     left, right = pair[0], pair[1]
-    moved = pairs_of(word)
+    moved = Counter(pairs_before)
     moved.subtract({pair: occurrences})
     for neighbour, count in before.items():
         moved.subtract({neighbour + left: count})
@@ -71,7 +82,7 @@ def check_one_merge(word: str, pair: str) -> None:
         moved.update({new + neighbour: count})
     moved.subtract({right + left: doubled})
     moved.update({new + new: doubled})
-    assert +moved == pairs_of(merged) and -moved == Counter(), (word, pair)
+    assert +moved == pairs_after and -moved == Counter(), (word, pair)
 
 
 def test_one_merge_in_every_small_word_every_way() -> None:
@@ -107,10 +118,17 @@ def test_count_pairs_both_ways() -> None:
 RESCANS = (0, 1, 3, 10**9)
 
 
-def train_rescanned(chunks: dict[bytes, int], vocab_size: int, rescans: int, name: str) -> object:
+@contextmanager
+def rescanning_trainer(rescans: int, name: str) -> Iterator[None]:
+    """The trainer with every chunk a huge word, rescanned `rescans` times, `name`'s way."""
     with way(name), ExitStack() as stack:
         stack.enter_context(patch.object(_trainer, "HUGE_CHUNK_BYTES", 1))
         stack.enter_context(patch.object(_trainer, "RESCANS", rescans))
+        yield
+
+
+def train_rescanned(chunks: dict[bytes, int], vocab_size: int, rescans: int, name: str) -> object:
+    with rescanning_trainer(rescans, name):
         return _trainer.train_merges(chunks, vocab_size)
 
 
@@ -125,10 +143,11 @@ def small_corpora(two: bytes) -> Iterator[dict[bytes, int]]:
 
 def test_training_every_small_word_every_way() -> None:
     """Every chunk of up to 7 letters over {a, b}, alone and beside a fixed other one."""
-    for chunks in small_corpora(b"ab"):
-        expected = ref.train_counts(chunks, 300)
-        for rescans, name in product(RESCANS, WAYS):
-            assert train_rescanned(chunks, 300, rescans, name) == expected, chunks
+    expected = [(chunks, ref.train_counts(chunks, 300)) for chunks in small_corpora(b"ab")]
+    for rescans, name in product(RESCANS, WAYS):
+        with rescanning_trainer(rescans, name):
+            for chunks, merges in expected:
+                assert _trainer.train_merges(chunks, 300) == merges, (chunks, rescans, name)
 
 
 weighted_chunks = st.dictionaries(
@@ -163,22 +182,35 @@ def test_training_runs_and_repeats(parts: list[tuple[bytes, int]], rescans: int)
 # ------------------------------------------------------------------ encoding
 
 
-def encode_rescanned(tokenizer: Tokenizer, data: bytes, rescans: int, name: str) -> list[int]:
-    """The encoder's ids for `data` with every chunk taking the rescanning path."""
+@contextmanager
+def rescanning_encoder(rescans: int, name: str) -> Iterator[None]:
+    """The encoder with every chunk taking the rescanning path, `name`'s way."""
     with way(name), ExitStack() as stack:
         stack.enter_context(patch.object(_encoder, "HUGE_CHUNK_BYTES", 0))
         stack.enter_context(patch.object(_encoder, "RESCANS", rescans))
+        yield
+
+
+def encode_rescanned(tokenizer: Tokenizer, data: bytes, rescans: int, name: str) -> list[int]:
+    """The encoder's ids for `data` with every chunk taking the rescanning path."""
+    with rescanning_encoder(rescans, name):
         return tokenizer.encode_chunk(data)  # uncached: the merge runs every time
+
+
+def every_chunk(alphabet: bytes, merges: Sequence[tuple[int, int]]) -> dict[bytes, list[int]]:
+    """Every chunk of 1 to 8 of the `alphabet`'s bytes, and the reference's ids for it."""
+    encode_chunk = ref.chunk_encoder(merges)
+    chunks = (bytes(letters) for n in range(1, 9) for letters in product(alphabet, repeat=n))
+    return {data: encode_chunk(data) for data in chunks}
 
 
 def test_encoding_every_small_chunk_every_way() -> None:
     tokenizer = Tokenizer.train("abab aabb ba " * 5 + "aaaa bbbb abba baab", 300)
-    for length in range(1, 9):
-        for letters in product(b"ab", repeat=length):
-            data = bytes(letters)
-            expected = ref.encode_chunk(data, tokenizer.merges)
-            for rescans, name in product(RESCANS, WAYS):
-                assert encode_rescanned(tokenizer, data, rescans, name) == expected, data
+    expected = every_chunk(b"ab", tokenizer.merges)
+    for rescans, name in product(RESCANS, WAYS):
+        with rescanning_encoder(rescans, name):
+            for data, ids in expected.items():
+                assert tokenizer.encode_chunk(data) == ids, (data, rescans, name)
 
 
 @given(
@@ -192,10 +224,14 @@ def test_encoding_any_chunk(data: bytes, rescans: int, name: str) -> None:
     assert encode_rescanned(tokenizer, data, rescans, name) == expected
 
 
-def test_encoding_with_a_byte_order(gpt2_dir: Path) -> None:
+@pytest.fixture(scope="module")
+def gpt2_tokenizer(gpt2_dir: Path) -> Tokenizer:
+    """GPT-2 imported from its own files (immutable, so shared by the tests here)."""
+    return import_vocabulary([gpt2_dir / "encoder.json", gpt2_dir / "vocab.bpe"]).tokenizer
+
+
+def test_encoding_with_a_byte_order(gpt2_tokenizer: Tokenizer) -> None:
     """GPT-2's ids permute the bytes: the rescanned word holds ids, not bytes."""
-    files = [gpt2_dir / "encoder.json", gpt2_dir / "vocab.bpe"]
-    gpt2_tokenizer = import_vocabulary(files).tokenizer
     for text in ("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "Supercalifragilisticexpialidocious" * 3):
         data = text.encode("utf-8")
         expected = ref.encode_chunk(data, gpt2_tokenizer.merges, gpt2_tokenizer.byte_order)
@@ -210,6 +246,30 @@ def test_encoding_with_a_byte_order(gpt2_dir: Path) -> None:
 CODE_POINTS = (2, 3, 4, 6, 256)
 
 
+#: One merge of the reference's: the pair counts before it, the pair merged, and the ids
+#: and pair counts after it.
+Step = tuple[Counter[str], str, list[int], Counter[str]]
+
+
+@cache  # every alphabet is checked against the same answer
+def reference_merges(word: str, merges: int) -> tuple[Step, ...]:
+    """Up to `merges` merges of the word's most frequent pair, each a new token
+    ``chr(1000 + step)`` past the others, as the trainer does (not to be changed: the
+    steps are shared)."""
+    steps = []
+    ids = [ord(char) for char in word]
+    pairs = pairs_of(word)
+    for step in range(merges):
+        if not pairs:
+            break
+        pair = max(pairs, key=lambda pair: (pairs[pair], pair))
+        ids = ref.merge(ids, (ord(pair[0]), ord(pair[1])), 1000 + step)
+        after = pairs_of("".join(map(chr, ids)))
+        steps.append((pairs, pair, ids, after))
+        pairs = after
+    return tuple(steps)
+
+
 def check_merges_in_a_huge_word(word: str, merges: int) -> None:
     """Up to `merges` merges of the word's most frequent pair, each a new token past
     the others, as the trainer does: the word, its ids and the pairs each merge moves
@@ -217,21 +277,16 @@ def check_merges_in_a_huge_word(word: str, merges: int) -> None:
     huge = HugeWord(word, count_pairs(word))
     ids = [ord(char) for char in word]
     assert huge.ids() == ids and huge.tokens() == word  # a word of one token has no pair
-    for step in range(merges):
-        pairs = pairs_of("".join(map(chr, ids)))
-        if not pairs:
-            break
-        pair = max(pairs, key=lambda pair: (pairs[pair], pair))
+    for step, (pairs, pair, merged, pairs_after) in enumerate(reference_merges(word, merges)):
         new = chr(1000 + step)
         assert pair in huge
         before, after, doubled = huge.merge(pair, new)
-        merged = ref.merge(ids, (ord(pair[0]), ord(pair[1])), 1000 + step)
         moved = pairs - Counter({pair: len(ids) - len(merged)})  # each occurrence merged
         ids = merged
         for lost, created, count in moved_pairs(pair, new, before, after, doubled):
             moved.subtract({lost: count})
             moved.update({created: count})
-        assert moved == pairs_of("".join(map(chr, ids))), (word, step)
+        assert moved == pairs_after, (word, step)
         assert pair not in huge
         assert huge.ids() == ids and huge.tokens() == "".join(map(chr, ids))
         assert len(huge) == len(ids)
@@ -276,11 +331,15 @@ def train_widening(
 
 
 def test_training_every_small_word_under_every_alphabet() -> None:
-    for chunks in small_corpora(b"\x00\x01"):
-        expected = ref.train_counts(chunks, 300)
-        for rescans, code_points in product(RESCANS, CODE_POINTS):
-            actual = train_widening(chunks, 300, rescans, code_points)
-            assert actual == expected, (chunks, rescans, code_points)
+    expected = [(chunks, ref.train_counts(chunks, 300)) for chunks in small_corpora(b"\x00\x01")]
+    for rescans, code_points in product(RESCANS, CODE_POINTS):
+        with (
+            patch.object(_rescan, "LOCAL_CODE_POINTS", code_points),
+            rescanning_trainer(rescans, "scan"),
+        ):
+            for chunks, merges in expected:
+                actual = _trainer.train_merges(chunks, 300)
+                assert actual == merges, (chunks, rescans, code_points)
 
 
 @given(
@@ -319,13 +378,15 @@ def encode_widening(tokenizer: Tokenizer, data: bytes, rescans: int, code_points
 def test_encoding_every_small_chunk_under_every_alphabet() -> None:
     corpus = {b"\x00\x01\x00\x01\x00\x00\x01\x01": 3, b"\x00" * 8: 2, b"\x01\x00\x01": 1}
     tokenizer = Tokenizer.train_from_counts(corpus, 300)
-    for length in range(1, 9):
-        for letters in product(b"\x00\x01", repeat=length):
-            data = bytes(letters)
-            expected = ref.encode_chunk(data, tokenizer.merges)
-            for rescans, code_points in product(RESCANS, CODE_POINTS):
-                actual = encode_widening(tokenizer, data, rescans, code_points)
-                assert actual == expected, (data, rescans, code_points)
+    expected = every_chunk(b"\x00\x01", tokenizer.merges)
+    for rescans, code_points in product(RESCANS, CODE_POINTS):
+        with (
+            patch.object(_rescan, "LOCAL_CODE_POINTS", code_points),
+            rescanning_encoder(rescans, "scan"),
+        ):
+            for data, ids in expected.items():
+                actual = tokenizer.encode_chunk(data)
+                assert actual == ids, (data, rescans, code_points)
 
 
 @given(
@@ -340,12 +401,10 @@ def test_encoding_any_chunk_under_any_alphabet(data: bytes, rescans: int, code_p
     assert encode_widening(tokenizer, data, rescans, code_points) == expected
 
 
-def test_encoding_chunks_of_every_byte(gpt2_dir: Path) -> None:
+def test_encoding_chunks_of_every_byte(gpt2_tokenizer: Tokenizer) -> None:
     """Every byte in a chunk, or all but a few, with a model of them and with GPT-2's."""
     every = bytes(range(256))
     tokenizer = Tokenizer.train_from_counts({every + b"abcabcab" * 30 + every[::-1]: 1}, 300)
-    files = [gpt2_dir / "encoder.json", gpt2_dir / "vocab.bpe"]
-    gpt2_tokenizer = import_vocabulary(files).tokenizer
     for missing in (0, 3):
         present = every[missing:]
         data = present + b"abcabcab" * 10 + present[::-1] + b"Supercalifragilistic" * 3

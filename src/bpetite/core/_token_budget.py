@@ -110,7 +110,8 @@ class TokenBudget:
             ends.append(end)
         text = self.text
         for end in reversed(ends):  # almost always the first one fits
-            if end == 0 or self.count(text[:end]) <= max_tokens:
+            # The whole text's tokens are the walk's, within the limit: nothing to count.
+            if end in (0, len(text)) or self.count(text[:end]) <= max_tokens:
                 return text[:end]
         return ""  # pragma: no cover - the loop returns at end 0 at the latest
 
@@ -127,6 +128,8 @@ class TokenBudget:
             itself when none fits)."""
             start = walked[first][1]
             last = bisect_right(counts, counts[first] + max_tokens) - 1
+            if start == 0 and walked[last][1] == len(text):
+                return last  # the whole text: its tokens are the walk's, within the limit
             while last > first and count(text[start : walked[last][1]]) > max_tokens:
                 last -= 1
             return last
