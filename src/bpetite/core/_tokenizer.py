@@ -855,17 +855,11 @@ class Tokenizer:
         if disallowed:
             specials.check_disallowed(text, disallowed)
 
-        encoder = self._encoder
-        count_text = encoder.count_text
-
         def count(piece: str) -> int:
-            # count_tokens of a piece of the checked text, which needs no checking again:
-            # it is valid text and holds no disallowed special.
-            return sum(
-                count_text(part) if isinstance(part, str) else 1
-                for part in specials.segments(piece, allowed)
-            )
+            # The whole text was checked for disallowed specials; a piece holds none.
+            return self.count_tokens(piece, allowed_special=allowed, disallowed_special=())
 
+        encoder = self._encoder
         return TokenBudget(
             text,
             specials.segments(text, allowed),
