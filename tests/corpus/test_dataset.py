@@ -332,13 +332,21 @@ def test_uint32_when_an_id_does_not_fit_uint16(tmp_path: Path) -> None:
     assert str(refused.value).endswith('; pass dtype="uint32"')  # the keyword that fixes it
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_a_merged_id_past_uint16_is_an_error_not_a_wrap(tmp_path: Path, workers: int) -> None:
-    """Every byte pair as a merge, with "ab" last: "ab" encodes to 65791, past 65535."""
+@pytest.fixture(scope="module")
+def every_pair_tokenizer() -> Tokenizer:
+    """Every byte pair as a merge, with "ab" last."""
     pairs = [
         (left, right) for left in range(256) for right in range(256) if (left, right) != (97, 98)
     ]
-    tokenizer = Tokenizer([*pairs, (97, 98)])
+    return Tokenizer([*pairs, (97, 98)])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_merged_id_past_uint16_is_an_error_not_a_wrap(
+    every_pair_tokenizer: Tokenizer, tmp_path: Path, workers: int
+) -> None:
+    """Every byte pair as a merge, with "ab" last: "ab" encodes to 65791, past 65535."""
+    tokenizer = every_pair_tokenizer
     assert tokenizer.encode_ordinary("ab") == [65_791]
     folder = tmp_path / "corpus"
     folder.mkdir()

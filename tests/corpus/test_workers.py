@@ -343,11 +343,19 @@ def test_a_worker_whose_parent_is_gone_stops_at_the_next_block(tmp_path: Path) -
     assert shared.done[0] == path.stat().st_size
 
 
+@pytest.fixture(scope="module")
+def one_process_counts(big_corpus: Path) -> Counter[bytes]:
+    """What one process counts in the first two files of the big corpus."""
+    return count_files([big_corpus / "0.txt", big_corpus / "1.txt"], workers=1)
+
+
 @pytest.mark.parametrize("workers", [2, 3])
-def test_counts_with_workers_equal_one_process(big_corpus: Path, workers: int) -> None:
+def test_counts_with_workers_equal_one_process(
+    big_corpus: Path, one_process_counts: Counter[bytes], workers: int
+) -> None:
     """Several small pieces per worker, claimed in any order: the same counts."""
     files = [big_corpus / "0.txt", big_corpus / "1.txt"]
-    expected = count_files(files, workers=1)
+    expected = one_process_counts
     assert count_files(files, workers=workers, piece_bytes=300_000) == expected
     assert multiprocessing.active_children() == []
 

@@ -26,7 +26,6 @@ until its first other character shows the document is not blank.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Iterator
 from itertools import chain
 from pathlib import Path
@@ -37,13 +36,6 @@ from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE, stream_file_text
 
 #: How many bytes are searched for a cut point at a time.
 CUT_SEARCH_BYTES: Final = 1 << 20
-
-
-class _Mark(enum.Enum):
-    """Where a document ends: at a delimiter, or at the end of the text."""
-
-    DELIMITER = enum.auto()
-    END = enum.auto()
 
 
 def check_delimiter(delimiter: object) -> str | None:
@@ -75,56 +67,36 @@ def parquet_refusal(path: object) -> ParameterError:
     )
 
 
-class Document:
-    """The text of one document, in parts, read as it is iterated (never an empty part).
-
-    After it is exhausted, `last` says whether it ended the text (rather than at a
-    delimiter).
-    """
-
-    __slots__ = ("_done", "_marks", "last")
-
-    def __init__(self, marks: Iterator[str | _Mark]) -> None:
-        self._marks = marks
-        self._done = False
-        self.last = False
-
-    def __iter__(self) -> Document:
-        return self
-
-    def __next__(self) -> str:
-        if self._done:
-            raise StopIteration
-        item = next(self._marks)
-        if isinstance(item, _Mark):
-            self._done = True
-            self.last = item is _Mark.END
-            raise StopIteration
-        return item
-
-
-def split_documents(pieces: Iterable[str], delimiter: str) -> Iterator[Document]:
+def split_documents(pieces: Iterable[str], delimiter: str) -> Iterator[Iterator[str]]:
     """Yield each document of ``"".join(pieces).split(delimiter)`` in turn, blanks included.
 
-    Each document is an iterator over its text; the next one is yielded once the
-    caller is done with it (the rest of it is skipped then), as ``itertools.groupby``
-    does. The text is never held whole, however the pieces cut it.
+    Each document is an iterator over its text (never an empty part); the next one is
+    yielded once the caller is done with it (the rest of it is skipped then), as
+    ``itertools.groupby`` does. The text is never held whole, however the pieces cut it.
 
     >>> ["".join(document) for document in split_documents(["a|", "|b|", "c||"], "||")]
     ['a', 'b|c', '']
     """
     marks = _marks(pieces, delimiter)
-    while True:
-        document = Document(marks)
-        yield document
-        for _ in document:  # what the caller left of it
+    ended = False
+
+    def document() -> Iterator[str]:
+        nonlocal ended
+        for part in marks:
+            if part is None:
+                return
+            yield part
+        ended = True
+
+    while not ended:
+        parts = document()
+        yield parts
+        for _ in parts:  # what the caller left of it
             pass
-        if document.last:
-            return
 
 
-def _marks(pieces: Iterable[str], delimiter: str) -> Iterator[str | _Mark]:
-    """The text of `pieces`, with a mark where each delimiter was and one at the end.
+def _marks(pieces: Iterable[str], delimiter: str) -> Iterator[str | None]:
+    """The text of `pieces`, in non-empty parts, with None where each delimiter was.
 
     The last ``len(delimiter) - 1`` characters of what has been read are held back,
     since they may begin a delimiter that the next piece completes.
@@ -139,7 +111,7 @@ def _marks(pieces: Iterable[str], delimiter: str) -> Iterator[str | _Mark]:
         while (found := buffer.find(delimiter, position)) >= 0:
             if found > position:
                 yield buffer[position:found]
-            yield _Mark.DELIMITER
+            yield None
             position = found + size
         keep = max(position, len(buffer) - size + 1)
         if keep > position:
@@ -147,7 +119,6 @@ def _marks(pieces: Iterable[str], delimiter: str) -> Iterator[str | _Mark]:
         carry = buffer[keep:]
     if carry:
         yield carry
-    yield _Mark.END
 
 
 def kept_documents(
@@ -247,8 +218,7 @@ def measure_documents(
             taken += chars if doc_cap is None else min(chars, doc_cap)
             if taken > limit:
                 return taken, position
-        if not document.last:
-            position += delimiter_bytes
+        position += delimiter_bytes  # past the last document, no one reads it
     return taken, None
 
 
