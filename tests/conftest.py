@@ -22,13 +22,16 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from bpetite import count_chunks, reference
 from tests import datafiles
+
+if TYPE_CHECKING:
+    from _typeshed import FileDescriptorLike
 
 T = TypeVar("T")
 
@@ -58,6 +61,28 @@ def pytest_configure(config: pytest.Config) -> None:
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     share_bytecode(config)
+    skip_disk_waits()
+
+
+def skip_disk_waits() -> None:
+    """Make ``os.fsync`` in the test processes check its descriptor and return at once.
+
+    bpetite syncs every file it publishes, and its directory, before the rename; what
+    that buys (the file survives a power cut) no test can observe, and each call waits
+    for the disk: milliseconds each, seconds on a busy disk, and a dataset of 1,720
+    shards makes 6,880. The calls are still made, with the same descriptors, and one
+    that is not open still raises; the tests that make a sync fail patch ``os.fsync``
+    themselves. The processes the tests start (the CLI) sync for real, and so do the
+    test processes under ``BPETITE_TEST_REAL_FSYNC=1``.
+    Measurements: docs/design-notes.md#test-suite
+    """
+    if os.environ.get("BPETITE_TEST_REAL_FSYNC") != "1":
+        os.fsync = _check_descriptor
+
+
+def _check_descriptor(fd: FileDescriptorLike) -> None:
+    """``os.fsync`` without the wait: OSError (EBADF) if `fd` is not open."""
+    os.fstat(fd if isinstance(fd, int) else fd.fileno())
 
 
 def share_bytecode(config: pytest.Config) -> None:

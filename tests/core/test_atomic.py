@@ -109,3 +109,16 @@ def test_a_file_written_a_piece_at_a_time_keeps_an_existing_one_unless_told(
 
 def _is_directory(fd: int) -> bool:
     return stat.S_ISDIR(os.fstat(fd).st_mode)
+
+
+def test_the_suites_fsync_skips_the_wait_but_not_the_descriptor_check(tmp_path: Path) -> None:
+    """tests/conftest.py's ``os.fsync`` (unless BPETITE_TEST_REAL_FSYNC=1): no wait, and a
+    descriptor that is not open still fails as the real one does."""
+    path = tmp_path / "f"
+    with path.open("wb") as handle:
+        os.fsync(handle.fileno())
+        os.fsync(handle)
+        closed = handle.fileno()
+    with pytest.raises(OSError) as caught:
+        os.fsync(closed)
+    assert caught.value.errno == errno.EBADF

@@ -11,7 +11,6 @@ that many uint16 ids.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -122,17 +121,8 @@ def test_llmc_format_is_read_back_by_the_llmc_loader(
     assert manifest(output)["header_bytes"] == 1024
 
 
-@pytest.fixture
-def no_disk_waits(monkeypatch: pytest.MonkeyPatch) -> None:
-    """os.fsync as a no-op: it changes nothing that is read back, and with one token a
-    shard the output is over a thousand shards, each published with four fsyncs that
-    only wait for the disk (how outputs are synced is tests/core/test_atomic.py's)."""
-    monkeypatch.setattr(os, "fsync", lambda fd: None)
-
-
 @pytest.mark.parametrize("file_format", ["bin", "llmc"])
 @pytest.mark.parametrize("shard_tokens", [1, 97, 500, 10**6])
-@pytest.mark.usefixtures("no_disk_waits")
 def test_shards_hold_exactly_n_tokens_and_join_to_the_whole(
     tokenizer: Tokenizer, shards: list[Path], tmp_path: Path, file_format: str, shard_tokens: int
 ) -> None:
