@@ -430,9 +430,10 @@ class Encoder:
         `word` holds one character per token (``chr(id)``), in a :class:`HugeWord` (one
         byte a token while it can be). Each merge present, lowest rank first, is one
         ``str.replace``: the rank pass of the reference itself. The lowest ranks are
-        taken in turn, each looked for, until ``RANK_PASS_MISSES`` scans found nothing; then the
-        word's pairs are counted once, and followed through the neighbours of each new
-        token (:func:`merge_word`), so the next rank present is known without a scan.
+        taken in turn, each looked for, until ``RANK_PASS_MISSES`` scans found nothing;
+        then the word's pairs are counted once, and followed through the neighbours of
+        each new token (:func:`merge_word`), so the next rank present is known without
+        a scan.
         Either way a merge creates only pairs of higher rank, so every pair present
         ranks after the last merge done. Memory is a few times the word, against
         dozens of bytes a position for linked positions. Once the rescans have cost
