@@ -102,7 +102,8 @@ def test_byte_pairs_in_windows_of_every_small_size() -> None:
             for length in range(6):
                 for letters in product("ab\x00\x7f\xff", repeat=length):
                     word = "".join(letters)
-                    assert count_byte_pairs(word) == pairs_of(word), (window, word)
+                    data = word.encode("latin-1")
+                    assert count_byte_pairs(data) == pairs_of(word), (window, word)
 
 
 @given(st.text(st.characters(max_codepoint=0x2FF), max_size=80), st.integers(2, 9))

@@ -433,12 +433,11 @@ class Encoder:
         taken in turn, each looked for, until ``RANK_PASS_MISSES`` scans found nothing;
         then the word's pairs are counted once, and followed through the neighbours of
         each new token (:func:`merge_word`), so the next rank present is known without
-        a scan.
-        Either way a merge creates only pairs of higher rank, so every pair present
-        ranks after the last merge done. Memory is a few times the word, against
-        dozens of bytes a position for linked positions. Once the rescans have cost
-        ``RESCANS`` times the word's length (a vocabulary that applies many merges to
-        it), the rest is :meth:`merge_long`'s, from where the merges got to.
+        a scan. Either way a merge creates only pairs of higher rank, so every pair
+        present ranks after the last merge done. Memory is a few times the word,
+        against dozens of bytes a position for linked positions. Once the rescans have
+        cost ``RESCANS`` times the word's length (a vocabulary that applies many merges
+        to it), the rest is :meth:`merge_long`'s, from where the merges got to.
         """
         merge_ids, lefts, rights = self._merge_ids, self._lefts, self._rights
         huge = HugeWord(word, set(word))  # one byte a token while it can be

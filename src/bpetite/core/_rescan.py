@@ -85,9 +85,11 @@ def count_pairs(word: str) -> Counter[str]:
     if not word:
         return Counter()
     if alphabet is None:
-        if word.isascii() or max(word) < chr(LOCAL_CODE_POINTS):
-            return count_byte_pairs(word)
-        return Counter(map(add, word, islice(word, 1, None)))
+        try:
+            data = word.encode("latin-1")
+        except UnicodeEncodeError:  # a token past 255: a str per pair
+            return Counter(map(add, word, islice(word, 1, None)))
+        return count_byte_pairs(data)
     counts: Counter[str] = Counter()
     for left in alphabet:
         for right in alphabet:
@@ -99,21 +101,21 @@ def count_pairs(word: str) -> Counter[str]:
     return +counts  # without the pairs that do not occur
 
 
-def count_byte_pairs(word: str) -> Counter[str]:
-    """:func:`count_pairs` of a word whose characters are all below 256.
+def count_byte_pairs(data: bytes) -> Counter[str]:
+    """:func:`count_pairs` of a word of characters below 256, given as its latin-1 bytes.
 
-    Its latin-1 bytes read as 16-bit numbers (an ``array("H")``) are its pairs at even
+    The bytes read as 16-bit numbers (an ``array("H")``) are the pairs at even
     positions, and from the second byte on those at odd positions: ``Counter`` counts
     the numbers in C, with no two-character ``str`` made per position as a ``map`` of
-    the pairs would, then each distinct number is turned back into its pair.
+    the pairs would, then each distinct number is turned back into its pair. A window
+    of ``WINDOW`` pairs at a time, so that the arrays stay small.
     Measurements: docs/design-notes.md#rescanned-words
     """
     codes: Counter[int] = Counter()
-    for start in range(0, len(word) - 1, WINDOW):
-        data = word[start : start + WINDOW + 1].encode("latin-1")  # one past: the last pair
-        for offset in (0, 1):
-            end = offset + (len(data) - offset) // 2 * 2
-            numbers = array("H", data[offset:end])
+    for start in range(0, len(data) - 1, WINDOW):
+        end = min(start + WINDOW + 1, len(data))  # one past the window: its last pair
+        for first in (start, start + 1):
+            numbers = array("H", data[first : first + (end - first) // 2 * 2])
             if sys.byteorder == "big":
                 numbers.byteswap()  # the first byte of each pair in the low bits
             codes.update(numbers)

@@ -76,7 +76,7 @@ def train_files(
     uses several workers needs the usual ``if __name__ == "__main__":`` guard.
 
     `dask`, a ``distributed.Client``, counts and merges on its cluster instead of local
-    processes: one counting task per file (every path must name the same file on every
+    processes: a counting task per batch of files (every path must name the same file on every
     worker), then, from 16 MiB of distinct chunks, the words in one share per worker
     and only futures and pair counts in this process (below that, the counts are
     gathered here and merged in this process: :mod:`bpetite.corpus._dask_merge`); the
