@@ -331,8 +331,8 @@ def trace_train(
         # count the adjacent pairs inside each chunk, times the chunk's count
         stats: dict[Pair, int] = {}
         for word, count in words.items():
-            for pair, n in get_stats(word).items():
-                stats[pair] = stats.get(pair, 0) + n * count
+            for pair in pairwise(word):
+                stats[pair] = stats.get(pair, 0) + count
         # keep the candidates: pairs whose token would not be too long
         if max_token_bytes is not None:
             stats = {
@@ -350,8 +350,12 @@ def trace_train(
             break
         # mint a new token, and merge the pair in every chunk
         token_bytes[new_id] = token_bytes[pair[0]] + token_bytes[pair[1]]
-        # (distinct chunks stay distinct: a chunk's tokens always spell its bytes)
-        words = {tuple(merge(word, pair, new_id)): n for word, n in words.items()}
+        # (distinct chunks stay distinct: a chunk's tokens always spell its bytes; one
+        # without the pair's left token cannot change, and is kept as it is)
+        words = {
+            tuple(merge(word, pair, new_id)) if pair[0] in word else word: n
+            for word, n in words.items()
+        }
         steps.append(
             TrainStep(
                 rank=new_id - BASE_VOCAB_SIZE,
