@@ -160,7 +160,7 @@ def explain_encode(
     or a :class:`~bpetite.reference.Model`). The ids are the last tokens of each chunk,
     which are ``tokenizer.encode(text, allowed_special=...)``'s.
     """
-    from bpetite.reference import trace_encode, vocab
+    from bpetite.reference import trace_encode
 
     if not isinstance(text, str):
         raise TypeError(f"explain() takes a str, got {type(text).__name__}")
@@ -173,9 +173,13 @@ def explain_encode(
                 f"tokenizer (its special tokens: {sorted(specials)})"
             )
     steps = trace_encode(tokenizer, text, allowed_special=allowed_special)
-    table = vocab(
-        tokenizer.merges, byte_order=tokenizer.byte_order, special_tokens=tokenizer.special_tokens
-    )
+    # A merge joins two tokens the step before it shows, so the steps hold every part's
+    # bytes: no table of the whole vocabulary (200,000 tokens for o200k_base) is built.
+    table = {
+        token: piece
+        for step in steps
+        for token, piece in zip(step.tokens, step.pieces, strict=True)
+    }
     ids: list[int] = []
     applied: dict[int, int] = {}  # rank -> how many times it merged a pair of the text
     made: dict[int, int] = {}  # rank -> the id it makes
