@@ -35,6 +35,16 @@ BYTE_TO_CHAR: Final[tuple[str, ...]] = tuple(
 #: character in GPT-2's alphabet -> byte value.
 CHAR_TO_BYTE: Final[dict[str, int]] = {char: byte for byte, char in enumerate(BYTE_TO_CHAR)}
 
+#: ``str.translate`` tables between a token's bytes, read as Latin-1 (one character per
+#: byte), and its spelling in the alphabet: one call in C per token, not one per byte.
+#: Reading back, a Latin-1 character outside the alphabet becomes U+FFFF, which (like
+#: any character past U+00FF left as it is) Latin-1 cannot encode.
+_TO_ALPHABET: Final = str.maketrans(dict(zip(map(chr, range(256)), BYTE_TO_CHAR, strict=True)))
+_FROM_ALPHABET: Final = str.maketrans(
+    {chr(code): "\uffff" for code in range(256)}
+    | {char: chr(byte) for char, byte in CHAR_TO_BYTE.items()}
+)
+
 
 @dataclass(frozen=True, slots=True)
 class BytePermutation:
@@ -70,12 +80,12 @@ def gpt2_byte_permutation() -> BytePermutation:
 
 def to_alphabet(token: bytes) -> str:
     """Write `token` in GPT-2's alphabet: ``b" the"`` -> ``"Ġthe"``."""
-    return "".join(map(BYTE_TO_CHAR.__getitem__, token))
+    return token.decode("latin-1").translate(_TO_ALPHABET)
 
 
 def from_alphabet(text: str) -> bytes | None:
     """The bytes a string in GPT-2's alphabet stands for, or None if it uses other characters."""
     try:
-        return bytes(map(CHAR_TO_BYTE.__getitem__, text))
-    except KeyError:
+        return text.translate(_FROM_ALPHABET).encode("latin-1")
+    except UnicodeEncodeError:
         return None

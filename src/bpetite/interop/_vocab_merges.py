@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, loads_json
 from bpetite.errors import InteropError
-from bpetite.interop._alphabet import BYTE_TO_CHAR, from_alphabet
+from bpetite.interop._alphabet import from_alphabet, to_alphabet
 from bpetite.interop._model import (
     ImportFormat,
     ImportResult,
@@ -25,7 +25,7 @@ from bpetite.interop._model import (
 
 def spell(token: bytes) -> str:
     """A token as these files write it, in JSON quotes: ``b" the"`` -> ``"Ġthe"``."""
-    return json.dumps("".join(map(BYTE_TO_CHAR.__getitem__, token)), ensure_ascii=False)
+    return json.dumps(to_alphabet(token), ensure_ascii=False)
 
 
 def load_json(data: bytes, source: str) -> object:
