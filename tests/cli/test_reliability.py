@@ -8,6 +8,7 @@ and huge id lists are handled with one line or a clean result.
 from __future__ import annotations
 
 import fcntl
+import functools
 import io
 import json
 import os
@@ -75,9 +76,14 @@ def one_error_line(stderr: bytes, *fragments: str) -> str:
     return line
 
 
+@functools.cache
+def reference_merges() -> tuple[tuple[int, int], ...]:
+    """The reference's merges of CORPUS, computed once: several tests check against them."""
+    return tuple(reference.train(CORPUS, VOCAB))
+
+
 def expected_ids(text: str) -> list[int]:
-    merges = reference.train(CORPUS, VOCAB)
-    return reference.encode(reference.Model(merges), text)
+    return reference.encode(reference.Model(reference_merges()), text)
 
 
 # --------------------------------------------------------------------------- short writes
@@ -636,7 +642,7 @@ def _decode_peak(model: Path, ids: list[int], directory: Path) -> tuple[int, int
             sys.stdout.flush()
             sys.stdout = saved
     assert code == 0
-    vocab = reference.vocab(reference.train(CORPUS, VOCAB))
+    vocab = reference.vocab(reference_merges())
     assert sink.read_bytes() == b"".join(map(vocab.__getitem__, ids))
     return peak, source.stat().st_size
 
@@ -660,9 +666,11 @@ def test_decode_validates_every_id_before_writing(
     model: Path, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
     ids = Tokenizer.load(model).encode(CORPUS) * 3000  # many slices
+    # json.dumps([*ids, bad, *ids[:5]]), the millions of ids written once for both files
+    opened, tail = json.dumps(ids)[:-1], json.dumps(ids[:5])[1:]
     for bad, fragment in ((10**6, "unknown token id 1000000"), (240, "do not decode")):
         source = tmp_path / "ids.json"
-        source.write_text(json.dumps([*ids, bad, *ids[:5]]), encoding="utf-8")
+        source.write_text(f"{opened}, {bad}, {tail}", encoding="utf-8")
         assert main(["decode", "--model", str(model), "--input", str(source)]) == 1
         captured = capsysbinary.readouterr()
         assert captured.out == b""
