@@ -8,6 +8,7 @@ stdout empty and print one ``bpetite: error:`` line without a traceback.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import io
 import json
@@ -88,9 +89,15 @@ def model(tmp_path: Path) -> Path:
     return path
 
 
+@functools.cache
+def reference_merges() -> tuple[tuple[int, int], ...]:
+    """The reference's merges of CORPUS, computed once: many tests check against them."""
+    return tuple(reference.train(CORPUS, SMALL_VOCAB))
+
+
 @pytest.fixture
 def merges() -> list[tuple[int, int]]:
-    return reference.train(CORPUS, SMALL_VOCAB)
+    return list(reference_merges())
 
 
 def train_argv(
@@ -776,9 +783,10 @@ def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return empty
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def reference_gpt2(gpt2_dir: Path) -> Any:
-    """tiktoken's gpt2, built from the files directly: no cache, no get_encoding."""
+    """tiktoken's gpt2, built from the files directly: no cache, no get_encoding; once for
+    the module, as tiktoken's encodings do not change."""
     tiktoken = pytest.importorskip("tiktoken")
     from tiktoken.load import data_gym_to_mergeable_bpe_ranks
 
@@ -1016,7 +1024,7 @@ def test_demo_with_input_and_output(
     assert report["artifact"] == "demo.json"
     assert report["corpus"] == str(corpus_file)
     assert report["corpus_bytes"] == corpus_file.stat().st_size
-    merges = reference.train(CORPUS, 300)
+    merges = list(reference_merges())  # --vocab-size 300 is SMALL_VOCAB
     assert artifact_merges(demo_dir / "demo.json") == merges
     check_demo_report(report, TEXT, merges)
     pieces = token_pieces(
