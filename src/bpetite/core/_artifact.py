@@ -190,8 +190,9 @@ def schema_version(
     return SCHEMA_V2
 
 
-#: How many decimal digits each byte value has.
-_BYTE_DIGITS: Final = tuple(len(str(byte)) for byte in range(BASE_VOCAB_SIZE))
+#: Each byte value in decimal, and how many digits that is.
+_DECIMAL: Final = tuple(map(str, range(BASE_VOCAB_SIZE)))
+_BYTE_DIGITS: Final = tuple(map(len, _DECIMAL))
 
 
 def v1_size(merges: Sequence[tuple[int, int]], pattern: SplitPattern) -> int:
@@ -209,7 +210,7 @@ def v1_size(merges: Sequence[tuple[int, int]], pattern: SplitPattern) -> int:
     size = BASE_VOCAB_SIZE + len(merges)
     special = END_OF_TEXT_TOKEN.encode("utf-8")
     lengths.append(len(special))
-    digits.append(sum(len(str(byte)) for byte in special))
+    digits.append(sum(map(len, map(_DECIMAL.__getitem__, special))))
     # '"id":[b,b,b]' for each token, joined by commas, in braces (summed in C, term by term)
     entries = _digits_below(size + 1) + sum(digits) + sum(lengths)
     entries += 4 * (size + 1)
@@ -241,8 +242,6 @@ def _digits_below(stop: int) -> int:
 
 # --------------------------------------------------------------------------- writing
 
-#: Each byte value in decimal.
-_DECIMAL: Final = tuple(map(str, range(BASE_VOCAB_SIZE)))
 #: The byte tokens' ids as the keys of v1's ``vocab``, in the order sorted keys take
 #: ("0", "1", "10", "100", ...), and each one's entry, '"b":[b]': the same in every file.
 _BYTE_KEYS: Final = tuple(sorted(_DECIMAL))
