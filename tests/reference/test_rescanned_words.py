@@ -72,16 +72,16 @@ def check_one_merge(word: str, pair: str) -> None:
     assert merged == expected
     assert occurrences == len(word) - len(merged)
     left, right = pair[0], pair[1]
-    moved = Counter(pairs_before)
-    moved.subtract({pair: occurrences})
+    moved = Counter(pairs_before)  # a missing pair counts 0, and may go below
+    moved[pair] -= occurrences
     for neighbour, count in before.items():
-        moved.subtract({neighbour + left: count})
-        moved.update({neighbour + new: count})
+        moved[neighbour + left] -= count
+        moved[neighbour + new] += count
     for neighbour, count in after.items():
-        moved.subtract({right + neighbour: count})
-        moved.update({new + neighbour: count})
-    moved.subtract({right + left: doubled})
-    moved.update({new + new: doubled})
+        moved[right + neighbour] -= count
+        moved[new + neighbour] += count
+    moved[right + left] -= doubled
+    moved[new + new] += doubled
     assert +moved == pairs_after and -moved == Counter(), (word, pair)
 
 
@@ -284,8 +284,8 @@ def check_merges_in_a_huge_word(word: str, merges: int) -> None:
         moved = pairs - Counter({pair: len(ids) - len(merged)})  # each occurrence merged
         ids = merged
         for lost, created, count in moved_pairs(pair, new, before, after, doubled):
-            moved.subtract({lost: count})
-            moved.update({created: count})
+            moved[lost] -= count
+            moved[created] += count
         assert moved == pairs_after, (word, step)
         assert pair not in huge
         assert huge.ids() == ids and huge.tokens() == "".join(map(chr, ids))

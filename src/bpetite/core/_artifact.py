@@ -19,6 +19,7 @@ import contextlib
 import json
 import operator
 import os
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -189,8 +190,9 @@ def schema_version(
     return SCHEMA_V2
 
 
-#: How many decimal digits each byte value has.
-_BYTE_DIGITS: Final = tuple(len(str(byte)) for byte in range(BASE_VOCAB_SIZE))
+#: Each byte value in decimal, and how many digits that is.
+_DECIMAL: Final = tuple(map(str, range(BASE_VOCAB_SIZE)))
+_BYTE_DIGITS: Final = tuple(map(len, _DECIMAL))
 
 
 def v1_size(merges: Sequence[tuple[int, int]], pattern: SplitPattern) -> int:
@@ -208,9 +210,9 @@ def v1_size(merges: Sequence[tuple[int, int]], pattern: SplitPattern) -> int:
     size = BASE_VOCAB_SIZE + len(merges)
     special = END_OF_TEXT_TOKEN.encode("utf-8")
     lengths.append(len(special))
-    digits.append(sum(len(str(byte)) for byte in special))
+    digits.append(sum(map(len, map(_DECIMAL.__getitem__, special))))
     # '"id":[b,b,b]' for each token, joined by commas, in braces (summed in C, term by term)
-    entries = sum(map(len, map(str, range(size + 1)))) + sum(digits) + sum(lengths)
+    entries = _digits_below(size + 1) + sum(digits) + sum(lengths)
     entries += 4 * (size + 1)
     vocab = entries + size + 2
     # '[l,r]' for each merge, joined by commas, in brackets
@@ -228,7 +230,41 @@ def v1_size(merges: Sequence[tuple[int, int]], pattern: SplitPattern) -> int:
     return rest_size - len("[]") + merged + len(',"vocab":') + vocab
 
 
+def _digits_below(stop: int) -> int:
+    """How many decimal digits the numbers 0 to ``stop - 1`` take together, width by width."""
+    total, width, start = 0, 1, 0
+    while start < stop:
+        end = min(stop, 10**width)  # the numbers of `width` digits are start to end - 1
+        total += (end - start) * width
+        start, width = end, width + 1
+    return total
+
+
 # --------------------------------------------------------------------------- writing
+
+#: The byte tokens' ids as the keys of v1's ``vocab``, in the order sorted keys take
+#: ("0", "1", "10", "100", ...), and each one's entry, '"b":[b]': the same in every file.
+_BYTE_KEYS: Final = tuple(sorted(_DECIMAL))
+_BYTE_ENTRIES: Final = tuple(f'"{key}":[{key}]' for key in _BYTE_KEYS)
+
+
+def _own_v1_vocab(vocab: Mapping[int, bytes], size: int) -> str:
+    """The v1 ``vocab`` object of a model's own vocabulary, as ``json.dumps`` with
+    sorted keys writes it: ids 0 to `size` (the special token's), the byte tokens in
+    the identity order.
+
+    The byte tokens' entries are written once, at import; each other token's entry goes
+    where its key sorts among them. A small model's file is mostly those 256 entries.
+    """
+    entries: list[str] = []
+    done = 0  # the byte entries placed so far
+    for key in sorted(map(str, range(BASE_VOCAB_SIZE, size + 1))):
+        before = bisect_left(_BYTE_KEYS, key, done)
+        entries += _BYTE_ENTRIES[done:before]
+        entries.append(f'"{key}":[{",".join(map(_DECIMAL.__getitem__, vocab[int(key)]))}]')
+        done = before
+    entries += _BYTE_ENTRIES[done:]
+    return "{" + ",".join(entries) + "}"
 
 
 def dumps_artifact(
@@ -254,8 +290,9 @@ def dumps_artifact(
     is returned, so no caller can ever write an artifact that :func:`load` would reject
     (ArtifactError naming the defect), unless the state is `checked` already: a model
     that :func:`~bpetite.core._model.define` accepted, whose rules are the ones
-    :func:`parse_artifact` ends with, and its own vocabulary (``Tokenizer.dumps``).
-    Measurements: docs/design-notes.md#saving-no-second-parse
+    :func:`parse_artifact` ends with, and its own vocabulary (``Tokenizer.dumps``);
+    such a vocabulary's v1 entries are spliced among the byte tokens' ready-made ones
+    (:func:`_own_v1_vocab`). Measurements: docs/design-notes.md#saving-no-second-parse
     """
     split = resolve_pattern(pattern)
     size = BASE_VOCAB_SIZE + len(merges)
@@ -270,10 +307,14 @@ def dumps_artifact(
         "pretokenizer_pattern": split.source,
         "special_tokens": own,
     }
+    own_vocab = None  # a checked model's v1 vocab, written apart (see _own_v1_vocab)
     if schema_version(merges, split, special_tokens, training or {}, order) == SCHEMA_VERSION:
         artifact["schema_version"] = SCHEMA_VERSION
         artifact["merges"] = [list(merge) for merge in merges]
-        artifact["vocab"] = {str(token_id): list(token) for token_id, token in vocab.items()}
+        if checked:
+            own_vocab = _own_v1_vocab(vocab, size)
+        else:
+            artifact["vocab"] = {str(token_id): list(token) for token_id, token in vocab.items()}
     else:
         # The compact lane (see _OPTIONAL_KEYS_V2): flat merges; the vocab follows.
         artifact["schema_version"] = SCHEMA_V2
@@ -292,7 +333,10 @@ def dumps_artifact(
             artifact["special_aliases"] = aliases
         if training:
             artifact["training"] = dict(training)
-    data = json.dumps(artifact, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    text = json.dumps(artifact, sort_keys=True, separators=(",", ":"))
+    if own_vocab is not None:  # "vocab" sorts last: it goes before the closing brace
+        text = f'{text[:-1]},"vocab":{own_vocab}}}'
+    data = text.encode("utf-8")
     if len(data) > MAX_ARTIFACT_BYTES:
         # Only text can make a compact artifact this large: the merges of the largest
         # vocabulary take a fraction of the limit, and the pattern has its own bound.

@@ -97,7 +97,7 @@ def extended(
     new_merges = extend_merges(
         chunk_counts,
         vocab_size,
-        token_lengths=[len(vocab[token_id]) for token_id in model.mergeable_ids],
+        token_lengths=list(map(len, map(vocab.__getitem__, model.mergeable_ids))),
         encode_chunk=encode_chunk,
         renumber=renumber,
         progress=progress,

@@ -33,8 +33,9 @@ Then, for a budget of ``n`` tokens:
   text of megabytes against a small limit encodes a few chunks of it.
 
 The walk (:meth:`TokenBudget.boundaries`) splits lazily, with the split pattern's
-``finditer``, so only the chunks a question needs are split and encoded; each chunk's
-ids come from the encoder's cache, the same ids ``encode`` returns.
+``finditer``, so only the chunks a question needs are split and encoded (a preset's
+short runs of text are split whole, which costs less than finding them one by one);
+each chunk's ids come from the encoder's cache, the same ids ``encode`` returns.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ from bpetite.core._patterns import SplitPattern, check_tiling
 
 #: How much of the text an error message quotes from where a piece could not fit.
 _QUOTED_CHARS = 20
+#: A preset splits a run of text up to this long whole, a longer one a chunk at a time.
+_SPLIT_AT_ONCE_CHARS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,12 +156,21 @@ class TokenBudget:
             last = reach
 
 
-def _chunks(pattern: SplitPattern, text: str) -> Iterator[str]:
-    """The chunks ``pattern.split(text)`` gives, found one at a time.
+def _chunks(pattern: SplitPattern, text: str) -> Iterable[str]:
+    """The chunks ``pattern.split(text)`` gives, found one at a time, so that a long
+    text is split only as far as it is walked; a preset's short text all at once.
 
     The matches of the pattern ``SplitPattern.split`` uses for the text; a custom
-    pattern must match every character, which is checked as it goes.
+    pattern must match every character, which is checked as it goes. A preset always
+    does, so splitting a short text whole changes nothing but the time: ``findall``
+    makes no match object per chunk.
     """
+    if pattern.is_preset and len(text) <= _SPLIT_AT_ONCE_CHARS:
+        return pattern.split(text)
+    return _chunks_one_at_a_time(pattern, text)
+
+
+def _chunks_one_at_a_time(pattern: SplitPattern, text: str) -> Iterator[str]:
     position = 0
     for match in pattern.finder(text).finditer(text):
         chunk = match.group()
