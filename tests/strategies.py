@@ -1,11 +1,19 @@
 """Hypothesis strategies shared by the tests: texts that stress BPE and merge lists."""
 
+import functools
 import unicodedata
+from typing import Any
 
-import regex
 from hypothesis import strategies as st
 
-_UNASSIGNED = regex.compile(r"\p{Cn}")
+
+@functools.cache
+def _unassigned() -> Any:
+    """`regex`'s unassigned class, imported when first drawn: ``tests/without_regex.py``
+    imports this module with `regex` blocked."""
+    import regex
+
+    return regex.compile(r"\p{Cn}")
 
 
 def known_to_every_engine(text: str) -> bool:
@@ -19,7 +27,7 @@ def known_to_every_engine(text: str) -> bool:
     down by ``test_characters_newer_than_an_engines_unicode_tables_can_split_differently``.
     """
     return all(
-        unicodedata.category(char) != "Cn" or _UNASSIGNED.match(char) is not None for char in text
+        unicodedata.category(char) != "Cn" or _unassigned().match(char) is not None for char in text
     )
 
 
