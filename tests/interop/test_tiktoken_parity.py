@@ -11,7 +11,6 @@ same keywords, so that difference is never what is compared.
 
 import functools
 import os
-import unicodedata
 from typing import Any
 
 import numpy
@@ -217,15 +216,9 @@ def test_the_special_policy_is_tiktokens(name: str, data: st.DataObject) -> None
         )
 
 
-def _assigned_or_surrogate(char: str) -> bool:
-    """Characters new in Unicode 17 are letters to `regex` but not to tiktoken's Unicode 16
-    engine (the documented limit, docs/interop.md; test_openai_vocabularies shows it), so
-    only what Python's older tables assign is drawn, and the lone surrogates under test."""
-    return unicodedata.category(char) != "Cn"
-
-
+#: Lone surrogates, the subject here, among characters every engine classifies alike.
 _with_surrogates = st.text(
-    st.one_of(st.characters().filter(_assigned_or_surrogate), st.characters(categories=["Cs"])),
+    st.one_of(st.characters().filter(known_to_every_engine), st.characters(categories=["Cs"])),
     max_size=20,
 )
 
