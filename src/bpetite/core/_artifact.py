@@ -210,7 +210,7 @@ def v1_size(merges: Sequence[tuple[int, int]], pattern: SplitPattern) -> int:
     size = BASE_VOCAB_SIZE + len(merges)
     special = END_OF_TEXT_TOKEN.encode("utf-8")
     lengths.append(len(special))
-    digits.append(sum(map(len, map(_DECIMAL.__getitem__, special))))
+    digits.append(sum(map(_BYTE_DIGITS.__getitem__, special)))
     # '"id":[b,b,b]' for each token, joined by commas, in braces (summed in C, term by term)
     entries = _digits_below(size + 1) + sum(digits) + sum(lengths)
     entries += 4 * (size + 1)

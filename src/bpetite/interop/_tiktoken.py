@@ -178,9 +178,10 @@ def recover_tiktoken(
     this is :func:`import_tiktoken`'s result, recovered (the tests' oracle for it).
     """
     ranks = parse_ranks(data, source)
-    if known is None and pattern is None:
+    assumed = known is None and pattern is None
+    if assumed:
         # GPT-2's pattern is assumed: refuse a file made for another before recovering
-        # its merges, which takes seconds for a large one (build_import checks again).
+        # its merges, which takes seconds for a large one.
         refuse_another_pattern(sorted(ranks, key=ranks.__getitem__), show_token)
     recovered = recover_merges(ranks, source)
     token_of_rank = {rank: token for token, rank in ranks.items()}
@@ -205,5 +206,5 @@ def recover_tiktoken(
         special_tokens or {},
         show_token,
         pattern="gpt2" if pattern is None else pattern,
-        pattern_known=False,
+        pattern_known=assumed,  # checked above; a pattern given is checked there
     )
