@@ -135,14 +135,26 @@ class Child:
     #: ``ru_maxrss``.
     peak_rss: int
     #: The sampled peak of the process tree's proportional set size (Linux): pages a
-    #: forked worker shares with its parent count once.
+    #: forked worker shares with its parent count once. None unless sampled
+    #: (``sample_tree``).
     tree_pss: int | None
 
 
 def run_child(
-    command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    sample_tree: bool = False,
 ) -> Child:
-    """Run `command`, whose last line of output is a JSON report, sampling its memory.
+    """Run `command`, whose last line of output is a JSON report, watching its memory.
+
+    The child's own high-water mark is read every ``SAMPLE_SECONDS`` (a counter in
+    ``/proc``, cheap). With `sample_tree`, so is the proportional set size of its whole
+    process tree, which the kernel finds by walking every process's page tables: on a
+    tree of a few hundred megabytes that took a third of a CPU here, a CPU the child's
+    own processes then lacked on a 2-core machine. So a run that is timed does not
+    sample its tree; a section that reports both runs the tree's memory apart.
 
     The child is reaped with ``os.wait4``, so the CPU time is its own (and its reaped
     workers'); output goes to files, so a chatty child never blocks on a full pipe.
@@ -155,7 +167,8 @@ def run_child(
 
         def sample() -> None:  # Popen returns once the child has exec'd: its own memory
             while not stop.wait(SAMPLE_SECONDS):
-                pss[0] = max(pss[0], tree_pss(process.pid) or 0)
+                if sample_tree:
+                    pss[0] = max(pss[0], tree_pss(process.pid) or 0)
                 hwm[0] = max(hwm[0], _proc_bytes(f"/proc/{process.pid}/status", "VmHWM") or 0)
 
         sampler = threading.Thread(target=sample, daemon=True)
@@ -180,12 +193,18 @@ def run_child(
 
 
 def call_in_child(
-    function: Callable[..., dict[str, Any]], *, env: Mapping[str, str] | None = None, **args: Any
+    function: Callable[..., dict[str, Any]],
+    *,
+    env: Mapping[str, str] | None = None,
+    sample_tree: bool = False,
+    **args: Any,
 ) -> Child:
-    """Call a module-level benchmark `function` with JSON `args` in a fresh interpreter."""
+    """Call a module-level benchmark `function` with JSON `args` in a fresh interpreter
+    (:func:`run_child`, which samples the process tree's memory with `sample_tree`)."""
     spec = {"module": function.__module__, "name": function.__qualname__, "args": args}
     command = [sys.executable, "-m", "benchmarks", "--child", json.dumps(spec)]
-    return run_child(command, env={"PYTHONPATH": str(REPO_ROOT), **(env or {})})
+    environment = {"PYTHONPATH": str(REPO_ROOT), **(env or {})}
+    return run_child(command, env=environment, sample_tree=sample_tree)
 
 
 def _proc_bytes(path: str, name: str) -> int | None:

@@ -268,12 +268,15 @@ class Trained:
     merges: list[BytePair]
 
     @classmethod
-    def of(cls, timing: harness.Timing) -> Trained:
-        """The medians of a case's rounds, whose results (every round's) are children."""
+    def of(cls, timing: harness.Timing, memory: harness.Child | None = None) -> Trained:
+        """The medians of a case's rounds, whose results (every round's) are children;
+        the memory figures from `memory`, a run of its own with its tree sampled, if
+        given (timed rounds do not sample it: see ``harness.run_child``)."""
         children: list[harness.Child] = timing.results
         reports = [child.report for child in children]
         walls = zip(children, timing.stat.samples, strict=True)
-        trees = [child.tree_pss for child in children]
+        watched = children if memory is None else [memory]
+        trees = [child.tree_pss for child in watched]
         return cls(
             Stat(tuple(report["seconds"] for report in reports)),
             timing.stat,
@@ -281,7 +284,7 @@ class Trained:
                 phase: Stat(tuple(r["phases"][phase] for r in reports))
                 for phase in reports[0]["phases"]
             },
-            statistics.median(child.peak_rss for child in children),
+            statistics.median(child.peak_rss for child in watched),
             None if None in trees else Stat(tuple(float(tree or 0) for tree in trees)),
             statistics.median(child.cpu_seconds / wall for child, wall in walls),
             [(bytes.fromhex(a), bytes.fromhex(b)) for a, b in reports[0].get("merges", [])],

@@ -8,7 +8,9 @@ as its documents and counts on every core. Each training runs in a fresh process
 the rounds alternate the order (bpetite first, then rustbpe first), and the target is
 on the times summed over the rounds. *Tree PSS* is the sampled peak of the whole
 process tree's proportional set size (workers included, pages shared with the parent
-counted once); *peak RSS* the training process's own high-water mark. rustbpe breaks
+counted once), taken in one more run of each trainer after the timed rounds, since
+sampling a tree costs a CPU much of the time (``harness.run_child``); *peak RSS* the
+training process's own high-water mark, from that run too. rustbpe breaks
 ties like bpetite: its merges must be identical. Not part of ``--quick`` (it takes
 several minutes); ``--only gigabyte --quick`` runs it on 20 MB.
 """
@@ -31,7 +33,7 @@ TARGETS: list[harness.TargetRow] = [
      "speed target"),
     ("train the {size} web corpus, 2 workers: bpetite tree PSS / rustbpe's",
      "bpetite, 2 workers tree", "rustbpe tree", "<= 1",
-     "whole process tree's proportional set size, sampled", "speed target"),
+     "whole process tree's proportional set size, sampled in a run of its own", "speed target"),
 ]
 # fmt: on
 
@@ -58,7 +60,9 @@ def run(run: harness.Run) -> harness.Section:
     }
     harness.log(f"web corpus: {manifest['bytes']:,} bytes, {rounds} round(s) in both orders")
     timings = harness.measure(jobs, rounds, keep="all", alternate=True)
-    trained = {name: peers.Trained.of(timing) for name, timing in timings.items()}
+    harness.log("web corpus: each trainer once more, its process tree's memory sampled")
+    memory = {label: job(sample_tree=True) for label, job in jobs.items()}
+    trained = {name: peers.Trained.of(timing, memory[name]) for name, timing in timings.items()}
     shown = f"{int(manifest['bytes']) / 1e9:.2f} GB"  # type: ignore[call-overload]
     title = f"Training the {shown} web corpus (vocab {VOCAB:,}, `{PATTERN}`, {rounds} round(s))"
     section = harness.Section(title, __doc__)

@@ -89,6 +89,16 @@ def test_a_child_reports_its_json_and_its_failure_with_stderr() -> None:
         harness.run_child(failing)
 
 
+def test_a_childs_process_tree_is_sampled_only_when_asked() -> None:
+    """Sampling the tree walks every process's page tables, so timed runs leave it out."""
+    code = "import json, time; time.sleep(0.3); print(json.dumps({}))"
+    plain = harness.run_child([sys.executable, "-c", code])
+    assert plain.tree_pss is None and plain.peak_rss > 0
+    sampled = harness.run_child([sys.executable, "-c", code], sample_tree=True)
+    if sys.platform == "linux":
+        assert sampled.tree_pss is not None and sampled.tree_pss > 0
+
+
 def test_a_training_in_a_child_reports_its_time_phases_and_merges(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("ab ab ab ab\n", encoding="utf-8")
@@ -97,7 +107,12 @@ def test_a_training_in_a_child_reports_its_time_phases_and_merges(tmp_path: Path
     trained = peers.Trained.of(harness.Timing(Stat((1.0,)), [child]))
     assert trained.merges == peers.byte_pairs(Tokenizer.train("ab ab ab ab\n", 258).merges)
     assert set(trained.phases) == {"count", "merge", "build"}
-    assert trained.peak_rss > 0
+    assert trained.peak_rss > 0 and trained.tree_pss is None
+    # A run of its own for the memory: its figures, the timed rounds' for the rest.
+    memory = harness.Child(child.report, 0.0, 123, 456)
+    watched = peers.Trained.of(harness.Timing(Stat((1.0,)), [child]), memory)
+    assert watched.peak_rss == 123 and watched.tree_pss == Stat((456.0,))
+    assert watched.seconds == trained.seconds and watched.merges == trained.merges
 
 
 def test_a_failed_check_fails_the_run_and_a_missed_target_does_not(tmp_path: Path) -> None:
