@@ -146,10 +146,7 @@ def run(run: harness.Run) -> harness.Section:
         for label, (trainer, workers) in CONFIGURATIONS.items()
         if trainer == "files" or peers.installed(peers.TRAINERS[trainer].package)
     }
-    timings = harness.measure(jobs, rounds, keep="all")
-    harness.log("big corpus: each trainer once more, its process tree's memory sampled")
-    memory = {label: job(sample_tree=True) for label, job in jobs.items()}
-    trained = {name: peers.Trained.of(t, memory[name]) for name, t in timings.items()}
+    trained = peers.train_rounds(jobs, rounds)
     mb = f"{corpus.bytes / 1e6:.0f} MB"
     title = f"Training a {mb} code corpus (vocab {VOCAB}, `gpt2` pattern, {rounds} round(s))"
     section = harness.Section(title, __doc__)

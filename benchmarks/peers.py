@@ -24,7 +24,7 @@ import importlib.util
 import json
 import statistics
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from importlib import resources
@@ -295,6 +295,17 @@ class Trained:
         return ", ".join(
             f"{name} {harness.seconds(stat.median)}" for name, stat in self.phases.items()
         )
+
+
+def train_rounds(
+    jobs: Mapping[str, Callable[..., harness.Child]], rounds: int, *, alternate: bool = False
+) -> dict[str, Trained]:
+    """Each training's timed rounds (:func:`harness.measure`, the process tree unsampled),
+    then one run more of each with its tree's memory sampled, for the memory figures."""
+    timings = harness.measure(jobs, rounds, keep="all", alternate=alternate)
+    harness.log("each training once more, its process tree's memory sampled")
+    memory = {label: job(sample_tree=True) for label, job in jobs.items()}
+    return {label: Trained.of(timing, memory[label]) for label, timing in timings.items()}
 
 
 # Encoders -------------------------------------------------------------------------------

@@ -59,10 +59,7 @@ def run(run: harness.Run) -> harness.Section:
         if trainer == "files" or peers.installed(peers.TRAINERS[trainer].package)
     }
     harness.log(f"web corpus: {manifest['bytes']:,} bytes, {rounds} round(s) in both orders")
-    timings = harness.measure(jobs, rounds, keep="all", alternate=True)
-    harness.log("web corpus: each trainer once more, its process tree's memory sampled")
-    memory = {label: job(sample_tree=True) for label, job in jobs.items()}
-    trained = {name: peers.Trained.of(timing, memory[name]) for name, timing in timings.items()}
+    trained = peers.train_rounds(jobs, rounds, alternate=True)
     shown = f"{int(manifest['bytes']) / 1e9:.2f} GB"  # type: ignore[call-overload]
     title = f"Training the {shown} web corpus (vocab {VOCAB:,}, `{PATTERN}`, {rounds} round(s))"
     section = harness.Section(title, __doc__)
