@@ -3,7 +3,9 @@
 For a machine with nothing but Python, ``regex`` and a rustbpe wheel (no registry, no
 uv): from the repository root, ``python3 benchmarks/many_cores.py``. It copies up to
 ``CORPUS_GB`` (default 1) of the machine's own UTF-8 text files (sources, headers,
-docs under ``/usr``, ``/opt``) into ``/tmp/corpus``, one document per file, then runs
+docs under ``/usr``, ``/opt``) into ``/tmp/corpus``, one document per file, filling
+what those files leave short of the size with ``web_corpus``'s generated web text
+(one lexicon, seed 0; each of the machine's CPUs writes its own stream), then runs
 each entry of ``PLAN`` (default ``bpetite:16,rustbpe:16,bpetite:16,rustbpe:16``) in a
 fresh process: ``bpetite:N`` is ``train_files`` with N workers; ``bpetite1merge:N`` is
 ``count_files`` with N workers, then ``Tokenizer.train_from_counts`` (the merge loop in
@@ -17,6 +19,7 @@ differs. docs/scaling.md has the figures.
 
 import hashlib
 import json
+import multiprocessing
 import os
 import pickle
 import resource
@@ -54,6 +57,7 @@ SUFFIXES = {
     ".sh",
 }
 VOCAB = 65536
+ROOTS = ["/usr/lib", "/usr/local/lib", "/usr/include", "/usr/share", "/opt", "/usr/local/include"]
 
 
 def log(record: dict[str, Any]) -> None:
@@ -63,19 +67,31 @@ def log(record: dict[str, Any]) -> None:
         out.write(line + "\n")
 
 
+def generate(part: int, size: int) -> tuple[int, int]:
+    """Write `size` bytes of generated web text as ``g<part>-<n>.txt``; (files, bytes).
+
+    Every part shares seed 0's lexicons (so the parts read as one corpus) and draws its
+    documents from a stream of its own.
+    """
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks.web_corpus import Generator
+
+    generator = Generator(0)
+    generator.rng.seed(f"part {part}")
+    files = total = 0
+    while total < size:
+        data = generator.document().encode("utf-8")
+        (CORPUS / f"g{part:02d}-{files:06d}.txt").write_bytes(data)
+        files += 1
+        total += len(data)
+    return files, total
+
+
 def build() -> None:
     CORPUS.mkdir(parents=True, exist_ok=True)
     total = files = 0
-    roots = [
-        "/usr/lib",
-        "/usr/local/lib",
-        "/usr/include",
-        "/usr/share",
-        "/opt",
-        "/usr/local/include",
-    ]
     start = time.perf_counter()
-    for root in roots:
+    for root in ROOTS:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames.sort()
             for name in sorted(filenames):
@@ -98,10 +114,20 @@ def build() -> None:
                 break
         if total >= LIMIT:
             break
+    machine_bytes, machine_files = total, files
+    if total < LIMIT:
+        parts = os.cpu_count() or 1
+        share = -(-(LIMIT - total) // parts)
+        with multiprocessing.Pool(parts) as pool:
+            for made, size in pool.starmap(generate, [(i, share) for i in range(parts)]):
+                files += made
+                total += size
     log(
         {
             "corpus_bytes": total,
             "files": files,
+            "machine_bytes": machine_bytes,
+            "machine_files": machine_files,
             "build_s": time.perf_counter() - start,
             "cpus": os.cpu_count(),
             "python": sys.version.split()[0],
