@@ -558,3 +558,19 @@ def test_an_ignored_sigterm_stays_ignored(
     assert code == 0, capsys.readouterr()
     assert seen
     assert all(handler is signal.SIG_IGN for handler in seen)
+
+
+def test_awaiting_a_message_neither_blocks_nor_reads_it() -> None:
+    """The poll before a conversation's blocking read gives up when no message comes,
+    and leaves a message that came for the read that follows, unread and whole."""
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+    with watchdog():
+        pool.await_message(receiver, 0.01)  # nothing sent: it must return, not wait
+    assert not receiver.poll(0)
+    sender.send({"ab": 3})
+    with watchdog():
+        pool.await_message(receiver)
+    assert receiver.poll(0)
+    assert receiver.recv() == {"ab": 3}
+    receiver.close()
+    sender.close()

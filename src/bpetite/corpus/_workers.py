@@ -25,7 +25,8 @@ piece is the stage's :class:`Task`, passed in; everything else lives here, once:
 
 A stage that talks with its workers for as long as it runs (the merge loop, one
 message each way per merge) starts them with :func:`conversing`: the same start,
-signals, death and cleanup, with a pair of pipes per worker instead of pieces.
+signals, death and cleanup, with a pair of pipes per worker instead of pieces. Each
+end polls briefly for the next message before it blocks (:data:`SPIN_SECONDS`).
 """
 
 from __future__ import annotations
@@ -61,6 +62,16 @@ OnBytes = Callable[[int], None]
 #: waking takes next to no CPU from the workers on a small machine.
 #: Measurements: docs/design-notes.md#corpus-worker-reports-in-batches
 POLL_SECONDS: Final = 0.1
+
+#: How long either end of a conversation polls for the next message before it blocks.
+#: The merge loop sends a message each way per batch of merges, most of them well under
+#: a millisecond apart, and a process that blocks gives up its CPU: on a virtual
+#: machine it then waits far longer to run again than the message took to come.
+#: Measurements: docs/design-notes.md#corpus-conversations-poll-before-they-block
+SPIN_SECONDS: Final = 0.001
+
+#: Gives the CPU to any other runnable process, or returns at once if there is none.
+_yield_cpu: Final[Callable[[], None]] = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 #: What stops a run: the parent handles these, workers ignore them.
 _SHUTDOWN_SIGNALS: Final = frozenset({signal.SIGINT, signal.SIGTERM})
@@ -328,6 +339,15 @@ def receive_from(receiver: Connection, process: BaseProcess, role: Role) -> Any:
         raise WorkerError(describe_death(process, role.name, role.lost) + role.note) from None
 
 
+def await_message(connection: Connection, seconds: float = SPIN_SECONDS) -> None:
+    """Return once `connection` has a message to read, or after `seconds`, whichever is
+    first: a spin that yields the CPU between polls, so that it takes none from a
+    process that could run, and that never blocks."""
+    end = time.perf_counter() + seconds
+    while not connection.poll(0) and time.perf_counter() < end:
+        _yield_cpu()
+
+
 def describe_death(process: BaseProcess, role: str, lost: str) -> str:
     """Why a `role` worker stopped without sending `lost`, in words a user can act on.
 
@@ -389,6 +409,7 @@ class Peer:
 
     def receive(self) -> Any:
         """The worker's next message; its error re-raised here, WorkerError if it died."""
+        await_message(self.from_worker)
         message = receive_from(self.from_worker, self.process, self.role)
         if isinstance(message, BaseException):
             raise message
@@ -408,6 +429,7 @@ class Channel:
         Workers forked after this one hold the sending end too, so the parent's death
         need not close the pipe: its pid is checked every :data:`POLL_SECONDS`.
         """
+        await_message(self._inbox)
         while not self._inbox.poll(POLL_SECONDS):
             if os.getppid() != self._parent:
                 raise WorkerError(f"the parent process is gone; stopping this {self._role} worker")
