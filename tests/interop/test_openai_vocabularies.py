@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpetite import Tokenizer, get_encoding
-from bpetite.errors import DisallowedSpecialError, UnknownTokenError
+from bpetite.errors import DisallowedSpecialError, InteropError, UnknownTokenError
 from bpetite.interop import import_vocabulary
 from tests import datafiles
 from tests.strategies import MULTILINGUAL, texts, tricky_text
@@ -111,6 +111,23 @@ def test_an_official_file_imports_as_recovering_its_merges_does(file: str) -> No
     assert dict(imported.tokenizer.special_tokens) == dict(recovered.tokenizer.special_tokens)
     assert dict(imported.tokenizer.vocab) == dict(recovered.tokenizer.vocab)
     assert imported.tokenizer.name == imported.name
+
+
+def test_an_official_file_given_a_pattern_takes_the_shipped_merges_too(rank_dir: Path) -> None:
+    """Given a pattern or special tokens, an official file still takes the shipped merges
+    (they depend on the ranks alone): the recovered model, with no name; and given only
+    special tokens, GPT-2's pattern is assumed and refused as for any other file."""
+    recovered = datafiles.recovered_rank_file("cl100k_base.tiktoken")
+    specials = dict(recovered.tokenizer.special_tokens)
+    path = rank_dir / "cl100k_base.tiktoken"
+    result = import_vocabulary([path], pattern="cl100k", special_tokens=specials)
+    assert result.name is None
+    assert result.tokenizer.name is None
+    assert result.source_ids == recovered.source_ids
+    assert result.tokenizer == recovered.tokenizer
+    assert result.tokenizer.pattern == recovered.tokenizer.pattern
+    with pytest.raises(InteropError, match=r'token ";\\n" spans two chunks'):
+        import_vocabulary([path], special_tokens=specials)
 
 
 def test_every_token_has_tiktokens_bytes(pair: tuple[Tokenizer, Any]) -> None:

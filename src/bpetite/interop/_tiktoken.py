@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bpetite import SplitPattern, Tokenizer, get_encoding
@@ -148,17 +148,24 @@ def import_tiktoken(
 
     The file records neither its split pattern nor its special tokens. OpenAI's
     official files (``r50k_base``, ``p50k_base``, ``cl100k_base``, ``o200k_base``) are
-    recognised by their sha256 when neither `pattern` nor `special_tokens` is given,
-    and get tiktoken's, with the merges the package ships for that very file
-    (:func:`bpetite.get_encoding`'s tokenizer, so its ``name`` is the vocabulary's):
-    what :func:`recover_tiktoken` would recover from it, without the seconds it takes.
-    Any other file is recovered, with `pattern` (default GPT-2's) and `special_tokens`
-    (text -> id; default ``<|endoftext|>`` after the last rank).
+    recognised by their sha256 and need no recovery: the package ships their merges,
+    what :func:`recover_tiktoken` would recover from them, without the seconds it
+    takes. Given neither `pattern` nor `special_tokens`, such a file gets tiktoken's,
+    as :func:`bpetite.get_encoding`'s tokenizer (so its ``name`` is the vocabulary's).
+    Any other file, or an official one given either, takes `pattern` (default
+    GPT-2's) and `special_tokens` (text -> id; default ``<|endoftext|>`` after the
+    last rank).
     """
-    known = recognise(data) if pattern is None and special_tokens is None else None
-    if known is not None:
+    known = recognise(data)
+    if known is None:
+        return recover_tiktoken(data, source, pattern=pattern, special_tokens=special_tokens)
+    if pattern is None and special_tokens is None:
         return ImportResult(get_encoding(known.name), "tiktoken", name=known.name)
-    return recover_tiktoken(data, source, pattern=pattern, special_tokens=special_tokens)
+    # The merges depend on the ranks alone; only what the file does not record differs.
+    byte_ids, merges = _shipped_merges(known)
+    if pattern is None:  # GPT-2's assumed: refuse a file made for another, as recovery does
+        refuse_another_pattern((left + right for left, right, _ in merges), show_token)
+    return _import_merges(byte_ids, merges, pattern, special_tokens)
 
 
 def recover_tiktoken(
@@ -178,8 +185,7 @@ def recover_tiktoken(
     this is :func:`import_tiktoken`'s result, recovered (the tests' oracle for it).
     """
     ranks = parse_ranks(data, source)
-    assumed = known is None and pattern is None
-    if assumed:
+    if known is None and pattern is None:
         # GPT-2's pattern is assumed: refuse a file made for another before recovering
         # its merges, which takes seconds for a large one.
         refuse_another_pattern(sorted(ranks, key=ranks.__getitem__), show_token)
@@ -199,12 +205,41 @@ def recover_tiktoken(
             pattern_known=True,
             name=known.name,
         )
+    return _import_merges(recovered.byte_ids, merges, pattern, special_tokens)
+
+
+def _shipped_merges(
+    known: BuiltinVocabulary,
+) -> tuple[list[int], list[tuple[bytes, bytes, int]]]:
+    """The byte ids and merges :func:`recover_merges` gives for the official file `known`
+    names (as :func:`recover_tiktoken` passes them on), from the package's model of it."""
+    tokenizer = get_encoding(known.name)
+    vocab = tokenizer.vocab
+    ids = mergeable_ids(tokenizer)  # the ranks: the file lists exactly these ids
+    byte_ids = [0] * BASE_VOCAB_SIZE
+    for token_id in ids[:BASE_VOCAB_SIZE]:
+        byte_ids[vocab[token_id][0]] = token_id
+    merges = [
+        (vocab[left], vocab[right], token_id)
+        for (left, right), token_id in zip(tokenizer.merges, ids[BASE_VOCAB_SIZE:], strict=True)
+    ]
+    return byte_ids, merges
+
+
+def _import_merges(
+    byte_ids: Sequence[int],
+    merges: Sequence[tuple[bytes, bytes, int]],
+    pattern: str | SplitPattern | None,
+    special_tokens: Mapping[str, int] | None,
+) -> ImportResult:
+    """A file's merges with `pattern` (default GPT-2's, then checked before the merges
+    were found) and `special_tokens`."""
     return build_import(
         "tiktoken",
-        recovered.byte_ids,
+        byte_ids,
         merges,
         special_tokens or {},
         show_token,
         pattern="gpt2" if pattern is None else pattern,
-        pattern_known=assumed,  # checked above; a pattern given is checked there
+        pattern_known=pattern is None,  # a pattern given is checked there
     )
