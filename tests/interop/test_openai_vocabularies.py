@@ -117,17 +117,18 @@ def test_an_official_file_given_a_pattern_takes_the_shipped_merges_too(rank_dir:
     """Given a pattern or special tokens, an official file still takes the shipped merges
     (they depend on the ranks alone): the recovered model, with no name; and given only
     special tokens, GPT-2's pattern is assumed and refused as for any other file."""
-    recovered = datafiles.recovered_rank_file("cl100k_base.tiktoken")
+    recovered = datafiles.recovered_rank_file("gpt2.tiktoken")
     specials = dict(recovered.tokenizer.special_tokens)
-    path = rank_dir / "cl100k_base.tiktoken"
-    result = import_vocabulary([path], pattern="cl100k", special_tokens=specials)
+    result = import_vocabulary(
+        [rank_dir / "gpt2.tiktoken"], pattern="gpt2", special_tokens=specials
+    )
     assert result.name is None
     assert result.tokenizer.name is None
     assert result.source_ids == recovered.source_ids
     assert result.tokenizer == recovered.tokenizer
     assert result.tokenizer.pattern == recovered.tokenizer.pattern
     with pytest.raises(InteropError, match=r'token ";\\n" spans two chunks'):
-        import_vocabulary([path], special_tokens=specials)
+        import_vocabulary([rank_dir / "cl100k_base.tiktoken"], special_tokens=specials)
 
 
 def test_every_token_has_tiktokens_bytes(pair: tuple[Tokenizer, Any]) -> None:
