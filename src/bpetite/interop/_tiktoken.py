@@ -232,8 +232,11 @@ def _import_merges(
     pattern: str | SplitPattern | None,
     special_tokens: Mapping[str, int] | None,
 ) -> ImportResult:
-    """A file's merges with `pattern` (default GPT-2's, then checked before the merges
-    were found) and `special_tokens`."""
+    """The import of a file's merges with the caller's `pattern` and `special_tokens`.
+
+    Without a pattern, GPT-2's is assumed; the caller has refused a file whose tokens it
+    could not make. A pattern given is checked by :func:`build_import`.
+    """
     return build_import(
         "tiktoken",
         byte_ids,
