@@ -13,6 +13,7 @@ takes screenshots.
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -157,7 +158,8 @@ class DevTools:
             yield self
         finally:
             self._session = None
-            self.send("Target.closeTarget", targetId=target)
+            with contextlib.suppress(OSError, DevToolsError):  # a dead browser: keep the error
+                self.send("Target.closeTarget", targetId=target)
 
     def dom(self) -> str:
         """The page's DOM as the browser built it, serialized (as ``--dump-dom`` prints it)."""
