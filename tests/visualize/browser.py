@@ -1,17 +1,19 @@
-"""Headless Chromium for the page tests: find it, run it once, or drive it over DevTools.
+"""Headless Chromium for the page tests: find it, and drive it over DevTools.
 
 Shared by the browser tests (a test module never imports another). A missing browser
 skips with a reason (``apt-get install chromium`` on Debian, or point
 ``BPETITE_CHROMIUM`` at a binary); under ``CI=true`` it is a failure, so CI cannot
 silently stop checking the pages. :class:`DevTools` speaks Chromium's DevTools protocol
 over ``--remote-debugging-pipe`` (JSON messages ending in a NUL byte on file
-descriptors 3 and 4), which needs nothing beyond the standard library: it loads a page,
-presses keys as a person would, reads the DOM and computed styles, takes screenshots.
+descriptors 3 and 4), which needs nothing beyond the standard library: it loads a page
+in a tab of its own, presses keys as a person would, reads the DOM and computed styles,
+takes screenshots.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -70,21 +72,17 @@ def _short_tmpdir() -> Iterator[dict[str, str]]:
         yield {**os.environ, "TMPDIR": sockets}
 
 
-def run_browser(browser: str, profile: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    """Run the browser once (``--dump-dom``, ``--screenshot=...``) and return its output."""
-    command = [browser, *_FLAGS, f"--user-data-dir={profile}", *args]
-    with _short_tmpdir() as env:
-        result = subprocess.run(command, capture_output=True, timeout=120, check=False, env=env)
-    assert result.returncode == 0, result.stderr.decode("utf-8", "replace")[-2000:]
-    return result
-
-
 class DevToolsError(AssertionError):
     """The browser answered a command with an error."""
 
 
 class DevTools:
-    """One page in a headless browser, driven over the DevTools protocol's pipe."""
+    """A headless browser driven over the DevTools protocol's pipe, one page at a time.
+
+    :meth:`start` runs the browser; :meth:`page` loads a page in a tab of its own and
+    closes the tab after, so the tests of a module share one browser (starting one costs
+    more than all a test does in it) and never a page.
+    """
 
     def __init__(self, process: subprocess.Popen[bytes], commands: int, replies: int) -> None:
         self._process = process
@@ -96,10 +94,8 @@ class DevTools:
 
     @classmethod
     @contextmanager
-    def open(
-        cls, browser: str, profile: Path, url: str, *, width: int = 1200, height: int = 800
-    ) -> Iterator[DevTools]:
-        """Start the browser, load `url` in a `width` x `height` page, and close it after."""
+    def start(cls, browser: str, profile: Path) -> Iterator[DevTools]:
+        """Start the browser, with no page yet, and close it after."""
         to_browser, commands = os.pipe()
         replies, from_browser = os.pipe()
         # The browser reads commands on fd 3 and writes replies on fd 4; its pipe ends
@@ -118,7 +114,6 @@ class DevTools:
             *_FLAGS,
             f"--user-data-dir={profile}",
             "--remote-debugging-pipe",
-            f"--window-size={width},{height}",
             "about:blank",
         ]
         with _short_tmpdir() as env:
@@ -135,28 +130,41 @@ class DevTools:
             os.close(from_browser_high)
             tools = cls(process, commands, replies)
             try:
-                tools.load(url, width, height)
                 yield tools
             finally:
                 tools.close()
 
-    def load(self, url: str, width: int, height: int) -> None:
-        """Open a page of `width` x `height` at `url` and wait until it has loaded."""
+    @contextmanager
+    def page(self, url: str, *, width: int = 1200, height: int = 800) -> Iterator[DevTools]:
+        """Open `url` in a new tab of `width` x `height`, wait until it has loaded, and
+        close the tab after."""
+        assert self._session is None, "one page at a time"
         target = self.send("Target.createTarget", url="about:blank")["targetId"]
         self._session = self.send("Target.attachToTarget", targetId=target, flatten=True)[
             "sessionId"
         ]
-        self.send(
-            "Emulation.setDeviceMetricsOverride",
-            width=width,
-            height=height,
-            deviceScaleFactor=1,
-            mobile=False,
-        )
-        self.send("Emulation.setFocusEmulationEnabled", enabled=True)
-        self.send("Page.enable")
-        self.send("Page.navigate", url=url)
-        self._wait_for("Page.loadEventFired")
+        try:
+            self.send(
+                "Emulation.setDeviceMetricsOverride",
+                width=width,
+                height=height,
+                deviceScaleFactor=1,
+                mobile=False,
+            )
+            self.send("Emulation.setFocusEmulationEnabled", enabled=True)
+            self.send("Page.enable")
+            self.send("Page.navigate", url=url)
+            self._wait_for("Page.loadEventFired")
+            yield self
+        finally:
+            self._session = None
+            with contextlib.suppress(OSError, DevToolsError):  # a dead browser: keep the error
+                self.send("Target.closeTarget", targetId=target)
+
+    def dom(self) -> str:
+        """The page's DOM as the browser built it, serialized (as ``--dump-dom`` prints it)."""
+        html: str = self.evaluate("document.documentElement.outerHTML")
+        return html
 
     def close(self) -> None:
         """Close the browser and wait for it to exit."""
@@ -190,8 +198,11 @@ class DevTools:
                 return result
 
     def _wait_for(self, event: str) -> None:
-        while self._read().get("method") != event:
-            pass
+        """Read until the current page sends `event`."""
+        while True:
+            message = self._read()
+            if message.get("method") == event and message.get("sessionId") == self._session:
+                return
 
     def _read(self) -> dict[str, Any]:
         while b"\0" not in self._buffer:

@@ -9,6 +9,7 @@ them with the reference's tokens after that many merges.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
 
@@ -46,8 +47,10 @@ _CHECKED = "document.querySelector('input:checked').id.split('-')[1]"
 
 
 @pytest.fixture(scope="module")
-def browser() -> str:
-    return require_browser()
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevTools]:
+    """One browser for the module; each test opens its page in a tab of its own."""
+    with DevTools.start(require_browser(), tmp_path_factory.mktemp("profile")) as tools:
+        yield tools
 
 
 @pytest.fixture(scope="module")
@@ -80,12 +83,12 @@ def _drawn(tools: DevTools) -> list[int]:
 
 
 def test_the_keyboard_steps_through_an_encode(
-    browser: str, encode_page: tuple[Tokenizer, Path], tmp_path: Path
+    chromium: DevTools, encode_page: tuple[Tokenizer, Path]
 ) -> None:
     tokenizer, page = encode_page
     ranks = [row.rank for row in tokenizer.explain(_TEXT).rows]
     assert len(ranks) >= 10
-    with DevTools.open(browser, tmp_path / "profile", page.as_uri()) as tools:
+    with chromium.page(page.as_uri()) as tools:
         assert _drawn(tools) == _reference_tokens(tokenizer, 0, _TEXT)
         tools.press("Tab")  # the first thing to focus is the checked step
         assert tools.evaluate("document.activeElement.id") == tools.evaluate(
@@ -105,7 +108,7 @@ def test_the_keyboard_steps_through_an_encode(
 
 
 def test_characters_split_across_tokens_show_their_bytes_until_whole(
-    browser: str, encode_page: tuple[Tokenizer, Path], tmp_path: Path
+    chromium: DevTools, encode_page: tuple[Tokenizer, Path]
 ) -> None:
     """😀 is merged whole by the end; 🦓 (never in the corpus) stays four hex bytes."""
     _, page = encode_page
@@ -113,7 +116,7 @@ def test_characters_split_across_tokens_show_their_bytes_until_whole(
         w => parseFloat(getComputedStyle(w).fontSize) > 0).map(w => w.textContent).join("")"""
     hex_shown = """[...document.querySelectorAll(".x")].filter(
         x => parseFloat(getComputedStyle(x).fontSize) > 0).map(x => x.textContent).join(" ")"""
-    with DevTools.open(browser, tmp_path / "profile", page.as_uri()) as tools:
+    with chromium.page(page.as_uri()) as tools:
         assert tools.evaluate(shown) == ""  # before any merge every character is bytes
         assert "f0 9f 98 80" in tools.evaluate(hex_shown)
         tools.evaluate("document.querySelector('tr:last-child label').click()")
@@ -124,7 +127,7 @@ def test_characters_split_across_tokens_show_their_bytes_until_whole(
 
 
 def test_right_to_left_chunks_read_in_their_direction_and_follow_in_order(
-    browser: str, encode_page: tuple[Tokenizer, Path], tmp_path: Path
+    chromium: DevTools, encode_page: tuple[Tokenizer, Path]
 ) -> None:
     """Each chunk is a bidi isolate: an Arabic or Hebrew chunk is laid out right to left
     inside, and the chunks still follow each other left to right on their line."""
@@ -133,7 +136,7 @@ def test_right_to_left_chunks_read_in_their_direction_and_follow_in_order(
         const box = c.getBoundingClientRect();
         return [box.left, box.right, box.top, getComputedStyle(c).direction, c.textContent];
     })"""
-    with DevTools.open(browser, tmp_path / "profile", page.as_uri(), width=1600) as tools:
+    with chromium.page(page.as_uri(), width=1600) as tools:
         tools.evaluate("document.querySelector('tr:last-child label').click()")
         chunks = tools.evaluate(boxes)
     right_to_left = [text for *_, direction, text in chunks if direction == "rtl"]
@@ -145,7 +148,7 @@ def test_right_to_left_chunks_read_in_their_direction_and_follow_in_order(
             assert next_left >= right - 0.5
 
 
-def test_the_keyboard_steps_through_a_training_run(browser: str, tmp_path: Path) -> None:
+def test_the_keyboard_steps_through_a_training_run(chromium: DevTools, tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(_CORPUS, encoding="utf-8")
     page = tmp_path / "train.html"
@@ -156,7 +159,7 @@ def test_the_keyboard_steps_through_a_training_run(browser: str, tmp_path: Path)
     sample = explain_train(_CORPUS, 300).text  # the corpus's first chunks
     assert _CORPUS.startswith(sample) and len(sample) > 1000
     highlight = "getComputedStyle(document.querySelector('input:checked').closest('tr'))"
-    with DevTools.open(browser, tmp_path / "profile", page.as_uri()) as tools:
+    with chromium.page(page.as_uri()) as tools:
         text = tools.evaluate("document.querySelector('.tokens').textContent")
         assert text.startswith("Hello·world,·hello·there!·na")
         assert _drawn(tools) == list(sample.encode("utf-8"))  # bytes before any merge
@@ -170,10 +173,10 @@ def test_the_keyboard_steps_through_a_training_run(browser: str, tmp_path: Path)
 
 
 def test_the_screenshot_paints_tokens_steps_and_the_chart(
-    browser: str, encode_page: tuple[Tokenizer, Path], tmp_path: Path
+    chromium: DevTools, encode_page: tuple[Tokenizer, Path]
 ) -> None:
     _, page = encode_page
-    with DevTools.open(browser, tmp_path / "profile", page.as_uri()) as tools:
+    with chromium.page(page.as_uri()) as tools:
         tools.press("Tab")
         for _ in range(6):
             tools.press("ArrowDown")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from itertools import pairwise
 from pathlib import Path
@@ -20,7 +21,7 @@ from bpetite.visualize import PALETTE, PARTIAL_BACKGROUNDS, render_html
 from bpetite.visualize._eval import BAR_COLOURS
 from bpetite.visualize._html import marker_for
 from tests.rendering import expected_label, parse_page
-from tests.visualize.browser import png_colours, require_browser, rgb_set, run_browser
+from tests.visualize.browser import DevTools, png_colours, require_browser, rgb_set
 
 # Merges "<!--", "-->" and "</" into single tokens, which unescaped would be markup,
 # and the first bytes of emoji into tokens that are only part of a character.
@@ -32,8 +33,10 @@ _TEXT = (
 
 
 @pytest.fixture(scope="module")
-def browser() -> str:
-    return require_browser()
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevTools]:
+    """One browser for the module; each test opens its page in a tab of its own."""
+    with DevTools.start(require_browser(), tmp_path_factory.mktemp("profile")) as tools:
+        yield tools
 
 
 @pytest.fixture(scope="module")
@@ -61,11 +64,11 @@ def test_the_preconditions_of_this_page(page: tuple[Tokenizer, Path]) -> None:
 
 
 def test_browser_dom_has_the_tokens_in_order(
-    browser: str, page: tuple[Tokenizer, Path], tmp_path: Path
+    chromium: DevTools, page: tuple[Tokenizer, Path]
 ) -> None:
     tokenizer, page_path = page
-    result = run_browser(browser, tmp_path / "profile", "--dump-dom", page_path.as_uri())
-    dom = parse_page(result.stdout.decode("utf-8"))
+    with chromium.page(page_path.as_uri(), width=800, height=600) as tools:
+        dom = parse_page(tools.dom())
     ids = tokenizer.encode(_TEXT)
     assert [int(token["data-token-id"]) for token in dom.tokens] == ids
     assert b"".join(bytes.fromhex(token["data-bytes"]) for token in dom.tokens) == _TEXT.encode()
@@ -80,18 +83,11 @@ def test_browser_dom_has_the_tokens_in_order(
 
 
 def test_browser_screenshot_shows_coloured_tokens(
-    browser: str, page: tuple[Tokenizer, Path], tmp_path: Path
+    chromium: DevTools, page: tuple[Tokenizer, Path]
 ) -> None:
     _, page_path = page
-    screenshot = tmp_path / "page.png"
-    run_browser(
-        browser,
-        tmp_path / "profile",
-        f"--screenshot={screenshot}",
-        "--window-size=1200,800",
-        page_path.as_uri(),
-    )
-    data = screenshot.read_bytes()
+    with chromium.page(page_path.as_uri(), width=1200, height=800) as tools:
+        data = tools.screenshot()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(data) > 10_000
     width, height, colours = png_colours(data, wanted=rgb_set(PALETTE + PARTIAL_BACKGROUNDS))
@@ -105,7 +101,7 @@ def test_browser_screenshot_shows_coloured_tokens(
 # ג), whose two UTF-8 bytes stay two partial tokens between whole right-to-left tokens.
 _RTL_CORPUS = "مرحبا بالعالم، مرحبا. שלום עולם, שלום. Hello world. " * 30
 _RTL_TEXT = "Hello مرحبا بالعالم ثقيل שלום עולם גג world\r\nend"
-#: Measures where the browser put each token, into data attributes --dump-dom shows.
+#: Measures where the browser put each token, into data attributes the DOM shows.
 _MEASURE = """<script>
 for (const token of document.querySelectorAll(".t[data-token-id]")) {
   const box = token.getClientRects()[0];
@@ -118,7 +114,7 @@ for (const token of document.querySelectorAll(".t[data-token-id]")) {
 """
 
 
-def test_browser_keeps_right_to_left_tokens_in_order(browser: str, tmp_path: Path) -> None:
+def test_browser_keeps_right_to_left_tokens_in_order(chromium: DevTools, tmp_path: Path) -> None:
     """Each token must sit right of the one before it on its line, whatever its script.
 
     Without bidi isolation the browser lays a run of Arabic or Hebrew tokens out from
@@ -141,10 +137,8 @@ def test_browser_keeps_right_to_left_tokens_in_order(browser: str, tmp_path: Pat
         page.replace(policy.group(0), "").replace("</body>", _MEASURE + "</body>"),
         encoding="utf-8",
     )
-    result = run_browser(
-        browser, tmp_path / "profile", "--window-size=1600,900", "--dump-dom", measured.as_uri()
-    )
-    tokens = parse_page(result.stdout.decode("utf-8")).tokens
+    with chromium.page(measured.as_uri(), width=1600, height=900) as tools:
+        tokens = parse_page(tools.dom()).tokens
     assert [int(token["data-token-id"]) for token in tokens] == tokenizer.encode(_RTL_TEXT)
     rtl = [
         token for token in tokens if re.search("[\u0590-\u06ff]", token["text"])
@@ -163,11 +157,11 @@ def test_browser_keeps_right_to_left_tokens_in_order(browser: str, tmp_path: Pat
     assert lines == 1  # the CRLF, and nothing wrapped
 
 
-def test_browser_legend_names_every_marker(browser: str, tmp_path: Path) -> None:
+def test_browser_legend_names_every_marker(chromium: DevTools, tmp_path: Path) -> None:
     page_path = tmp_path / "empty.html"
     page_path.write_text(render_html([]), encoding="utf-8")
-    result = run_browser(browser, tmp_path / "profile", "--dump-dom", page_path.as_uri())
-    dom = result.stdout.decode("utf-8")
+    with chromium.page(page_path.as_uri(), width=800, height=600) as tools:
+        dom = tools.dom()
     legend = re.sub(r"<[^>]+>", "", dom[dom.index('<p class="legend">') :].split("</p>")[0])
     for char in (" ", "\t", "\n", "\r", "\x00", "\x1f", "\x7f", "\u200b"):
         marker = marker_for(char)
@@ -215,12 +209,13 @@ class _EvalDom(HTMLParser):
 
 
 def test_browser_eval_page_draws_one_bar_per_model_and_text(
-    browser: str, eval_page: tuple[list[int], Path], tmp_path: Path
+    chromium: DevTools, eval_page: tuple[list[int], Path]
 ) -> None:
     counts, page_path = eval_page
-    result = run_browser(browser, tmp_path / "profile", "--dump-dom", page_path.as_uri())
+    with chromium.page(page_path.as_uri(), width=800, height=600) as tools:
+        html = tools.dom()
     dom = _EvalDom()
-    dom.feed(result.stdout.decode("utf-8"))
+    dom.feed(html)
     # The names were escaped: the browser built no <b>, and no <script> exists at all.
     assert dom.tags["b"] == 0 and dom.tags["i"] == 0 and dom.tags["script"] == 0
     assert dom.tags["svg"] == 3  # two texts and the overall chart
@@ -230,24 +225,16 @@ def test_browser_eval_page_draws_one_bar_per_model_and_text(
         str(round(size / count, 4)) for count in counts
     ]
     assert dom.bars[1]["data-model"] == f"{_HOSTILE_NAME}.json"
-    assert _HOSTILE_NAME in result.stdout.decode("utf-8").replace("&lt;", "<").replace(
-        "&gt;", ">"
-    ).replace("&amp;", "&")
+    assert _HOSTILE_NAME in html.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 def test_browser_eval_screenshot_shows_the_bars(
-    browser: str, eval_page: tuple[list[int], Path], tmp_path: Path
+    chromium: DevTools, eval_page: tuple[list[int], Path]
 ) -> None:
     _, page_path = eval_page
-    screenshot = tmp_path / "eval.png"
-    run_browser(
-        browser,
-        tmp_path / "profile",
-        f"--screenshot={screenshot}",
-        "--window-size=1000,700",
-        page_path.as_uri(),
-    )
+    with chromium.page(page_path.as_uri(), width=1000, height=700) as tools:
+        data = tools.screenshot()
     wanted = rgb_set(BAR_COLOURS[:2])
-    width, height, colours = png_colours(screenshot.read_bytes(), wanted=wanted)
+    width, height, colours = png_colours(data, wanted=wanted)
     assert (width, height) == (1000, 700)
     assert wanted <= colours  # the SVG bars were painted in each model's colour

@@ -30,6 +30,10 @@ from bpetite.reference import Pair, TrainStep, get_stats, merge
 #: How many pairs after the winner a step keeps as its runners-up (the reference's).
 RUNNERS_UP = 3
 
+#: Each byte's token before any merge, copied by every run (building it is most of a
+#: small corpus's trace).
+_BYTE_TOKENS = {idx: bytes([idx]) for idx in range(BASE_VOCAB_SIZE)}
+
 
 def trace_train_counts(
     chunk_counts: Mapping[bytes, int],
@@ -51,7 +55,7 @@ def trace_train_counts(
             counts[pair] += n * weights[index]
             where[pair].add(index)
     total = sum(len(word) * weight for word, weight in zip(words, weights, strict=True))
-    token_bytes = {idx: bytes([idx]) for idx in range(BASE_VOCAB_SIZE)}
+    token_bytes = dict(_BYTE_TOKENS)
     heap = [(-n, pair) for pair, n in counts.items()]
     heapify(heap)
     steps: list[TrainStep] = []

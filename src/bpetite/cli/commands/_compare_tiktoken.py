@@ -13,7 +13,6 @@ file is an error that says how to get it.
 from __future__ import annotations
 
 import argparse
-import base64
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -131,11 +130,12 @@ def _from_builtin(tiktoken: Any, name: str) -> Any:
     """
     import tiktoken_ext.openai_public as openai_public
 
-    sha256, data = BUILTIN_VOCABULARIES[name].rank_file_sha256, rank_file(name)
-    ranks = {
-        base64.b64decode(token): int(rank)
-        for token, rank in (line.split() for line in data.splitlines() if line)
-    }
+    sha256 = BUILTIN_VOCABULARIES[name].rank_file_sha256
+    rank_file(name)  # raises unless the file is tiktoken's, byte for byte
+    # the file's ranks, taken from the tokens it was written from rather than parsed back
+    builtin = bpetite.get_encoding(name)
+    special_ids = set(builtin.special_tokens.values())
+    ranks = {token: i for i, token in builtin.vocab.items() if i not in special_ids}
 
     def load_tiktoken_bpe(path: str, expected_hash: str | None = None) -> dict[bytes, int]:
         if expected_hash != sha256:
