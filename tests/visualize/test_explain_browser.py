@@ -130,19 +130,35 @@ def test_right_to_left_chunks_read_in_their_direction_and_follow_in_order(
     chromium: DevTools, encode_page: tuple[Tokenizer, Path]
 ) -> None:
     """Each chunk is a bidi isolate: an Arabic or Hebrew chunk is laid out right to left
-    inside, and the chunks still follow each other left to right on their line."""
+    inside, and the chunks still follow each other left to right on their line.
+
+    The pieces the browser breaks a chunk into (one box per run of one direction: hex
+    bytes, letters) touch, each after the one before in the chunk's own direction.
+    Without isolation a right-to-left chunk of hex bytes reads left to right, and a
+    chunk of a space and Arabic splits around its neighbours. Isolation is the computed
+    ``unicode-bidi``, whichever rule gives it: the page's CSS, or the browser's own for
+    an element with a ``dir``."""
     _, page = encode_page
     boxes = """[...document.querySelectorAll("t-c")].map(c => {
         const box = c.getBoundingClientRect();
         return [box.left, box.right, box.top, getComputedStyle(c).direction, c.textContent];
     })"""
+    pieces = """[...document.querySelectorAll("t-c")].map(c => [getComputedStyle(c).unicodeBidi,
+        [...c.getClientRects()].map(box => [box.left, box.right, box.top])])"""
     with chromium.page(page.as_uri(), width=1600) as tools:
         tools.evaluate("document.querySelector('tr:last-child label').click()")
         chunks = tools.evaluate(boxes)
+        chunk_pieces = tools.evaluate(pieces)
     right_to_left = [text for *_, direction, text in chunks if direction == "rtl"]
     assert len(right_to_left) == 4  # مرحبا بالعالم ثقيل שלום
     assert all(re.search("[\u0590-\u06ff]", text) for text in right_to_left)
     assert chunks[0][3:] == ["ltr", "Hello"]
+    assert {bidi for bidi, _ in chunk_pieces} == {"isolate"}
+    for (*_, direction, text), (_, chunk_boxes) in zip(chunks, chunk_pieces, strict=True):
+        for (left, right, top), (next_left, next_right, next_top) in pairwise(chunk_boxes):
+            if next_top == top:  # the same line
+                gap = left - next_right if direction == "rtl" else next_left - right
+                assert abs(gap) <= 0.5, (text, chunk_boxes)
     for (_, right, top, *_), (next_left, _, next_top, *_) in pairwise(chunks):
         if next_top == top:  # the same line
             assert next_left >= right - 0.5

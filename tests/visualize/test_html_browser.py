@@ -109,17 +109,25 @@ for (const token of document.querySelectorAll(".t[data-token-id]")) {
   token.dataset.right = box.right;
   token.dataset.top = box.top;
   token.dataset.bottom = box.bottom;
+  token.dataset.boxes = token.getClientRects().length;
+  token.dataset.bidi = getComputedStyle(token).unicodeBidi;
+  token.dataset.direction = getComputedStyle(token).direction;
 }
 </script>
 """
 
 
 def test_browser_keeps_right_to_left_tokens_in_order(chromium: DevTools, tmp_path: Path) -> None:
-    """Each token must sit right of the one before it on its line, whatever its script.
+    """Each token must sit right of the one before it on its line, whatever its script,
+    in one box of its own, an Arabic or Hebrew token running right to left inside.
 
     Without bidi isolation the browser lays a run of Arabic or Hebrew tokens out from
-    right to left, so the first token of a word is drawn last. The page is measured by a
-    copy of it with a script added (and the policy that forbids scripts taken out).
+    right to left, so the first token of a word is drawn last, and splits a token whose
+    text mixes directions ("·مرحبا": a space, then Arabic) into boxes that its
+    neighbours come between. Isolation is the computed ``unicode-bidi``, whichever rule
+    gives it: the page's CSS, or the browser's own for an element with a ``dir``. The
+    page is measured by a copy of it with a script added (and the policy that forbids
+    scripts taken out).
     """
     tokenizer = Tokenizer.train(_RTL_CORPUS, 330)
     model = tmp_path / "rtl.json"
@@ -145,6 +153,11 @@ def test_browser_keeps_right_to_left_tokens_in_order(chromium: DevTools, tmp_pat
     ]  # whole Hebrew or Arabic characters
     partial = [token for token in tokens if token["text"].startswith("⟨")]
     assert len(rtl) >= 4 and len(partial) >= 2  # the page holds what this test is about
+    assert {token["data-bidi"] for token in tokens} == {"isolate"}
+    assert [token["text"] for token in tokens if token["data-boxes"] != "1"] == []
+    assert [token["data-direction"] for token in tokens] == [
+        "rtl" if token in rtl else "ltr" for token in tokens
+    ]
     lines = 0
     for before, after in pairwise(tokens):
         if float(after["data-top"]) >= float(before["data-bottom"]):
