@@ -321,6 +321,16 @@ def test_the_page_has_the_policy_of_show_and_no_script(tokenizer: Tokenizer) -> 
     assert not re.search(r"https?://", page.replace("http-equiv", ""))
 
 
+def test_every_chunk_of_the_page_is_a_bidi_isolate(tokenizer: Tokenizer) -> None:
+    """HTML's rendering rules make an element with a ``dir`` a bidi isolate, so a
+    right-to-left chunk cannot trade places with its neighbours (the browser test
+    measures it); the page's ``unicode-bidi: isolate`` for chunks says so again."""
+    page = tokenizer.explain("Hello مرحبا שלום 😀 <|endoftext|>").to_html()
+    chunks = re.findall(r"<t-c\b[^>]*>", page)
+    assert len(chunks) == 6  # Hello, ·مرحبا, ·שלום, ·😀, ·, <|endoftext|>
+    assert set(chunks) == {'<t-c dir="auto">'}
+
+
 def test_two_explanations_in_one_notebook_do_not_share_radios(tokenizer: Tokenizer) -> None:
     first, second = (notebook_html(tokenizer.explain(text)) for text in ("ab", "abc"))
     assert "<html" not in first and first.startswith('<div class="bpe"')
