@@ -7,15 +7,18 @@ one-text methods item by item, and train_files on the same documents written as 
 from __future__ import annotations
 
 import gc
+import threading
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from bpetite import Tokenizer, count_chunks, reference, train_files
+from bpetite.core import _batches
 from bpetite.errors import DisallowedSpecialError, ParameterError
 from tests.strategies import texts, tricky_text
 
@@ -89,6 +92,31 @@ def test_batches_refuse_one_string_and_name_a_bad_item(tokenizer: Tokenizer, met
 def test_a_lone_surrogate_in_a_batch_is_named(tokenizer: Tokenizer) -> None:
     with pytest.raises(UnicodeEncodeError, match="lone surrogate"):
         tokenizer.encode_ordinary_batch(["fine", "bad \ud800"], num_threads=2)
+
+
+def test_threads_are_used_only_where_they_run_at_once(tokenizer: Tokenizer) -> None:
+    """With the GIL a batch is mapped in the calling thread; without it, on a pool whose
+    items give what the one-text methods give, the first failing item's error raised."""
+    batch = ["the cat", "sat on", "the mat", "中文 😀", ""]
+    expected = [tokenizer.encode(text) for text in batch]
+    seen: set[int] = set()
+
+    def encode_here(text: str) -> list[int]:
+        seen.add(threading.get_ident())
+        return tokenizer.encode(text)
+
+    assert _batches.map_in_threads(encode_here, batch, 4) == expected
+    ran_at_once = _batches.THREADS_RUN_AT_ONCE
+    assert (seen == {threading.get_ident()}) is not ran_at_once
+    with mock.patch.object(_batches, "THREADS_RUN_AT_ONCE", True):
+        seen.clear()
+        assert _batches.map_in_threads(encode_here, batch, 4) == expected
+        assert threading.get_ident() not in seen
+        assert tokenizer.encode_batch(batch, num_threads=3) == expected
+        ids = [tokenizer.encode(text) for text in batch]
+        assert tokenizer.decode_batch(ids, num_threads=3) == batch
+        with pytest.raises(UnicodeEncodeError, match="ud800' at position 4"):  # the first
+            tokenizer.encode_ordinary_batch(["fine", "bad \ud800", "b\udc00"], num_threads=2)
 
 
 def test_batches_return_fresh_lists(tokenizer: Tokenizer) -> None:

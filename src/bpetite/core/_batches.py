@@ -3,17 +3,25 @@
 tiktoken's ``encode_batch`` and ``decode_batch`` (and Hugging Face's) take a list and a
 thread count. Each item goes through the one-text method unchanged, so the one-text
 tests cover what a batch returns, and the result never depends on the thread count.
+Threads are started only where they can run Python at once (a free-threaded build with
+the GIL off); with the GIL they would take turns, so a pool would add only its start-up.
+Measurements: docs/design-notes.md#batches-threads-only-without-the-gil
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from bpetite.core._errors import ParameterError
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
+
+#: Whether threads run Python at once: only with the GIL off (``sys._is_gil_enabled``,
+#: Python 3.13+ free-threaded builds). Elsewhere a batch is mapped in the calling thread.
+THREADS_RUN_AT_ONCE: Final = not getattr(sys, "_is_gil_enabled", lambda: True)()
 
 
 def checked_texts(texts: Sequence[str], method: str) -> Sequence[str]:
@@ -42,8 +50,11 @@ def checked_threads(num_threads: object) -> int:
 def map_in_threads(
     function: Callable[[_Item], _Result], items: Sequence[_Item], threads: int
 ) -> list[_Result]:
-    """``[function(item) for item in items]``; the first failing item's error is raised."""
-    if threads == 1 or len(items) < 2:
+    """``[function(item) for item in items]``; the first failing item's error is raised.
+
+    On up to `threads` threads where they run at once (:data:`THREADS_RUN_AT_ONCE`).
+    """
+    if threads == 1 or len(items) < 2 or not THREADS_RUN_AT_ONCE:
         return [function(item) for item in items]
     from concurrent.futures import ThreadPoolExecutor  # only here: `import bpetite` stays light
 

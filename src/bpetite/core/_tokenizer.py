@@ -1017,8 +1017,9 @@ class Tokenizer:
         """Return ``[self.encode(text, ...) for text in texts]``, on up to `num_threads` threads.
 
         tiktoken's name and signature, with :meth:`encode`'s defaults so the two agree.
-        The result never depends on `num_threads`. On a GIL build of CPython the threads
-        take turns, so this is a convenience, not a speed-up; for parallel encoding of
+        The result never depends on `num_threads`. Threads are used only where they run
+        at once (a free-threaded build with the GIL off); with the GIL they would take
+        turns, so the texts are encoded in the calling thread. For parallel encoding of
         files use :func:`~bpetite.write_dataset`, which runs processes.
 
         >>> Tokenizer.train("ab ab", vocab_size=257).encode_batch(["ab", "b<|endoftext|>"])
