@@ -85,6 +85,9 @@ def test_tiktokens_own_tests_pass_on_bpetite(tmp_path: Path) -> None:
         if key not in ("CI", "PYTEST_ADDOPTS") and not key.startswith("PYTEST_XDIST_")
     }
     env["PYTHONPATH"] = str(ADAPTER)
+    # Hypothesis's folder (its Unicode tables, built in seconds, and its examples) is the
+    # suite's, not a new one in each run's temporary folder.
+    env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(REPO_ROOT / ".hypothesis")
     probe = subprocess.run(
         [sys.executable, "-c", "import tiktoken; print(tiktoken.__file__)"],
         cwd=root,
