@@ -89,6 +89,7 @@ _SAME_FOLDING: Final = frozenset("ABCDEFGHJKLMNOPQRSTUVWXYZabcdefghjklmnopqrstuv
 _RE_READS_IT_OTHERWISE = "the standard library's re reads it otherwise"
 #: The escapes of the classes that are spelled out, and their negations.
 _SPELLED_ESCAPES: Final = frozenset("pPsS")
+#: The first code point beyond the Basic Multilingual Plane (plane 0).
 _FIRST_ASTRAL: Final = 0x10000
 #: Every code point beyond the Basic Multilingual Plane, as `re` class text.
 _ASTRAL: Final = r"\U00010000-\U0010ffff"
