@@ -11,6 +11,7 @@ The library as a whole without `regex` is tested in ``test_without_regex.py``.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 import pytest
 import regex
@@ -67,6 +68,7 @@ CUSTOM = [
 ]
 
 
+@cache  # translated once per pattern, not once per example
 def _both(source: str) -> tuple[regex.Pattern[str], re.Pattern[str]]:
     return regex.compile(source), compile_for_re(source)
 

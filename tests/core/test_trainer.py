@@ -14,6 +14,7 @@ from bpetite.core import _trainer
 from bpetite.core._pretokenizer import count_chunks
 from bpetite.core._trainer import PROGRESS_EVERY, Pair, train_merges
 from bpetite.errors import ParameterError
+from tests import shakespeare_models
 from tests.strategies import texts, tricky_text
 
 
@@ -144,9 +145,9 @@ def test_tinyshakespeare_matches_naive(
     assert train_merges(chunks, vocab_size) == merges[: vocab_size - 256]
 
 
-def test_tinyshakespeare_32000_early_stops_at_21528(shakespeare_text: str) -> None:
+def test_tinyshakespeare_32000_early_stops_at_21528() -> None:
     """The issue's figure; the exact merges at this size are checked via the encoder tests."""
-    tokenizer = Tokenizer.train(shakespeare_text, 32000)
+    tokenizer = shakespeare_models.trained(32000)  # Tokenizer.train, once per process
     assert 256 + len(tokenizer.merges) == 21528
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import re
 from collections.abc import Callable
+from functools import cache
 from itertools import pairwise
 from types import ModuleType
 
@@ -26,8 +27,12 @@ from tests.conftest import REPO_ROOT
 SCRIPT = REPO_ROOT / "scripts" / "generate_unicode_classes.py"
 MODULE = REPO_ROOT / "src" / "bpetite" / "core" / "_unicode_classes.py"
 
-#: Every code point, each at the index equal to its value.
-ALL_CODE_POINTS = "".join(map(chr, range(0x110000)))
+
+@cache  # on first use, not in every process that collects this module
+def all_code_points() -> str:
+    """Every code point, each at the index equal to its value."""
+    return "".join(map(chr, range(0x110000)))
+
 
 #: The classes as the presets compose them, besides the single ones.
 COMPOSED = [
@@ -67,7 +72,7 @@ def test_the_module_names_its_regex_and_unicode_versions() -> None:
 
 def _members(found: re.Pattern[str] | regex.Pattern[str]) -> list[int]:
     """The code points `found` matches on their own, found one match at a time."""
-    return list(map(ord, found.findall(ALL_CODE_POINTS)))
+    return list(map(ord, found.findall(all_code_points())))
 
 
 @pytest.mark.parametrize("spelled", list(RANGES))

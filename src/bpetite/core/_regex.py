@@ -89,7 +89,8 @@ _SAME_FOLDING: Final = frozenset("ABCDEFGHJKLMNOPQRSTUVWXYZabcdefghjklmnopqrstuv
 _RE_READS_IT_OTHERWISE = "the standard library's re reads it otherwise"
 #: The escapes of the classes that are spelled out, and their negations.
 _SPELLED_ESCAPES: Final = frozenset("pPsS")
-_FIRST_ASTRAL: Final = "\U00010000"
+#: The first code point beyond the Basic Multilingual Plane (plane 0).
+_FIRST_ASTRAL: Final = 0x10000
 #: Every code point beyond the Basic Multilingual Plane, as `re` class text.
 _ASTRAL: Final = r"\U00010000-\U0010ffff"
 _FLAG_GROUP = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
@@ -150,27 +151,31 @@ def translate(source: str) -> str:
 
 def class_members(spelled: str) -> str:
     r"""The members of a class `regex` spells `spelled` (``\p{L}``...), as `re` class text."""
-    return "".join(_class_members()[spelled])
+    below, above = _class_members()[spelled]
+    return below + "".join(above[plane] for plane in sorted(above))
 
 
 @lru_cache(maxsize=1)
-def _class_members() -> dict[str, tuple[str, str]]:
-    """Each class's members as `re` class text: those in the Basic Multilingual Plane, the rest."""
+def _class_members() -> dict[str, tuple[str, dict[int, str]]]:
+    """Each class's members as `re` class text: those in the Basic Multilingual Plane,
+    then the rest by plane (``code point >> 16``, 1 to 16)."""
     # Imported here: with `regex` installed, the tables are never read.
     from bpetite.core._unicode_classes import RANGES
 
     members = {}
     for spelled, pairs in RANGES.items():
-        below, above = [], []
-        for first, last in zip(pairs[::2], pairs[1::2], strict=True):
-            if last < _FIRST_ASTRAL:
-                below.append(_range(first, last))
-            elif first >= _FIRST_ASTRAL:
-                above.append(_range(first, last))
-            else:
-                below.append(_range(first, chr(ord(_FIRST_ASTRAL) - 1)))
-                above.append(_range(_FIRST_ASTRAL, last))
-        members[spelled] = ("".join(below), "".join(above))
+        below: list[str] = []
+        above: dict[int, list[str]] = {}
+        for first, last in zip(map(ord, pairs[::2]), map(ord, pairs[1::2]), strict=True):
+            if first < _FIRST_ASTRAL:
+                below.append(_range(chr(first), chr(min(last, _FIRST_ASTRAL - 1))))
+                first = _FIRST_ASTRAL
+            while first <= last:  # cut at each plane's end
+                plane = first >> 16
+                end = min(last, (plane << 16) | 0xFFFF)
+                above.setdefault(plane, []).append(_range(chr(first), chr(end)))
+                first = end + 1
+        members[spelled] = ("".join(below), {plane: "".join(runs) for plane, runs in above.items()})
     return members
 
 
@@ -181,10 +186,12 @@ def _range(first: str, last: str) -> str:
 def _class_text(negated: bool, literal: list[str], spelled: list[str]) -> str:
     """A class of `literal` members (escapes and ranges as written) and `spelled` classes.
 
-    `re` tests a class's members beyond U+FFFF one range at a time (those below it, in
-    one table lookup), and the letters alone have hundreds of such ranges: a character
-    outside the class would pay for all of them. So those members get a branch of their
-    own, entered only by a character beyond U+FFFF.
+    `re` tests a class's members below U+FFFF with one table lookup, but those beyond it
+    one range at a time, and the letters alone have hundreds of such ranges: a character
+    that reached them would pay for all of them. So those members get a branch of their
+    own, entered only by a character beyond U+FFFF, and within it one per plane, entered
+    only by a character of that plane: a letter of the Basic Multilingual Plane outside
+    a negated class, or a character of a plane with few members, tests none or few.
     """
     if literal and literal[0] in "]^-":  # escaped, so that the members' order is free
         literal = ["\\" + literal[0], *literal[1:]]
@@ -192,12 +199,22 @@ def _class_text(negated: bool, literal: list[str], spelled: list[str]) -> str:
         literal = [*literal[:-1], "\\-"]
     written = "".join(literal)
     below = written + "".join(_class_members()[name][0] for name in spelled)
-    above = written + "".join(_class_members()[name][1] for name in spelled)
-    if above == written:  # no member beyond U+FFFF but the literal ones
+    above: dict[int, str] = {}
+    for name in spelled:
+        for plane, members in _class_members()[name][1].items():
+            above[plane] = above.get(plane, "") + members
+    if not above:  # no member beyond U+FFFF but the literal ones
         return f"[^{below}]" if negated else f"[{below}]"
+    planes = [
+        f"(?=[{_range(chr(plane << 16), chr((plane << 16) | 0xFFFF))}])[{above[plane]}]"
+        for plane in sorted(above)
+    ]
+    if written:
+        planes.append(f"[{written}]")
+    beyond = "|".join(planes)
     if negated:
-        return f"(?:[^{below}{_ASTRAL}]|(?![{above}])[{_ASTRAL}])"
-    return f"(?:[{below}]|(?=[{_ASTRAL}])[{above}])"
+        return f"(?:[^{below}{_ASTRAL}]|(?=[{_ASTRAL}])(?!{beyond})[{_ASTRAL}])"
+    return f"(?:[{below}]|(?=[{_ASTRAL}])(?:{beyond}))"
 
 
 def _translate_class(source: str, at: int, out: list[str]) -> int:
