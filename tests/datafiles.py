@@ -90,6 +90,14 @@ def shakespeare_text() -> str:
     return shakespeare_bytes().decode("utf-8")
 
 
+@functools.cache
+def shakespeare_tokenizer(vocab_size: int) -> bpetite.Tokenizer:
+    """``Tokenizer.train(TinyShakespeare, vocab_size)``, once per process: the encoder's
+    and the trainer's tests train the same sizes, and a trained tokenizer's merges never
+    change (its caches are only caches)."""
+    return bpetite.Tokenizer.train(shakespeare_text(), vocab_size)
+
+
 def unpack(names: Iterable[str], directory: Path) -> Path:
     """Write a decompressed copy of each named file into `directory` (made if missing).
 

@@ -12,7 +12,7 @@ from bpetite import Tokenizer, reference
 from bpetite.core import _encoder as encoder_module
 from bpetite.core._encoder import CHUNK_CACHE_SIZE, EAGER_PROOF_MERGES, LONG_CHUNK_BYTES, Encoder
 from bpetite.core._patterns import resolve_pattern
-from tests import shakespeare_models
+from tests import datafiles
 from tests.strategies import merge_lists, texts, tricky_text
 
 
@@ -114,7 +114,7 @@ def test_a_merge_chain_as_deep_as_the_list_needs_no_recursion() -> None:
 
 @pytest.fixture(scope="module")
 def shakespeare_tokenizers() -> dict[int, Tokenizer]:
-    return {size: shakespeare_models.trained(size) for size in (512, 32000)}
+    return {size: datafiles.shakespeare_tokenizer(size) for size in (512, 32000)}
 
 
 @pytest.mark.parametrize("vocab_size", [512, 32000])

@@ -14,7 +14,7 @@ from bpetite.core import _trainer
 from bpetite.core._pretokenizer import count_chunks
 from bpetite.core._trainer import PROGRESS_EVERY, Pair, train_merges
 from bpetite.errors import ParameterError
-from tests import shakespeare_models
+from tests import datafiles
 from tests.strategies import texts, tricky_text
 
 
@@ -147,7 +147,7 @@ def test_tinyshakespeare_matches_naive(
 
 def test_tinyshakespeare_32000_early_stops_at_21528() -> None:
     """The issue's figure; the exact merges at this size are checked via the encoder tests."""
-    tokenizer = shakespeare_models.trained(32000)  # Tokenizer.train, once per process
+    tokenizer = datafiles.shakespeare_tokenizer(32000)  # Tokenizer.train, once per process
     assert 256 + len(tokenizer.merges) == 21528
 
 

@@ -27,6 +27,7 @@ from typing import Any, Final, NoReturn
 
 from bpetite.core._constants import (
     BASE_VOCAB_SIZE,
+    BYTE_TOKENS,
     END_OF_TEXT_TOKEN,
     MAX_TOKEN_ID,
     PRETOKENIZER_PATTERN,
@@ -737,14 +738,10 @@ def _check_mergeable_ids_present(vocab: dict[int, bytes], ids: Sequence[int], so
     )
 
 
-#: Each byte as a one-byte ``bytes``, by value.
-_SINGLE_BYTES: Final = [bytes((byte,)) for byte in range(BASE_VOCAB_SIZE)]
-
-
 def _check_base_bytes(vocab: dict[int, bytes], byte_order: Sequence[int], source: str) -> None:
     """Step 16: base token i is the single byte i (or the byte the byte order gives it)."""
     found = list(map(vocab.__getitem__, range(BASE_VOCAB_SIZE)))
-    if found == list(map(_SINGLE_BYTES.__getitem__, byte_order)):
+    if found == list(map(BYTE_TOKENS.__getitem__, byte_order)):
         return  # the usual case, compared in C; else find the first wrong one
     for token_id, byte in enumerate(byte_order):
         if vocab[token_id] != bytes((byte,)):

@@ -345,16 +345,29 @@ def rank_file(encoding_name: str) -> bytes:
     """The rank file of built-in `encoding_name`, written from its tokenizer's own tokens.
 
     Each mergeable token as tiktoken's rank files list it, ``base64(bytes) id``, in id
-    order; the result must have tiktoken's sha256 for the file, or ArtifactError. For
-    running tiktoken itself offline on the same vocabulary (``bpetite compare-tiktoken``).
+    order; the result must have tiktoken's sha256 for the file, or ArtifactError.
     """
+    return _checked_rank_file(encoding_name)[0]
+
+
+def rank_file_ranks(encoding_name: str) -> dict[bytes, int]:
+    """What tiktoken reads from :func:`rank_file` (token bytes -> id), once the file is
+    checked, without parsing it back. For running tiktoken itself offline on the same
+    vocabulary (``bpetite compare-tiktoken``)."""
+    return _checked_rank_file(encoding_name)[1]
+
+
+def _checked_rank_file(encoding_name: str) -> tuple[bytes, dict[bytes, int]]:
+    """:func:`rank_file` and the ranks it lists."""
     vocabulary = BUILTIN_VOCABULARIES[encoding_name]
     tokenizer = get_encoding(encoding_name)
     tokens, special_ids = tokenizer.vocab, set(tokenizer.special_tokens.values())
+    ranks = {
+        tokens[token_id]: token_id for token_id in sorted(tokens) if token_id not in special_ids
+    }
     data = b"".join(
-        b"%s %d\n" % (binascii.b2a_base64(tokens[token_id], newline=False), token_id)
-        for token_id in sorted(tokens)
-        if token_id not in special_ids
+        b"%s %d\n" % (binascii.b2a_base64(token, newline=False), token_id)
+        for token, token_id in ranks.items()
     )
     actual = hashlib.sha256(data).hexdigest()
     if actual != vocabulary.rank_file_sha256:  # pragma: no cover - the tests check every one
@@ -362,4 +375,4 @@ def rank_file(encoding_name: str) -> bytes:
             f"the rank file written from bpetite's {encoding_name} has sha256 {actual}, not "
             f"tiktoken's {vocabulary.rank_file_sha256}; reinstall bpetite"
         )
-    return data
+    return data, ranks

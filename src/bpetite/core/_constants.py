@@ -22,6 +22,9 @@ END_OF_TEXT_TOKEN: Final = "<|endoftext|>"
 #: Number of base tokens: one per byte value, id == byte value.
 BASE_VOCAB_SIZE: Final = 256
 
+#: Each base token's bytes, by id: the byte itself.
+BYTE_TOKENS: Final = tuple(bytes((byte,)) for byte in range(BASE_VOCAB_SIZE))
+
 #: The largest vocabulary training makes: the trainer keeps each id as one character
 #: (``chr(id)``), and the last code point is 0x10FFFF.
 MAX_VOCAB_SIZE: Final = 0x110000

@@ -23,7 +23,7 @@ from operator import itemgetter, lt
 from types import MappingProxyType
 from typing import Final
 
-from bpetite.core._constants import BASE_VOCAB_SIZE, MAX_TOKEN_ID
+from bpetite.core._constants import BASE_VOCAB_SIZE, BYTE_TOKENS, MAX_TOKEN_ID
 from bpetite.core._errors import ParameterError
 from bpetite.core._ids import index_table, mergeable_ids, skipped_ids, to_ids
 from bpetite.core._patterns import SplitPattern, resolve_pattern
@@ -199,10 +199,6 @@ def indexed(merges: Sequence[Merge], table: list[int]) -> list[Merge]:
     )
 
 
-#: Each byte's one-byte token, by value.
-_BYTE_TOKENS: Final = tuple(bytes((byte,)) for byte in range(BASE_VOCAB_SIZE))
-
-
 def mergeable_tokens(merges: Iterable[Merge], byte_order: Sequence[int]) -> list[bytes]:
     """The bytes of every mergeable token, by index: the byte order's, then each pair joined.
 
@@ -212,7 +208,7 @@ def mergeable_tokens(merges: Iterable[Merge], byte_order: Sequence[int]) -> list
     >>> mergeable_tokens([(97, 98), (256, 99)], IDENTITY_BYTE_ORDER)[256:]
     [b'ab', b'abc']
     """
-    tokens = list(map(_BYTE_TOKENS.__getitem__, byte_order))
+    tokens = list(map(BYTE_TOKENS.__getitem__, byte_order))
     for left, right in merges:
         tokens.append(tokens[left] + tokens[right])
     return tokens

@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bpetite.core._constants import BASE_VOCAB_SIZE
+from bpetite.core._constants import BASE_VOCAB_SIZE, BYTE_TOKENS
 from bpetite.core._encoder import halves_join
 from bpetite.core._errors import InteropError, shown
 
@@ -134,8 +134,7 @@ def recover_merges(ids: Mapping[bytes, int], source: str) -> RecoveredMerges:
         index = BASE_VOCAB_SIZE + rank
         pair = _stopping_split(token, index, lengths, index_of, pairs, index_of_pair)
         if pair is None:
-            tokens = [bytes((byte,)) for byte in range(BASE_VOCAB_SIZE)]
-            tokens += (earlier for _, earlier in merged[:rank])
+            tokens = [*BYTE_TOKENS, *(earlier for _, earlier in merged[:rank])]
             parts = merge_pairs(list(token), index_of_pair)
             pieces = [show_token(tokens[part]) for part in parts]
             raise InteropError(

@@ -23,7 +23,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from bpetite.core._atomic import write_atomically
-from bpetite.core._constants import BASE_VOCAB_SIZE, PRETOKENIZER_PATTERN
+from bpetite.core._constants import BASE_VOCAB_SIZE, BYTE_TOKENS, PRETOKENIZER_PATTERN
 from bpetite.core._errors import ParameterError
 from bpetite.visualize._explain_page import Kind, MergeRow, PageNode, render_fragment, render_page
 from bpetite.visualize._html import plural, token_label
@@ -258,7 +258,7 @@ def explain_train(
     steps = trace_train_counts(
         chunk_counts, vocab_size, max_token_bytes=max_token_bytes, min_frequency=min_frequency
     )
-    tokens: dict[int, bytes] = {i: bytes([i]) for i in range(BASE_VOCAB_SIZE)}
+    tokens: dict[int, bytes] = dict(enumerate(BYTE_TOKENS))
     rows: list[MergeRow] = []
     for step in steps:
         tokens[step.new_id] = step.token

@@ -24,15 +24,11 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from heapq import heapify, heappop, heappush
 
-from bpetite.core._constants import BASE_VOCAB_SIZE
+from bpetite.core._constants import BASE_VOCAB_SIZE, BYTE_TOKENS
 from bpetite.reference import Pair, TrainStep, get_stats, merge
 
 #: How many pairs after the winner a step keeps as its runners-up (the reference's).
 RUNNERS_UP = 3
-
-#: Each byte's token before any merge, copied by every run (building it is most of a
-#: small corpus's trace).
-_BYTE_TOKENS = {idx: bytes([idx]) for idx in range(BASE_VOCAB_SIZE)}
 
 
 def trace_train_counts(
@@ -55,7 +51,7 @@ def trace_train_counts(
             counts[pair] += n * weights[index]
             where[pair].add(index)
     total = sum(len(word) * weight for word, weight in zip(words, weights, strict=True))
-    token_bytes = dict(_BYTE_TOKENS)
+    token_bytes = dict(enumerate(BYTE_TOKENS))
     heap = [(-n, pair) for pair, n in counts.items()]
     heapify(heap)
     steps: list[TrainStep] = []

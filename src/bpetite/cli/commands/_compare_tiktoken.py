@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import bpetite
 from bpetite import Tokenizer
-from bpetite._internal import BUILTIN_VOCABULARIES, rank_file, shown
+from bpetite._internal import BUILTIN_VOCABULARIES, rank_file_ranks, shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, model_from_args
 from bpetite.cli._inputs import check_argument_text
@@ -123,19 +123,15 @@ def _from_builtin(tiktoken: Any, name: str) -> Any:
 
     tiktoken's constructor for the name (``tiktoken_ext.openai_public``) supplies the
     pattern and the special tokens; only its file loader is swapped, for one that
-    returns the ranks of the file :func:`rank_file` writes (which has tiktoken's sha256
-    for it) when tiktoken asks for a file of that sha256. tiktoken reads ``gpt2`` from
+    returns the ranks of the file written from bpetite's built-in (which has tiktoken's
+    sha256 for it) when tiktoken asks for a file of that sha256. tiktoken reads ``gpt2`` from
     GPT-2's ``encoder.json`` and ``vocab.bpe``, which give the same tokens the same ids
     as ``r50k_base.tiktoken``, the file bpetite's ``gpt2`` is made from.
     """
     import tiktoken_ext.openai_public as openai_public
 
     sha256 = BUILTIN_VOCABULARIES[name].rank_file_sha256
-    rank_file(name)  # raises unless the file is tiktoken's, byte for byte
-    # the file's ranks, taken from the tokens it was written from rather than parsed back
-    builtin = bpetite.get_encoding(name)
-    special_ids = set(builtin.special_tokens.values())
-    ranks = {token: i for i, token in builtin.vocab.items() if i not in special_ids}
+    ranks = rank_file_ranks(name)  # raises unless the file is tiktoken's, byte for byte
 
     def load_tiktoken_bpe(path: str, expected_hash: str | None = None) -> dict[bytes, int]:
         if expected_hash != sha256:
