@@ -1,6 +1,8 @@
 """The fast trainer must learn exactly the merges of the spec's naive trainer."""
 
 from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from itertools import product
 from typing import Any, ClassVar, SupportsIndex
 from unittest.mock import patch
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 from bpetite import Progress, Tokenizer, reference
 from bpetite.core import _trainer
 from bpetite.core._pretokenizer import count_chunks
-from bpetite.core._trainer import PROGRESS_EVERY, Pair, train_merges
+from bpetite.core._trainer import PROGRESS_EVERY, MergeWords, Pair, train_merges
 from bpetite.errors import ParameterError
 from tests import datafiles
 from tests.strategies import texts, tricky_text
@@ -257,6 +259,57 @@ def test_runs_match_naive_in_every_layout(
     with patch.object(_trainer, "HUGE_CHUNK_BYTES", huge_chunk_bytes):
         fast = train_merges(chunks, vocab_size)
     assert fast == reference.train_counts(chunks, vocab_size)
+
+
+def live_pairs(chunks: dict[bytes, int], merges: list[Pair]) -> dict[str, int]:
+    """The weighted count of every pair in `chunks` once `merges` are done, by the
+    reference (keyed as the trainer keys them: two characters)."""
+    counts: dict[Pair, int] = {}
+    for chunk, weight in chunks.items():
+        ids: list[int] = list(chunk)
+        for rank, pair in enumerate(merges):
+            ids = reference.merge(ids, pair, 256 + rank)
+        for pair, count in reference.get_stats(ids).items():
+            counts[pair] = counts.get(pair, 0) + count * weight
+    return {chr(left) + chr(right): count for (left, right), count in counts.items()}
+
+
+@given(
+    st.lists(st.tuples(run_units, st.integers(1, 40), st.integers(1, 3)), min_size=1, max_size=4),
+    st.integers(256, 300),
+    st.sampled_from([0, 8, 10**9]),
+)
+def test_pairs_no_word_holds_leave_the_counts_and_the_index(
+    parts: list[tuple[bytes, int, int]], vocab_size: int, huge_chunk_bytes: int
+) -> None:
+    """A pair whose count falls to 0 is gone for good: at every merge call the loop's
+    counts are exactly the live ones (none kept at 0), what it tells the words to
+    forget no word holds, and once they forget it every pair indexed is live."""
+    chunks: dict[bytes, int] = {}
+    for unit, repeats, count in parts:
+        chunks[unit * repeats] = chunks.get(unit * repeats, 0) + count
+    merged: list[Pair] = []
+
+    @contextmanager
+    def checked(counts: Mapping[Any, int]) -> Iterator[tuple[_trainer.PairCounts, MergeWords]]:
+        words = _trainer.Words(counts)
+        pair_counts = words.take_pair_counts()
+
+        def merge(batch: Sequence[tuple[str, str]], gone: Sequence[str]) -> list[dict[str, int]]:
+            live = live_pairs(chunks, merged)
+            assert dict(pair_counts) == live
+            assert not set(gone) & set(live)
+            words.forget(gone)
+            indexed = set(words.where) | set(words.huge_where) | set(words.where_at)
+            assert indexed <= set(live)
+            merged.extend((ord(pair[0]), ord(pair[1])) for pair, _ in batch)
+            return words.merge_in_turn(batch, gone)
+
+        yield pair_counts, merge
+
+    with patch.object(_trainer, "HUGE_CHUNK_BYTES", huge_chunk_bytes):
+        fast = train_merges(chunks, vocab_size, lay_out=checked)
+    assert fast == merged == reference.train_counts(chunks, vocab_size)
 
 
 @given(

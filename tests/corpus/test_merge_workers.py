@@ -127,9 +127,11 @@ def batches_of(sizes: list[int]) -> _trainer.LayOut:
     def lay_out(counts: Mapping[Any, int]) -> Iterator[tuple[_trainer.PairCounts, Any]]:
         with _trainer.words_here(counts) as (pair_counts, merge):
 
-            def noted(batch: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
+            def noted(
+                batch: Sequence[tuple[str, str]], gone: Sequence[str]
+            ) -> list[dict[str, int]]:
                 sizes.append(len(batch))
-                return merge(batch)
+                return merge(batch, gone)
 
             yield pair_counts, noted
 

@@ -149,6 +149,7 @@ def train_merges(
         # Byte length of every token, only kept when `max_token_bytes` needs it.
         lengths = list(token_lengths or [1] * BASE_VOCAB_SIZE) if longest is not None else []
         merges: list[Pair] = []
+        gone: list[str] = []  # pairs whose count fell to 0, for the words to forget
         while len(merges) < target:
             # Select: the most frequent pair, ties to the smallest; then the pairs tied
             # with it that are the next merges whatever the ones before them create
@@ -182,11 +183,13 @@ def train_merges(
             if not batch:
                 continue
             done = len(merges) - len(batch)
-            # Merge: every holder of words replaces each pair, in order, and reports the
-            # pairs each merge created.
-            for (pair, new_token), created in zip(batch, merge(batch), strict=True):
+            # Merge: every holder of words forgets the pairs gone since the last batch,
+            # replaces each pair, in order, and reports the pairs each merge created.
+            created_by = merge(batch, gone)
+            gone = []
+            for (pair, new_token), created in zip(batch, created_by, strict=True):
                 # Count: each created pair took its count from the pair it replaced.
-                add_created(pair_counts, pair, new_token, created, candidates)
+                add_created(pair_counts, pair, new_token, created, candidates, gone)
                 done += 1
                 if done % PROGRESS_EVERY == 0:
                     report(Progress("merge", "update", done, target))
@@ -195,10 +198,11 @@ def train_merges(
     return merges
 
 
-#: Merges each ``(pair, new_token)`` in turn in every word it holds; returns, for each,
-#: the pairs that merge created, each with its count (weights summed over occurrences;
-#: a count may be 0).
-MergeWords = Callable[[Sequence[tuple[str, str]]], list[dict[str, int]]]
+#: Forgets the pairs of the second argument (gone from every word: see
+#: :func:`add_created`), then merges each ``(pair, new_token)`` of the first in turn in
+#: every word it holds; returns, for each, the pairs that merge created, each with its
+#: count (weights summed over occurrences; a count may be 0).
+MergeWords = Callable[[Sequence[tuple[str, str]], Sequence[str]], list[dict[str, int]]]
 #: Lays out the words of some chunk counts for the merge loop, for as long as it runs:
 #: yields the pair counts (a table the loop then owns) and the call that merges.
 LayOut = Callable[[Mapping[Any, int]], AbstractContextManager[tuple["PairCounts", MergeWords]]]
@@ -234,12 +238,17 @@ def add_created(
     new_token: str,
     created: Mapping[str, int],
     candidates: Candidates,
+    gone: list[str],
 ) -> None:
     """Count the pairs a merge of `pair` created, and take their counts from those replaced.
 
     Once per distinct pair created, not per occurrence; the merged pair is then gone.
+    A replaced pair whose count falls to 0 is gone for good (a pair's count never rises
+    after it is created), so it leaves `pair_counts` and is appended to `gone`, for the
+    words to drop from their indexes, which would otherwise hold it to the end.
     :func:`replaced_pair` and :meth:`Candidates.add` are inlined: this runs once per
     pair created, about as often as the words' own loop runs.
+    Measurements: docs/design-notes.md#trainer
     """
     left, right = pair[0], pair[1]
     top, tied, buckets, counts = (
@@ -254,11 +263,17 @@ def add_created(
             continue
         first, second = new_pair[0], new_pair[1]
         if first != new_token:
-            pair_counts[first + left] -= count
+            replaced = first + left
         elif second == new_token:
-            pair_counts[right + left] -= count
+            replaced = right + left
         else:
-            pair_counts[right + second] -= count
+            replaced = right + second
+        remaining = pair_counts[replaced] - count
+        if remaining:
+            pair_counts[replaced] = remaining
+        else:
+            del pair_counts[replaced]
+            gone.append(replaced)
         pair_counts[new_pair] = count
         if count == top:
             heappush(tied, new_pair)
@@ -269,7 +284,7 @@ def add_created(
             heappush(counts, -count)
         else:
             bucket.append(new_pair)
-    del pair_counts[pair]
+    pair_counts.pop(pair, None)  # gone already if it replaced itself: ``a a a`` -> ``z a``
 
 
 class Candidates:
@@ -578,9 +593,21 @@ class Words:
                 where[pair].append(index)
         return where
 
-    def merge_in_turn(self, batch: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
-        """:meth:`merge` each ``(pair, new_token)`` of `batch`, in order; the pairs each created."""
+    def merge_in_turn(
+        self, batch: Sequence[tuple[str, str]], gone: Sequence[str] = ()
+    ) -> list[dict[str, int]]:
+        """:meth:`forget` `gone`, then :meth:`merge` each ``(pair, new_token)`` of `batch`,
+        in order; the pairs each created."""
+        self.forget(gone)
         return [self.merge(pair, new_token) for pair, new_token in batch]
+
+    def forget(self, gone: Iterable[str]) -> None:
+        """Drop the index entries of pairs that no word holds any more (count 0)."""
+        for index in (self.where, self.huge_where, self.where_at):
+            if index:
+                pop = index.pop
+                for pair in gone:
+                    pop(pair, None)
 
     def merge(self, pair: str, new_token: str) -> dict[str, int]:
         """Replace `pair` by `new_token` everywhere; return the pairs created, with counts."""

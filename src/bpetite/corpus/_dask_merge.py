@@ -134,9 +134,11 @@ class ShareActor:
             raise RuntimeError(
                 f"this share has made {self._merged} merges, not the loop's {merged}"
             )
-        pairs: list[tuple[str, str]] = pickle.loads(batch)
+        pairs: list[tuple[str, str]]
+        gone: list[str]
+        pairs, gone = pickle.loads(batch)
         with gc_paused():
-            created = self._words.merge_in_turn(pairs)
+            created = self._words.merge_in_turn(pairs, gone)
         self._merged += len(pairs)
         return pickle.dumps(created, pickle.HIGHEST_PROTOCOL)
 
@@ -202,9 +204,11 @@ def on_dask(remote: CountsOnDask, *, share_bytes: int | None = None) -> LayOut:
                         add_counts(pair_counts, pickle.loads(more))
                 merged = 0
 
-                def merge(batch: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
+                def merge(
+                    batch: Sequence[tuple[str, str]], gone: Sequence[str]
+                ) -> list[dict[str, int]]:
                     nonlocal merged
-                    pickled = pickle.dumps(list(batch), pickle.HIGHEST_PROTOCOL)
+                    pickled = pickle.dumps((list(batch), list(gone)), pickle.HIGHEST_PROTOCOL)
                     calls = [actor.merge_in_turn(pickled, merged) for actor in actors]
                     answers = map(pickle.loads, _answers(client, calls, actors, holders))
                     created: list[dict[str, int]] = next(answers)

@@ -160,15 +160,17 @@ def spread_over(shares: int, *, here: bool = False, release: bool = False) -> La
             seconds_here = seconds_in_all = lost = 0.0
             merged = 0
 
-            def merge(batch: Sequence[tuple[str, str]]) -> list[dict[str, int]]:
+            def merge(
+                batch: Sequence[tuple[str, str]], gone: Sequence[str]
+            ) -> list[dict[str, int]]:
                 nonlocal seconds_here, seconds_in_all, merged, lost
                 start = perf_counter()
                 for peer in peers:
-                    peer.send(batch)
-                created = held[0].merge_in_turn(batch)  # while the workers merge theirs
+                    peer.send((batch, gone))
+                created = held[0].merge_in_turn(batch, gone)  # while the workers merge theirs
                 done_here = perf_counter()
                 for more in chain(
-                    (words.merge_in_turn(batch) for words in held[1:]),
+                    (words.merge_in_turn(batch, gone) for words in held[1:]),
                     (peer.receive() for peer in peers),
                 ):
                     for counts, added in zip(created, more, strict=True):
@@ -264,8 +266,9 @@ def _hold_words(slot: int, given: Share | tuple[int, list[list[Share]]], channel
 
     `given` is its share, or, in a forked worker, its slot's place in the holders of
     every share, which it empties: the others' shares are dropped here too. Each
-    request is a list of ``(pair, new_token)``, merged in turn; each answer the pairs
-    each merge created in this share, with their counts (``Words.merge_in_turn``). A
+    request is a list of ``(pair, new_token)``, merged in turn, and the pairs gone since
+    the last one; each answer the pairs each merge created in this share, with their
+    counts (``Words.merge_in_turn``). A
     request of None gathers the words: the worker sends them whole and is done.
     """
     if isinstance(given, Share):
@@ -280,7 +283,7 @@ def _hold_words(slot: int, given: Share | tuple[int, list[list[Share]]], channel
     del share
     channel.send(dict(words.take_pair_counts()))
     while (request := channel.receive()) is not None:
-        channel.send(words.merge_in_turn(request))
+        channel.send(words.merge_in_turn(*request))
     words.reindex()  # what is sent, and then held there, is only what the words hold
     pieces = words.take_indexes(INDEX_PIECE)
     channel.send(words)
