@@ -244,18 +244,27 @@ def test_index_entries_visited_are_linear_in_one_huge_chunk(unit: bytes) -> None
 run_units = st.lists(st.sampled_from(b"abc"), min_size=1, max_size=4).map(bytes)
 
 
-@given(
-    st.lists(st.tuples(run_units, st.integers(1, 40), st.integers(1, 3)), min_size=1, max_size=4),
-    st.integers(256, 300),
-    st.sampled_from([0, 8, 10**9]),
-)
-def test_runs_match_naive_in_every_layout(
-    parts: list[tuple[bytes, int, int]], vocab_size: int, huge_chunk_bytes: int
-) -> None:
-    """Runs and repeated patterns, as huge words (0), short words (10**9), or mixed (8)."""
+def _repeated(parts: list[tuple[bytes, int, int]]) -> dict[bytes, int]:
+    """Chunk counts from ``(unit, repeats, count)``: ``unit * repeats`` occurs `count` times."""
     chunks: dict[bytes, int] = {}
     for unit, repeats, count in parts:
         chunks[unit * repeats] = chunks.get(unit * repeats, 0) + count
+    return chunks
+
+
+#: Runs and repeated patterns of up to 160 bytes, a few times each.
+run_chunks = st.lists(
+    st.tuples(run_units, st.integers(1, 40), st.integers(1, 3)), min_size=1, max_size=4
+).map(_repeated)
+#: As huge words (0), short words (10**9), or mixed (8).
+layouts = st.sampled_from([0, 8, 10**9])
+
+
+@given(run_chunks, st.integers(256, 300), layouts)
+def test_runs_match_naive_in_every_layout(
+    chunks: dict[bytes, int], vocab_size: int, huge_chunk_bytes: int
+) -> None:
+    """Runs and repeated patterns, as huge words (0), short words (10**9), or mixed (8)."""
     with patch.object(_trainer, "HUGE_CHUNK_BYTES", huge_chunk_bytes):
         fast = train_merges(chunks, vocab_size)
     assert fast == reference.train_counts(chunks, vocab_size)
@@ -274,20 +283,13 @@ def live_pairs(chunks: dict[bytes, int], merges: list[Pair]) -> dict[str, int]:
     return {chr(left) + chr(right): count for (left, right), count in counts.items()}
 
 
-@given(
-    st.lists(st.tuples(run_units, st.integers(1, 40), st.integers(1, 3)), min_size=1, max_size=4),
-    st.integers(256, 300),
-    st.sampled_from([0, 8, 10**9]),
-)
+@given(run_chunks, st.integers(256, 300), layouts)
 def test_pairs_no_word_holds_leave_the_counts_and_the_index(
-    parts: list[tuple[bytes, int, int]], vocab_size: int, huge_chunk_bytes: int
+    chunks: dict[bytes, int], vocab_size: int, huge_chunk_bytes: int
 ) -> None:
     """A pair whose count falls to 0 is gone for good: at every merge call the loop's
     counts are exactly the live ones (none kept at 0), what it tells the words to
     forget no word holds, and once they forget it every pair indexed is live."""
-    chunks: dict[bytes, int] = {}
-    for unit, repeats, count in parts:
-        chunks[unit * repeats] = chunks.get(unit * repeats, 0) + count
     merged: list[Pair] = []
 
     @contextmanager
