@@ -122,8 +122,9 @@ class ShareActor:
             return pickle.dumps(self._words.take_pair_counts(), pickle.HIGHEST_PROTOCOL)
 
     def merge_in_turn(self, batch: bytes, merged: int) -> bytes:
-        """``Words.merge_in_turn`` on the pickled `batch`, once the share has made the
-        `merged` merges before; its answer pickled.
+        """``Words.merge_in_turn`` on the pickled `batch` (the pairs to merge, and the
+        pairs gone since the last batch), once the share has made the `merged` merges
+        before; its answer pickled.
 
         Pickled here, not by Dask: Dask serializes a list item by item, which made a
         batch of many merges cost several times one of one. A share rebuilt from its

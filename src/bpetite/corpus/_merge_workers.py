@@ -268,8 +268,8 @@ def _hold_words(slot: int, given: Share | tuple[int, list[list[Share]]], channel
     every share, which it empties: the others' shares are dropped here too. Each
     request is a list of ``(pair, new_token)``, merged in turn, and the pairs gone since
     the last one; each answer the pairs each merge created in this share, with their
-    counts (``Words.merge_in_turn``). A
-    request of None gathers the words: the worker sends them whole and is done.
+    counts (``Words.merge_in_turn``). A request of None gathers the words: the worker
+    sends them whole and is done.
     """
     if isinstance(given, Share):
         share = given
