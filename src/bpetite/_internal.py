@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the type checker sees the names where they live
     from bpetite.core._builtin import (
         BUILTIN_VOCABULARIES,
         BuiltinVocabulary,
-        rank_file_ranks,
+        rank_file,
         write_model_file,
     )
     from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
@@ -47,7 +47,7 @@ _HOMES = {
     "write_atomically": "bpetite.core._atomic",
     "BUILTIN_VOCABULARIES": "bpetite.core._builtin",
     "BuiltinVocabulary": "bpetite.core._builtin",
-    "rank_file_ranks": "bpetite.core._builtin",
+    "rank_file": "bpetite.core._builtin",
     "write_model_file": "bpetite.core._builtin",
     "merged_ids": "bpetite.core._ids",
     "BASE_VOCAB_SIZE": "bpetite.core._constants",
@@ -90,7 +90,7 @@ __all__ = [
     "merged_ids",
     "parse_json_ids",
     "parse_ranks",
-    "rank_file_ranks",
+    "rank_file",
     "recover_merges",
     "show_token",
     "shown",

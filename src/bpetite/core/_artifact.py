@@ -744,7 +744,7 @@ def _check_base_bytes(vocab: dict[int, bytes], byte_order: Sequence[int], source
     if found == list(map(BYTE_TOKENS.__getitem__, byte_order)):
         return  # the usual case, compared in C; else find the first wrong one
     for token_id, byte in enumerate(byte_order):
-        if vocab[token_id] != bytes((byte,)):
+        if vocab[token_id] != BYTE_TOKENS[byte]:
             why = "a base token is its own byte" if byte == token_id else "per id_layout.byte_order"
             _fail(
                 source,

@@ -341,24 +341,14 @@ def _verified(compressed: bytes, file: str, sha256: str) -> bytes:
     return data
 
 
-def rank_file(encoding_name: str) -> bytes:
-    """The rank file of built-in `encoding_name`, written from its tokenizer's own tokens.
+def rank_file(encoding_name: str) -> tuple[bytes, dict[bytes, int]]:
+    """The rank file of built-in `encoding_name`, written from its tokenizer's own tokens,
+    and the ranks it lists (token bytes -> id: what tiktoken reads from it).
 
     Each mergeable token as tiktoken's rank files list it, ``base64(bytes) id``, in id
-    order; the result must have tiktoken's sha256 for the file, or ArtifactError.
+    order; the file must have tiktoken's sha256 for it, or ArtifactError. For running
+    tiktoken itself offline on the same vocabulary (``bpetite compare-tiktoken``).
     """
-    return _checked_rank_file(encoding_name)[0]
-
-
-def rank_file_ranks(encoding_name: str) -> dict[bytes, int]:
-    """What tiktoken reads from :func:`rank_file` (token bytes -> id), once the file is
-    checked, without parsing it back. For running tiktoken itself offline on the same
-    vocabulary (``bpetite compare-tiktoken``)."""
-    return _checked_rank_file(encoding_name)[1]
-
-
-def _checked_rank_file(encoding_name: str) -> tuple[bytes, dict[bytes, int]]:
-    """:func:`rank_file` and the ranks it lists."""
     vocabulary = BUILTIN_VOCABULARIES[encoding_name]
     tokenizer = get_encoding(encoding_name)
     tokens, special_ids = tokenizer.vocab, set(tokenizer.special_tokens.values())

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import bpetite
 from bpetite import Tokenizer
-from bpetite._internal import BUILTIN_VOCABULARIES, rank_file_ranks, shown
+from bpetite._internal import BUILTIN_VOCABULARIES, rank_file, shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, model_from_args
 from bpetite.cli._inputs import check_argument_text
@@ -131,7 +131,7 @@ def _from_builtin(tiktoken: Any, name: str) -> Any:
     import tiktoken_ext.openai_public as openai_public
 
     sha256 = BUILTIN_VOCABULARIES[name].rank_file_sha256
-    ranks = rank_file_ranks(name)  # raises unless the file is tiktoken's, byte for byte
+    _, ranks = rank_file(name)  # raises unless the file is tiktoken's, byte for byte
 
     def load_tiktoken_bpe(path: str, expected_hash: str | None = None) -> dict[bytes, int]:
         if expected_hash != sha256:
