@@ -90,6 +90,7 @@ _HOMES = {
     "ParameterError": "bpetite.errors",
     "PatternError": "bpetite.errors",
     "UnknownTokenError": "bpetite.errors",
+    "TokenIdTypeError": "bpetite.errors",
     "WorkerError": "bpetite.errors",
     "Dataset": "bpetite.corpus",
     "DatasetSplit": "bpetite.corpus",

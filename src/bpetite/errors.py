@@ -27,6 +27,7 @@ from bpetite.core._errors import (
     OutputExistsError,
     ParameterError,
     PatternError,
+    TokenIdTypeError,
     UnknownTokenError,
     WorkerError,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "OutputExistsError",
     "ParameterError",
     "PatternError",
+    "TokenIdTypeError",
     "UnknownTokenError",
     "WorkerError",
 ]

@@ -1,6 +1,8 @@
 """Tokenizer-level behaviour: the roundtrip matrix, decode errors, save/load fidelity."""
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from unittest.mock import patch
 
 import pytest
@@ -105,6 +107,51 @@ def test_decode_rejects_ids_that_are_not_tokens(ids: list[object], fragment: str
         tokenizer.decode(ids)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("bad", [True, 97.0, "97", None])
+def test_a_token_id_that_is_no_integer_is_a_type_error_and_a_key_error(bad: Any) -> None:
+    """TypeError as tiktoken and Python raise it, KeyError as the spec's decoder does."""
+    tokenizer = Tokenizer.train("ab ab", 257)
+    calls: list[Callable[[], object]] = [
+        lambda: tokenizer.decode([97, bad]),
+        lambda: tokenizer.decode_bytes([97, bad]),
+        lambda: tokenizer.decode_tokens_bytes([97, bad]),
+        lambda: tokenizer.decode_with_offsets([97, bad]),
+        lambda: tokenizer.decode_batch([[97], [97, bad]]),
+        lambda: tokenizer.token_bytes(bad),
+        lambda: tokenizer.stream_decoder().step(bad),
+    ]
+    for call in calls:
+        with pytest.raises(TypeError, match=f"must be an int, got {bad!r}") as caught:
+            call()
+        assert isinstance(caught.value, KeyError)
+        assert isinstance(caught.value, bpetite.BpetiteError)
+
+
+def test_numpy_ids_decode_as_the_same_ints() -> None:
+    """What ``encode_to_numpy`` returns, and numpy's other integers, decode as tiktoken's do."""
+    import numpy  # a test dependency; imported here so the module does not pay for it
+
+    tokenizer = Tokenizer.train("ab ab héllo", 300)
+    text = "ab héllo ab"
+    ids = tokenizer.encode(text)
+    arrays: list[Any] = [tokenizer.encode_to_numpy(text), numpy.array(ids, dtype=numpy.int64)]
+    for array in arrays:
+        assert tokenizer.decode(array) == text
+        assert tokenizer.decode_bytes(array) == text.encode()
+        assert tokenizer.decode_tokens_bytes(array) == tokenizer.decode_tokens_bytes(ids)
+        assert tokenizer.decode_with_offsets(array) == tokenizer.decode_with_offsets(ids)
+        assert tokenizer.decode_batch([array]) == [text]
+        scalars = list(array)  # numpy's own integer objects, one by one
+        assert tokenizer.decode(scalars) == text
+        assert [tokenizer.token_bytes(i) for i in scalars] == tokenizer.decode_tokens_bytes(ids)
+        stream = tokenizer.stream_decoder()
+        assert "".join(map(stream.step, scalars)) + stream.flush() == text
+    with pytest.raises(KeyError, match="unknown token id 300 at position 1"):
+        tokenizer.decode(numpy.array([97, 300]))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="decode\\(\\) takes a sequence of ints, got int64"):
+        tokenizer.decode(numpy.int64(97))  # type: ignore[arg-type]
+
+
 def test_decode_invalid_utf8_raises() -> None:
     tokenizer = Tokenizer.train("ab ab", 257)
     with pytest.raises(UnicodeDecodeError):
@@ -185,6 +232,8 @@ def test_public_api_is_the_spec_methods_plus_the_documented_surface() -> None:
         "encode_ordinary_array",
         # tiktoken's Encoding surface, offsets, counting and streaming decode.
         "decode_batch",
+        "decode_bytes_batch",
+        "is_special_token",
         "decode_tokens_bytes",
         "decode_single_token_bytes",
         "decode_with_offsets",

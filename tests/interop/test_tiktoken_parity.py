@@ -90,6 +90,13 @@ def test_decode_with_each_errors_policy(name: str, data: st.DataObject) -> None:
     assert _outcome(lambda: tokenizer.decode_tokens_bytes(ids)) == _outcome(
         lambda: encoding.decode_tokens_bytes(ids)
     )
+    assert _outcome(lambda: tokenizer.decode_bytes_batch([ids, ids[:3]])) == (
+        _outcome(lambda: encoding.decode_bytes_batch([ids, ids[:3]]))
+    )
+    as_numpy: Any = numpy.array(ids, dtype=numpy.uint32)  # encode_to_numpy's type, fed back
+    assert _outcome(lambda: tokenizer.decode(as_numpy, errors="replace")) == (
+        _outcome(lambda: encoding.decode(as_numpy, errors="replace"))
+    )
 
 
 @NAMES
@@ -144,6 +151,8 @@ def test_single_tokens_and_the_vocabulary_listing(name: str) -> None:
     assert tokenizer.token_byte_values() == encoding.token_byte_values()
     assert tokenizer.eot_token == encoding.eot_token
     assert tokenizer.special_tokens_set == encoding.special_tokens_set
+    for token in [*range(0, encoding.n_vocab + 3, 997), *tokenizer.special_tokens.values()]:
+        assert tokenizer.is_special_token(token) == encoding.is_special_token(token)
     assert tokenizer.max_token_value == encoding.max_token_value
     assert len(tokenizer) == tokenizer.n_vocab == encoding.n_vocab
     for token in range(0, encoding.n_vocab, 7):

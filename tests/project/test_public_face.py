@@ -44,6 +44,7 @@ ERRORS = {
     "MissingKeyError",
     "CountsFileError",
     "UnknownTokenError",
+    "TokenIdTypeError",
     "NotATokenError",
     "InvalidUtf8Error",
     "InteropError",

@@ -14,10 +14,11 @@ name: the text and, for each token, the index of the character its first byte is
 from __future__ import annotations
 
 import codecs
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from bpetite.core._errors import ParameterError, UnknownTokenError
+from bpetite.core._errors import ParameterError, TokenIdTypeError, UnknownTokenError
 
 #: The ``errors`` policies decoding takes: Python's error handlers for bytes that are
 #: not UTF-8. ``strict`` (the specification's) raises UnicodeDecodeError; ``replace``
@@ -48,50 +49,71 @@ def decode_text(
     """Return the text of `token_ids`.
 
     Raises UnknownTokenError (a KeyError) naming the first id that is not a token
-    (negative, too large, or not an int: ``True`` and ``1.0`` would otherwise find
-    token 1 by hash equality), and, with ``errors="strict"``, UnicodeDecodeError when
-    the bytes are not UTF-8 (a multi-byte character cut between two ids is fine as long
-    as both halves are there).
+    (negative or too large), TokenIdTypeError (also a TypeError) for one that is not an
+    integer (see :func:`listed_ids`), and, with ``errors="strict"``, UnicodeDecodeError
+    when the bytes are not UTF-8 (a multi-byte character cut between two ids is fine as
+    long as both halves are there).
     """
     return decode_bytes(token_ids, vocab).decode("utf-8", errors=errors)
 
 
 def decode_bytes(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> bytes:
     """Return the concatenated bytes of `token_ids`; unknown ids raise UnknownTokenError."""
-    if isinstance(token_ids, (str, bytes, bytearray, Mapping)) or not hasattr(
-        token_ids, "__iter__"
-    ):
-        raise TypeError(f"decode() takes a sequence of ints, got {type(token_ids).__name__}")
-    if not isinstance(token_ids, (list, tuple)):
-        token_ids = list(token_ids)
+    token_ids = listed_ids(token_ids, "decode()")
+    token_bytes = vocab.__getitem__
     try:
-        if set(map(type, token_ids)) <= {int}:
-            token_bytes = vocab.__getitem__
-            if len(token_ids) <= JOIN_WINDOW:
-                return b"".join(map(token_bytes, token_ids))
-            windows = range(0, len(token_ids), JOIN_WINDOW)
-            return b"".join(
-                [b"".join(map(token_bytes, token_ids[i : i + JOIN_WINDOW])) for i in windows]
-            )
+        if len(token_ids) <= JOIN_WINDOW:
+            return b"".join(map(token_bytes, token_ids))
+        windows = range(0, len(token_ids), JOIN_WINDOW)
+        return b"".join(
+            [b"".join(map(token_bytes, token_ids[i : i + JOIN_WINDOW])) for i in windows]
+        )
     except KeyError:
-        pass
-    raise UnknownTokenError(_describe_bad_id(token_ids, vocab)) from None
+        raise UnknownTokenError(_describe_unknown_id(token_ids, vocab)) from None
 
 
 def tokens_bytes(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> list[bytes]:
     """Return each token's bytes, in order; unknown ids raise UnknownTokenError."""
+    token_ids = listed_ids(token_ids, "decode_tokens_bytes()")
+    try:
+        return list(map(vocab.__getitem__, token_ids))
+    except KeyError:
+        raise UnknownTokenError(_describe_unknown_id(token_ids, vocab)) from None
+
+
+def listed_ids(token_ids: Sequence[int], caller: str) -> list[int] | tuple[int, ...]:
+    """`token_ids` as a list or tuple of Python ints, each checked to be an integer.
+
+    Integers of other types are taken by their ``__index__``, as tiktoken takes them:
+    numpy's (an array by its ``tolist``, which makes Python ints in C), an ``IntEnum``.
+    A value that is no integer (a float, a string) or a bool raises TokenIdTypeError
+    naming it and its position: ``True`` and ``1.0`` would otherwise find token 1 by
+    hash equality. A string, bytes or a mapping for the whole sequence is a TypeError.
+    """
     if isinstance(token_ids, (str, bytes, bytearray, Mapping)) or not hasattr(
         token_ids, "__iter__"
     ):
-        raise TypeError(f"expected a sequence of ints, got {type(token_ids).__name__}")
+        raise TypeError(f"{caller} takes a sequence of ints, got {type(token_ids).__name__}")
     if not isinstance(token_ids, (list, tuple)):
-        token_ids = list(token_ids)
-    try:
-        if set(map(type, token_ids)) <= {int}:
-            return list(map(vocab.__getitem__, token_ids))
-    except KeyError:
-        pass
-    raise UnknownTokenError(_describe_bad_id(token_ids, vocab)) from None
+        tolist = getattr(token_ids, "tolist", None)  # numpy's arrays, array.array
+        token_ids = tolist() if callable(tolist) else list(token_ids)
+        if not isinstance(token_ids, list):  # a numpy scalar's tolist is the scalar
+            raise TypeError(f"{caller} takes a sequence of ints, got {token_ids!r}")
+    if set(map(type, token_ids)) <= {int}:  # the usual case, checked in C
+        return token_ids
+    return [checked_id(token_id, f" at position {i}") for i, token_id in enumerate(token_ids)]
+
+
+def checked_id(token_id: object, where: str = "") -> int:
+    """`token_id` as an int: an integer of any type by its ``__index__``, not a bool."""
+    if type(token_id) is int:
+        return token_id
+    if not isinstance(token_id, bool):
+        try:
+            return operator.index(token_id)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+    raise TokenIdTypeError(f"token id{where} must be an int, got {token_id!r}")
 
 
 def decode_with_offsets(
@@ -108,6 +130,7 @@ def decode_with_offsets(
     >>> decode_with_offsets([0, 1, 2, 3], vocab)
     ('héé!', [0, 1, 1, 2])
     """
+    token_ids = listed_ids(token_ids, "decode_with_offsets()")
     data = decode_bytes(token_ids, vocab)
     offsets = token_starts(token_ids, vocab)
     return data.decode("utf-8", errors="strict"), offsets
@@ -194,8 +217,7 @@ class StreamDecoder:
 
     def step(self, token_id: int) -> str:
         """Feed one id; return the characters it completes, possibly ``""``."""
-        if type(token_id) is not int:
-            raise UnknownTokenError(f"a token id must be an int, got {token_id!r}")
+        token_id = checked_id(token_id)
         data = self._vocab.get(token_id)
         if data is None:
             raise UnknownTokenError(
@@ -252,12 +274,10 @@ def _cannot_continue(pending: bytes) -> bool:
     return not low <= pending[1] <= high
 
 
-def _describe_bad_id(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> str:
+def _describe_unknown_id(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> str:
     for position, token_id in enumerate(token_ids):
-        if type(token_id) is not int:
-            return f"token id at position {position} must be an int, got {token_id!r}"
         if token_id not in vocab:
             return (
                 f"unknown token id {token_id} at position {position}: valid ids are 0..{max(vocab)}"
             )
-    return "invalid token ids"  # pragma: no cover - decode() only calls this on a bad id
+    return "invalid token ids"  # pragma: no cover - only called on an unknown id

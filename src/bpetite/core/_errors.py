@@ -39,6 +39,15 @@ class UnknownTokenError(BpetiteError, KeyError):
     """A token id is not in the vocabulary (``decode``, ``token_bytes``)."""
 
 
+class TokenIdTypeError(UnknownTokenError, TypeError):
+    """A token id that is not an integer (a float, a string, a bool).
+
+    A ``TypeError``, as tiktoken and Python raise for a value of the wrong type, and an
+    :class:`UnknownTokenError` (a ``KeyError``), as the specification's decoder raises
+    for any value that is not an id of the vocabulary.
+    """
+
+
 class NotATokenError(BpetiteError, KeyError):
     """Bytes or text that are not exactly one token (``encode_single_token``)."""
 
@@ -91,6 +100,7 @@ for _error in (
     MissingKeyError,
     CountsFileError,
     UnknownTokenError,
+    TokenIdTypeError,
     NotATokenError,
     InvalidUtf8Error,
     InteropError,

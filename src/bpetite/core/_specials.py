@@ -29,10 +29,11 @@ _NONE: frozenset[str] = frozenset()
 class SpecialTokens:
     """An ordered table of special texts and their ids, and the regexes that find them."""
 
-    __slots__ = ("_all", "_matchers", "ids")
+    __slots__ = ("_all", "_matchers", "id_set", "ids")
 
     def __init__(self, ids: Mapping[str, int]) -> None:
         self.ids: Mapping[str, int] = ids
+        self.id_set = frozenset(ids.values())
         self._all = frozenset(ids)
         self._matchers: dict[frozenset[str], Pattern] = {}
 

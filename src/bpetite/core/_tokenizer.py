@@ -26,6 +26,7 @@ from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, MAX_VOCA
 from bpetite.core._decoder import (
     StreamDecoder,
     checked_errors,
+    checked_id,
     decode_bytes,
     decode_text,
     decode_with_offsets,
@@ -956,8 +957,7 @@ class Tokenizer:
 
     def token_bytes(self, token_id: int) -> bytes:
         """Return one token's bytes; an unknown id raises UnknownTokenError."""
-        if type(token_id) is not int:
-            raise TypeError(f"a token id must be an int, got {token_id!r}")
+        token_id = checked_id(token_id)
         found = self._vocab.get(token_id)
         if found is None:
             raise UnknownTokenError(
@@ -1219,6 +1219,32 @@ class Tokenizer:
     def decode_single_token_bytes(self, token_id: int) -> bytes:
         """Return one token's bytes, specials included: :meth:`token_bytes` (tiktoken's name)."""
         return self.token_bytes(token_id)
+
+    def decode_bytes_batch(
+        self, batch: Sequence[Sequence[int]], *, num_threads: int = 8
+    ) -> list[bytes]:
+        """Return ``[self.decode_bytes(ids) for ids in batch]`` (tiktoken's name).
+
+        >>> Tokenizer.train("ab ab", 257).decode_bytes_batch([[256], [32, 195]])
+        [b'ab', b' \\xc3']
+        """
+        if isinstance(batch, (str, bytes)) or not isinstance(batch, Iterable):
+            raise TypeError(
+                f"decode_bytes_batch() takes a list of id lists, got {type(batch).__name__}"
+            )
+        vocab = self._vocab
+        return map_in_threads(
+            lambda ids: decode_bytes(ids, vocab), list(batch), checked_threads(num_threads)
+        )
+
+    def is_special_token(self, token_id: int) -> bool:
+        """Whether `token_id` is the id of a special token (tiktoken's method).
+
+        >>> tokenizer = Tokenizer.train("ab ab", 257)
+        >>> tokenizer.is_special_token(257), tokenizer.is_special_token(256)
+        (True, False)
+        """
+        return checked_id(token_id) in self._specials.id_set
 
     def decode_tokens_bytes(self, token_ids: Sequence[int]) -> list[bytes]:
         """Return each token's bytes, in order: how the text is cut (tiktoken's name).
