@@ -358,6 +358,20 @@ def test_drop_removes_first(model: Tokenizer) -> None:
     assert fresh.special_tokens == {"<|a|>": 258}
 
 
+def test_a_model_without_special_tokens_counts_decodes_and_saves(
+    model: Tokenizer, tmp_path: Path
+) -> None:
+    """Its ids end with its merges: n_vocab was once the max() of no special ids."""
+    bare = model.with_special_tokens(drop=model.special_tokens)
+    mergeable = range(model.mergeable_vocab_size)
+    assert bare.n_vocab == bare.max_token_value + 1 == len(bare) == len(mergeable)
+    assert bare.decode_tokens_bytes(mergeable) == model.decode_tokens_bytes(mergeable)
+    with pytest.raises(KeyError, match=f"unknown token id {len(mergeable)}"):
+        bare.decode([len(mergeable)])
+    bare.save(tmp_path / "bare.json")
+    assert Tokenizer.load(tmp_path / "bare.json") == bare
+
+
 def test_collisions_are_refused_naming_both(model: Tokenizer) -> None:
     taken = r"'<\|x\|>' cannot take id 256: that is the mergeable token b'ab' \(a special's id"
     with pytest.raises(ParameterError, match=taken + r" must be one no mergeable token holds\)"):

@@ -250,8 +250,7 @@ class Model:
     @property
     def id_end(self) -> int:
         """One past the largest id, special tokens included (tiktoken's ``n_vocab``)."""
-        ids = self.mergeable_ids
-        return max(ids[-1] + 1, *(token_id + 1 for token_id in self.special_tokens.values()))
+        return max((self.mergeable_ids[-1], *self.special_tokens.values())) + 1
 
     def special_bytes(self) -> dict[int, bytes]:
         """Each special id's bytes: the UTF-8 of the first text listed with that id."""
