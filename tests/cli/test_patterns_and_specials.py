@@ -164,6 +164,7 @@ def test_pattern_and_pattern_regex_exclude_each_other(
     [
         ("--pattern-regex", "(", "not a valid regex"),
         ("--pattern-regex", "a*", "empty string"),
+        ("--pattern-regex", "", "the split pattern is empty"),  # not the default pattern
         ("--special-token", "", "non-empty"),
     ],
 )

@@ -91,7 +91,8 @@ def split_pattern(
     if regex is not None:
         check_argument_text(regex, "--pattern-regex")
     # An empty tokenizer checks the pattern and the special tokens the library's way.
-    probe = Tokenizer((), pattern=regex or preset or "gpt2", special_tokens=tuple(specials))
+    pattern = regex if regex is not None else preset or "gpt2"  # "" is a regex, refused there
+    probe = Tokenizer((), pattern=pattern, special_tokens=tuple(specials))
     return probe.split_pattern
 
 
