@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bpetite import ArtifactError, reference
+from bpetite import ArtifactError, Tokenizer, reference
 from bpetite.core._artifact import dumps_artifact, parse_artifact
 from bpetite.core._atomic import write_atomically
 from bpetite.core._constants import END_OF_TEXT_TOKEN
@@ -71,6 +71,11 @@ def assert_rejected(data: bytes, exc_type: type[Exception], fragment: str) -> No
     message = str(excinfo.value)
     assert fragment in message
     assert SOURCE in message
+    # Tokenizer.loads makes the same checks, in memory: the same error, named <bytes>.
+    with pytest.raises(exc_type) as in_memory:
+        Tokenizer.loads(data)
+    assert type(in_memory.value) is FAMILY[exc_type]
+    assert str(in_memory.value) == message.replace(SOURCE, "<bytes>", 1)
 
 
 def dir_listing(directory: Path) -> list[str]:

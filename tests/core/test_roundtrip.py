@@ -79,6 +79,27 @@ def test_save_refuses_to_overwrite_unless_asked(tmp_path: Path) -> None:
     assert path.read_bytes() != before
 
 
+@pytest.mark.parametrize("name", ["trained", "trained-v2", "o200k_harmony"])
+def test_loads_reads_back_what_dumps_and_save_write(name: str, tmp_path: Path) -> None:
+    """In memory as from the file: the same tokenizer, ids and text alike."""
+    if name == "trained":
+        tokenizer = Tokenizer.train(CORPUS, 300)  # schema v1
+    elif name == "trained-v2":
+        tokenizer = Tokenizer.train(CORPUS, 300, pattern="o200k", special_tokens=["<|a|>"])
+    else:
+        tokenizer = bpetite.get_encoding(name)  # interleaved ids, aliases, compact
+    tokenizer.save(tmp_path / "t.json")
+    from_file = Tokenizer.load(tmp_path / "t.json")
+    data = (tmp_path / "t.json").read_bytes()
+    for in_memory in (Tokenizer.loads(data), Tokenizer.loads(data.decode())):
+        assert in_memory == from_file == tokenizer
+        assert in_memory.dumps() == data
+        text = "héllo <|a|> wörld <|endoftext|> 123"
+        assert in_memory.encode(text) == from_file.encode(text)
+    with pytest.raises(TypeError, match="takes the bytes dumps"):
+        Tokenizer.loads(tmp_path / "t.json")  # type: ignore[arg-type]
+
+
 def test_save_with_missing_parent(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         Tokenizer.train("ab", 257).save(str(tmp_path / "missing" / "tok.json"))
@@ -226,8 +247,9 @@ def test_public_api_is_the_spec_methods_plus_the_documented_surface() -> None:
         "encode_ordinary_batch",
         "train_from_iterator",
         "MAX_VOCAB_SIZE",
-        # The bytes save writes, for a hash or another store.
+        # The bytes save writes, for a hash or another store, and back.
         "dumps",
+        "loads",
         # encode_ordinary into a machine array, for datasets and numpy.
         "encode_ordinary_array",
         # tiktoken's Encoding surface, offsets, counting and streaming decode.

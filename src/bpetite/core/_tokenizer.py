@@ -34,7 +34,12 @@ from bpetite.core._decoder import (
     tokens_bytes,
 )
 from bpetite.core._encoder import Encoder
-from bpetite.core._errors import NotATokenError, ParameterError, UnknownTokenError
+from bpetite.core._errors import (
+    ArtifactError,
+    NotATokenError,
+    ParameterError,
+    UnknownTokenError,
+)
 from bpetite.core._gc import gc_paused
 from bpetite.core._ids import IdEncoder, skipped_ids
 from bpetite.core._model import (
@@ -403,6 +408,39 @@ class Tokenizer:
             os.fspath(path), max_bytes=max_bytes, trust_custom_pattern=trust_custom_pattern
         )
         # The loader's last step is the constructor's own check of the model's fields.
+        return cls._from_model(artifact.model)
+
+    @classmethod
+    def loads(
+        cls,
+        data: bytes | str,
+        *,
+        max_bytes: int = _artifact.MAX_ARTIFACT_BYTES,
+        trust_custom_pattern: bool = False,
+    ) -> Self:
+        """The tokenizer of an artifact held in memory: the inverse of :meth:`dumps`.
+
+        The same checks as :meth:`load`, the errors naming ``<bytes>`` where a file's
+        would name the file; a ``str`` is the artifact's JSON text.
+
+        >>> tokenizer = Tokenizer.train("ab ab ab", 258)
+        >>> Tokenizer.loads(tokenizer.dumps()) == tokenizer
+        True
+        """
+        if isinstance(data, str):
+            data = data.encode("utf-8", errors="surrogatepass")  # a lone surrogate fails the parse
+        elif isinstance(data, (bytearray, memoryview)):
+            data = bytes(data)
+        elif not isinstance(data, bytes):
+            raise TypeError(f"loads() takes the bytes dumps() returns, got {type(data).__name__}")
+        if len(data) > max_bytes:
+            raise ArtifactError(
+                f"<bytes>: the artifact is {len(data):,} bytes, over the limit of "
+                f"{max_bytes:,} bytes; pass a larger max_bytes if it is trusted"
+            )
+        artifact = _artifact.parse_artifact(
+            data, "<bytes>", trust_custom_pattern=trust_custom_pattern
+        )
         return cls._from_model(artifact.model)
 
     def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
