@@ -17,6 +17,8 @@ from bpetite.errors import ParameterError, UnknownTokenError
 from tests.strategies import ROUNDTRIP_CASES
 
 EXAMPLES = int(os.environ.get("BPETITE_STREAM_EXAMPLES", "300"))
+#: The usual policies, and two more of Python's error handlers, which decode takes as tiktoken does.
+ERRORS = [*StreamDecoder.ERRORS, "backslashreplace", "surrogateescape"]
 CORPUS = " ".join(ROUNDTRIP_CASES.values()) * 3 + " naïve café 東京 😀👍🏽 " * 20
 
 #: Bytes that complete any pending prefix of a UTF-8 character (E0 needs A0.., ED 80..9F,
@@ -52,7 +54,7 @@ def settled(data: bytes) -> str:
     return common
 
 
-@pytest.mark.parametrize("errors", ["strict", "replace", "ignore"])
+@pytest.mark.parametrize("errors", ERRORS)
 @given(data=st.data())
 @settings(max_examples=EXAMPLES)
 def test_decode_is_bytes_decode_of_the_tokens_bytes(
@@ -80,13 +82,15 @@ def test_sampled_ids_never_break_a_replace_loop(tokenizer: Tokenizer) -> None:
 
 
 def test_decode_refuses_an_unknown_errors_policy(tokenizer: Tokenizer) -> None:
-    with pytest.raises(ParameterError, match="'strict', 'replace', 'ignore'"):
-        tokenizer.decode([65], errors="surrogateescape")
-    with pytest.raises(ParameterError):
-        tokenizer.stream_decoder(errors="backslashreplace")
+    with pytest.raises(ParameterError, match="such as 'strict', 'replace', 'ignore', got 'nope'"):
+        tokenizer.decode([65], errors="nope")
+    with pytest.raises(ParameterError, match="got None"):
+        tokenizer.stream_decoder(errors=None)  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="got 'nope'"):
+        tokenizer.decode_batch([[65]], errors="nope")
 
 
-@pytest.mark.parametrize("errors", ["strict", "replace", "ignore"])
+@pytest.mark.parametrize("errors", ERRORS)
 @given(data=st.data())
 @settings(max_examples=EXAMPLES)
 def test_stream_steps_join_to_decode_and_each_is_settled_text(

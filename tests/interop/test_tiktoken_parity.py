@@ -81,7 +81,7 @@ def _outcome(call: Any) -> Any:
 def test_decode_with_each_errors_policy(name: str, data: st.DataObject) -> None:
     tokenizer, encoding = pair(name)
     ids = data.draw(_ids(encoding))
-    for errors in ("strict", "replace", "ignore"):
+    for errors in ("strict", "replace", "ignore", "backslashreplace", "surrogateescape"):
         ours = _outcome(lambda: tokenizer.decode(ids, errors=errors))  # noqa: B023
         assert ours == _outcome(lambda: encoding.decode(ids, errors=errors))  # noqa: B023
     assert _outcome(lambda: tokenizer.decode_batch([ids, ids[:3]], errors="replace")) == (

@@ -20,9 +20,10 @@ from typing import Final
 
 from bpetite.core._errors import ParameterError, TokenIdTypeError, UnknownTokenError
 
-#: The ``errors`` policies decoding takes: Python's error handlers for bytes that are
-#: not UTF-8. ``strict`` (the specification's) raises UnicodeDecodeError; ``replace``
-#: puts U+FFFD where they were, exactly as ``bytes.decode`` does; ``ignore`` drops them.
+#: The usual ``errors`` policies for decoding: ``strict`` (the specification's) raises
+#: UnicodeDecodeError; ``replace`` puts U+FFFD where bytes that are not UTF-8 were,
+#: exactly as ``bytes.decode`` does; ``ignore`` drops them. Any other error handler
+#: Python knows (``backslashreplace``, ``surrogateescape``...) works too, as in tiktoken.
 DECODE_ERRORS: Final = ("strict", "replace", "ignore")
 
 #: Ids are joined this many at a time, then the parts: ``bytes.join`` takes a buffer
@@ -35,12 +36,17 @@ CONTINUATION_BYTES: Final = bytes(range(0x80, 0xC0))
 
 
 def checked_errors(errors: object) -> str:
-    """Return `errors` if it is one of :data:`DECODE_ERRORS`, else raise naming them."""
-    if errors not in DECODE_ERRORS:
-        raise ParameterError(
-            f"errors must be one of {', '.join(map(repr, DECODE_ERRORS))}, got {errors!r}"
-        )
-    return errors
+    """Return `errors` if Python has an error handler of that name, else raise naming the usual."""
+    if isinstance(errors, str):
+        try:
+            codecs.lookup_error(errors)
+            return errors
+        except LookupError:
+            pass
+    raise ParameterError(
+        f"errors must be the name of a codec error handler such as "
+        f"{', '.join(map(repr, DECODE_ERRORS))}, got {errors!r}"
+    )
 
 
 def decode_text(
@@ -195,7 +201,8 @@ class StreamDecoder:
     UnicodeDecodeError: 'utf-8' codec can't decode byte 0xc3 in position 0: unexpected end of data
     """
 
-    #: The ``errors`` policies: ``strict``, ``replace``, ``ignore`` (as for ``decode``).
+    #: The usual ``errors`` policies: ``strict``, ``replace``, ``ignore``; as for
+    #: ``decode``, any other error handler's name works too.
     ERRORS: Final = DECODE_ERRORS
 
     __slots__ = ("_decoder", "_errors", "_vocab")
@@ -207,7 +214,7 @@ class StreamDecoder:
 
     @property
     def errors(self) -> str:
-        """The policy for bytes that are not UTF-8: ``strict``, ``replace`` or ``ignore``."""
+        """The policy for bytes that are not UTF-8: ``strict``, ``replace``, ``ignore``..."""
         return self._errors
 
     @property
