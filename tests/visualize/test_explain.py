@@ -285,6 +285,13 @@ def test_explained_encode_with_specials_and_a_policy(tokenizer: Tokenizer) -> No
         explain_encode(tokenizer, text, allowed_special={"<|nope|>"})
     with pytest.raises(TypeError, match="takes a str"):
         tokenizer.explain(b"ab")  # type: ignore[arg-type]
+    # and encode's error for a lone surrogate, its position in the whole text
+    surrogate = "ab <|endoftext|> \ud800x"
+    with pytest.raises(UnicodeEncodeError) as raised_by_encode:
+        tokenizer.encode(surrogate)
+    with pytest.raises(UnicodeEncodeError, match="at position 17") as raised_by_explain:
+        tokenizer.explain(surrogate)
+    assert str(raised_by_explain.value) == str(raised_by_encode.value)
 
 
 def test_explained_encode_prints_the_reference_trace_and_the_ids(tokenizer: Tokenizer) -> None:

@@ -1336,8 +1336,7 @@ class Tokenizer:
           merge 1: (32, 256) -> 257 ' ab' gives ' ab'
         ids: [257]
         """
-        if not isinstance(text, str):
-            raise TypeError(f"explain() takes a str, got {type(text).__name__}")
+        text = _valid_text(text, "explain")
         allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
         if disallowed:
             self._specials.check_disallowed(text, disallowed)
