@@ -215,6 +215,8 @@ def test_a_preset_given_by_its_source_is_that_preset() -> None:
         (r"[a-", "not a valid regex"),
         ("x" * 5000, "characters long"),
         ("", "empty"),
+        ("cl100k_base", "'cl100k_base' is a plain word, a regex that matches only itself"),
+        ("GPT2", "plain word"),
     ],
 )
 def test_unusable_custom_patterns_are_refused(source: str, problem: str) -> None:

@@ -394,6 +394,14 @@ def custom_pattern(source: str) -> SplitPattern:
             f"the split pattern is {len(source):,} characters long; "
             f"at most {MAX_CUSTOM_PATTERN_CHARS:,} are accepted"
         )
+    if source.isascii() and (source.replace("_", "a")).isalnum():
+        # A regex of letters and digits matches only itself, so it would leave every
+        # other character of a text unmatched: a name was meant (``cl100k_base``).
+        raise PatternError(
+            f"the split pattern {source!r} is a plain word, a regex that matches only "
+            f"itself; the presets are {', '.join(PRESETS)} (gpt2 is also r50k_base's and "
+            "p50k_base's pattern, cl100k is cl100k_base's, o200k is o200k_base's)"
+        )
     try:  # a custom pattern is compiled at once, a preset on first use
         compiled = compile_pattern(source)
     except regex_errors() as error:
