@@ -10,6 +10,8 @@ A conversation is a list of messages, each a mapping with a ``"role"`` and a
   gpt-oss format, id for id as ``openai-harmony`` renders text messages, channels
   included; ``"chatml"`` is the ChatML template Hugging Face documents
   (:data:`CHATML_TEMPLATE`).
+* :func:`check_chat_template` checks that a Jinja template compiles, with the error
+  rendering it would give, for a template stored to be rendered later.
 * :func:`count_chat_tokens` estimates what a conversation costs in OpenAI's chat API, by
   the rule OpenAI publishes.
 
@@ -23,6 +25,13 @@ A conversation is a list of messages, each a mapping with a ``"role"`` and a
 """
 
 from bpetite.chat._count import count_chat_tokens
+from bpetite.chat._jinja import check_chat_template
 from bpetite.chat._render import CHATML_TEMPLATE, FORMATS, apply_chat_template
 
-__all__ = ["CHATML_TEMPLATE", "FORMATS", "apply_chat_template", "count_chat_tokens"]
+__all__ = [
+    "CHATML_TEMPLATE",
+    "FORMATS",
+    "apply_chat_template",
+    "check_chat_template",
+    "count_chat_tokens",
+]

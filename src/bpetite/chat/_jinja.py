@@ -11,6 +11,11 @@ is theirs too: the variables ``messages``, ``tools``, ``documents`` and
 ``add_generation_prompt``, every value rebuilt from plain JSON types
 (``_plain_template_data``), and a message's reasoning under each name templates read it
 by (``_alias_reasoning_fields``). jinja2 is imported on the first template rendered.
+
+One bound is ours: a repetition (``"x" * n``) longer than jinja2's ``MAX_RANGE`` is
+refused as jinja2 refuses such a ``range()``, where transformers would try to allocate
+it. Whatever a template raises, while compiling or rendering, is a ParameterError
+chained from it.
 """
 
 from __future__ import annotations
@@ -44,17 +49,44 @@ def render_jinja(
     tools = _plain(variables.pop("tools", None))
     documents = _plain(variables.pop("documents", None))
     messages = _aliased_reasoning(_plain(conversation))
+    others = _plain(variables)
     try:
         rendered: str = template.render(
             messages=messages,
             tools=tools,
             documents=documents,
             add_generation_prompt=add_generation_prompt,
-            **_plain(variables),
+            **others,
         )
-    except (jinja2.TemplateError, TypeError) as error:  # raise_exception, 'a' + 1, ...
+    except jinja2.TemplateError as error:  # raise_exception, the sandbox: the message says it
         raise ParameterError(f"the chat template failed: {error}") from error
+    except Exception as error:
+        # The template is code: 1/0, 'a' + 1, a macro calling itself, "x" * 10**11...
+        # Whatever it raises is its failure; the stack is unwound by the time it is caught
+        # here, so a RecursionError is caught whole, with room left to report it.
+        raise ParameterError(f"the chat template failed: {_described(error)}") from error
     return rendered
+
+
+def check_chat_template(source: str) -> bool:
+    """Raise ParameterError if `source` is not a template :func:`render_jinja` can compile.
+
+    The check ``chat --template`` makes before rendering, with its error and message,
+    for a template stored to be rendered later (``export --chat-template``). Returns
+    True when checked; False, checking nothing, where jinja2 (>= :data:`MIN_JINJA2`) is
+    not installed: storing a template needs no jinja2, only rendering one does.
+    """
+    try:
+        _compiled(source)
+    except ImportError:
+        return False
+    return True
+
+
+def _described(error: BaseException) -> str:
+    """``ZeroDivisionError: division by zero``: the type says what the message alone may not."""
+    message = str(error)
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
 @lru_cache(maxsize=16)
@@ -76,6 +108,16 @@ def _compiled(source: str) -> Any:
         return _environment().from_string(source)
     except jinja2.TemplateError as error:
         raise ParameterError(f"the chat template is not valid Jinja: {error}") from error
+    except (RecursionError, SyntaxError) as error:
+        # Valid Jinja nested deeper than jinja2's parser (RecursionError) or Python's
+        # compiler (too many levels of indentation, of nested blocks) can follow; the line
+        # a SyntaxError names is in the generated Python, not the template: left out.
+        reason = error.msg if isinstance(error, SyntaxError) else str(error)
+        raise ParameterError(
+            f"the chat template nests too deeply to compile: {type(error).__name__}: {reason}"
+        ) from error
+    except MemoryError as error:
+        raise ParameterError("the chat template is too large to compile: MemoryError") from error
 
 
 @lru_cache(maxsize=1)
@@ -83,7 +125,31 @@ def _environment() -> Any:
     import jinja2
     import jinja2.ext
     import jinja2.nodes
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
+
+    class ChatSandbox(ImmutableSandboxedEnvironment):
+        """transformers' sandbox, with a repetition (``"x" * n``, ``[x] * n``) bounded as
+        jinja2 bounds ``range()``: by MAX_RANGE items.
+
+        Unbounded, ``"x" * 10**10`` asks for gigabytes at once, which may take the machine's
+        memory rather than fail; no chat template repeats anything that many times.
+        """
+
+        intercepted_binops = frozenset({"*"})
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            if operator == "*":
+                for sequence, times in ((left, right), (right, left)):
+                    if (
+                        isinstance(sequence, (str, list, tuple))
+                        and isinstance(times, int)
+                        and len(sequence) * times > MAX_RANGE
+                    ):
+                        raise OverflowError(
+                            f"Repetition too big: {len(sequence)} items * {times}. The sandbox "
+                            f"blocks repetitions longer than MAX_RANGE ({MAX_RANGE})."
+                        )
+            return super().call_binop(context, operator, left, right)
 
     class GenerationTag(jinja2.ext.Extension):
         """``{% generation %}...{% endgeneration %}``: its body, as rendered text.
@@ -155,7 +221,7 @@ def _environment() -> Any:
                     f"namespace, but got {name!r}. Please rename the attribute."
                 )
 
-    environment = ImmutableSandboxedEnvironment(
+    environment = ChatSandbox(
         trim_blocks=True,
         lstrip_blocks=True,
         extensions=[GenerationTag, jinja2.ext.loopcontrols],

@@ -59,8 +59,9 @@ def apply_chat_template(
     template as ``transformers`` passes its keyword arguments (``bos_token``,
     ``tools``, ``documents``...); the built-in formats take none.
 
-    A template that fails (``raise_exception``, an undefined name, a syntax error)
-    raises ParameterError with the template's message; a missing jinja2, ImportError.
+    A template that fails (``raise_exception``, a syntax error, ``1/0``, a macro that
+    calls itself forever) raises ParameterError with the template's message, chained from
+    the template's exception; a missing jinja2, ImportError.
     """
     conversation = checked_messages(messages)
     for flag, name in ((add_generation_prompt, "add_generation_prompt"), (tokenize, "tokenize")):

@@ -126,9 +126,9 @@ def run(args: argparse.Namespace) -> int:
             )
         except ImportError as error:
             raise CliError(str(error)) from None
-        except ParameterError:
+        except ParameterError as error:
             if template is not None:
-                raise
+                raise CliError(_for_the_command_line(str(error))) from None
             # the model has no chat format of its own (only o200k_harmony has one)
             raise CliError(
                 f"the model '{shown(args.model)}' has no chat format of its own: give "
@@ -147,6 +147,22 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         note(f"bpetite: wrote the result to '{shown(args.output)}'")
     return 0
+
+
+#: How the library tells its caller to get a format's missing special tokens, and how the
+#: command line does it: a model edited with ``bpetite specials``, or the text alone.
+_LIBRARY_REMEDY = (
+    "add them with tokenizer.with_special_tokens(...), or pass tokenize=False for the text"
+)
+_COMMAND_LINE_REMEDY = (
+    "add them with 'bpetite specials --add TEXT' (one --add each), or give --text to print "
+    "the rendered text"
+)
+
+
+def _for_the_command_line(message: str) -> str:
+    """`message` with the library's remedy for missing special tokens put in CLI terms."""
+    return message.replace(_LIBRARY_REMEDY, _COMMAND_LINE_REMEDY)
 
 
 def _variables(pairs: list[str]) -> dict[str, str]:

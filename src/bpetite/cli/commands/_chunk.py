@@ -24,7 +24,7 @@ from bpetite.cli._files import (
 )
 from bpetite.cli._output import note
 from bpetite.cli._parser import add_command, non_negative_int, positive_int
-from bpetite.errors import DisallowedSpecialError
+from bpetite.errors import DisallowedSpecialError, ParameterError
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers
@@ -79,6 +79,10 @@ def run(args: argparse.Namespace) -> int:
         )
     except DisallowedSpecialError:
         raise CliError(refused_special(tokenizer, text)) from None
+    except ParameterError as error:  # no piece fits: the library names its keyword, not ours
+        budget = f"within --max-tokens {args.max_tokens}"
+        message = str(error).replace(f"of at most max_tokens={args.max_tokens} tokens", budget)
+        raise CliError(message.replace("raise max_tokens", "raise --max-tokens")) from None
     rows = [
         {
             "start": start,

@@ -1,16 +1,19 @@
 """``bpetite specials``: add, move or drop a model's special tokens, every other id kept.
 
 ``--add TEXT=ID`` puts a special at an id (adding it, or moving an existing one);
-``--add TEXT`` gives a new one the next free id; ``--drop TEXT`` removes one. An id
-that is a mergeable token's or another special's is refused. A JSON summary goes to
-stdout.
+``--add TEXT`` gives a new one the next free id; ``--drop TEXT`` removes one. The id is
+what follows the last '=' when that is an integer (a negative one is refused, not read
+as text). An id that is a mergeable token's or another special's is refused. A JSON
+summary goes to stdout.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import re
+from typing import TYPE_CHECKING, Final
 
+from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, check_output_path, model_from_args, save_model
 from bpetite.cli._inputs import check_argument_text
@@ -19,6 +22,9 @@ from bpetite.cli._parser import add_command
 
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers
+
+#: What after an --add value's last '=' is read as an id; a sign is then refused.
+_INTEGER: Final = re.compile(r"[+-]?[0-9]+")
 
 
 def register(subparsers: Subparsers) -> None:
@@ -32,8 +38,10 @@ def register(subparsers: Subparsers) -> None:
             "or moving an existing one), and --add TEXT gives a new one the next free id, "
             "one past the largest in use, in the order given. Drops apply first, then ids "
             "given, then texts without one. An id below the mergeable vocabulary size, or "
-            "held by another special token, is refused. A text that itself ends in '=' and "
-            "digits needs its id written after it. Prints a JSON summary."
+            "held by another special token, is refused. Whatever follows the last '=' is the "
+            "id if it is an integer: a text that itself ends in '=' and an integer (x=1) "
+            "is given with its id after it (--add 'x=1=500') and cannot take the next "
+            "free id. Prints a JSON summary."
         ),
         examples=[
             "bpetite specials --model cl100k_base --add '<|im_start|>=100264' "
@@ -49,7 +57,8 @@ def register(subparsers: Subparsers) -> None:
         action="append",
         default=[],
         metavar="TEXT[=ID]",
-        help="a special token, at ID or at the next free id; repeatable",
+        help="a special token, at ID (0 or more, after the last '=') or at the next free "
+        "id; repeatable",
     )
     parser.add_argument(
         "--drop", action="append", default=[], metavar="TEXT", help="a special token to remove"
@@ -90,10 +99,22 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _parse_add(given: str) -> tuple[str, int | None]:
-    """``TEXT=ID`` -> (TEXT, ID) when ID is digits; anything else is a text, no id."""
-    text, equals, number = given.rpartition("=")
-    if equals and text and number.isascii() and number.isdigit():
-        return text, int(number)
+    """``TEXT=ID`` -> (TEXT, ID) when what follows the last '=' is an integer; anything
+    else is a text, no id. ``<|pad|>=-1`` is an id refused, not a text ending in ``=-1``."""
     if not given:
         raise CliError("--add needs a special token's text, got ''")
-    return given, None
+    text, equals, number = given.rpartition("=")
+    if not equals or not _INTEGER.fullmatch(number):
+        return given, None
+    if not text:
+        raise CliError(
+            f"--add '{shown(given)}' has no text before the '=': give TEXT=ID (a text that "
+            f"is itself '{shown(given)}' takes its id after it: --add '{shown(given)}=ID')"
+        )
+    if not number.isdigit():  # a sign
+        raise CliError(
+            f"--add '{shown(given)}': the id after the last '=' must be 0 or more, in digits "
+            f"alone, got {number}; a text that itself ends in '={number}' takes its id after "
+            f"it: --add '{shown(given)}=ID'"
+        )
+    return text, int(number)
