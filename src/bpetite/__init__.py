@@ -86,6 +86,7 @@ _HOMES = {
     "InvalidUtf8Error": "bpetite.errors",
     "MissingKeyError": "bpetite.errors",
     "NotATokenError": "bpetite.errors",
+    "NotARegularFileError": "bpetite.errors",
     "OutputExistsError": "bpetite.errors",
     "ParameterError": "bpetite.errors",
     "PatternError": "bpetite.errors",

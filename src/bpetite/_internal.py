@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the type checker sees the names where they live
     from bpetite.core._artifact import MAX_ARTIFACT_BYTES
-    from bpetite.core._atomic import atomic_writer, write_atomically
+    from bpetite.core._atomic import atomic_writer, check_destination, write_atomically
     from bpetite.core._builtin import (
         BUILTIN_VOCABULARIES,
         BuiltinVocabulary,
@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # the type checker sees the names where they live
 _HOMES = {
     "MAX_ARTIFACT_BYTES": "bpetite.core._artifact",
     "atomic_writer": "bpetite.core._atomic",
+    "check_destination": "bpetite.core._atomic",
     "write_atomically": "bpetite.core._atomic",
     "BUILTIN_VOCABULARIES": "bpetite.core._builtin",
     "BuiltinVocabulary": "bpetite.core._builtin",
@@ -82,6 +83,7 @@ __all__ = [
     "BuiltinVocabulary",
     "CountsOnDask",
     "atomic_writer",
+    "check_destination",
     "compile_pattern",
     "dask_client",
     "dask_count_files",

@@ -195,3 +195,23 @@ def test_show_help_describes_what_show_prints(capsys: pytest.CaptureFixture[str]
     assert shown.code == 0, shown.err
     assert shown.out == "a|␛|b|␇|c|␍|d|⟨U+200B⟩|e|⟨U+00A0⟩|f\n"
 
+
+def test_export_refuses_a_chat_template_that_chat_would_refuse(
+    model: str, conversation: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Stored to be rendered later, a template is checked now, with chat's own error."""
+    template = tmp_path / "bad.jinja"
+    template.write_text("{% for m in messages %}{{ m.content ", encoding="utf-8")
+    chat = one_line_failure(
+        run(capsys, "chat", "--model", model, "--messages", conversation, "--template", template)
+    )
+    output = tmp_path / "hf"
+    argv = ["export", "--model", model, "--format", "hf", "--output", output]
+    exported = one_line_failure(run(capsys, *argv, "--chat-template", template))
+    reason = chat.removeprefix("bpetite: error: ")
+    assert exported == f"bpetite: error: --chat-template '{template}': {reason}"
+    assert not output.exists()
+    template.write_text("{% for m in messages %}{{ m.content }}{% endfor %}", encoding="utf-8")
+    assert run(capsys, *argv, "--chat-template", template).code == 0
+    config = json.loads((output / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert config["chat_template"] == template.read_text(encoding="utf-8")

@@ -46,6 +46,7 @@ ERRORS = {
     "UnknownTokenError",
     "TokenIdTypeError",
     "NotATokenError",
+    "NotARegularFileError",
     "InvalidUtf8Error",
     "InteropError",
     "OutputExistsError",

@@ -23,12 +23,19 @@ from pathlib import Path
 from typing import IO
 
 from bpetite import Tokenizer, encoding_name_for_model, get_encoding, list_encoding_names
-from bpetite._internal import MAX_ARTIFACT_BYTES, atomic_writer, shown, write_atomically
+from bpetite._internal import (
+    MAX_ARTIFACT_BYTES,
+    atomic_writer,
+    check_destination,
+    shown,
+    write_atomically,
+)
 from bpetite.cli._delivered import expect_output
 from bpetite.cli._errors import CliError
 from bpetite.cli._inputs import SPOOL_BYTES
 from bpetite.cli._output import exists_message, note, write_result_from
 from bpetite.cli._parser import positive_int
+from bpetite.errors import NotARegularFileError
 
 
 def add_model_argument(
@@ -74,7 +81,7 @@ def check_result_output(args: argparse.Namespace) -> None:
     """Refuse a bad ``--output`` before any work: one that exists, or is the model or input."""
     if args.output is not None:
         inputs = [args.model] + ([args.input] if args.input is not None else [])
-        check_output_path(args.output, force=args.force, inputs=inputs)
+        check_output_path(args.output, force=args.force, inputs=inputs, stdout=True)
 
 
 #: ``--model``'s help, for every command that takes one.
@@ -154,18 +161,27 @@ def load_model(
 
 
 def check_output_path(
-    path: str, *, force: bool, option: str = "--output", inputs: Iterable[str | Path] = ()
+    path: str,
+    *,
+    force: bool,
+    option: str = "--output",
+    inputs: Iterable[str | Path] = (),
+    stdout: bool = False,
 ) -> None:
     """Refuse an output path that cannot be written, before any slow work starts.
 
     `inputs` are the files the command reads: an output that is one of them (by any
-    name: a symbolic or hard link counts) is refused whatever `force` says. The save
-    itself checks existence again, atomically.
+    name: a symbolic or hard link counts) is refused whatever `force` says; so is a FIFO,
+    a device or a link to nothing, which the writer would replace, not write to (with
+    `stdout`, the refusal suggests stdout). The save itself checks again, atomically.
     """
     destination = Path(path)
     quoted = shown(path)
     if destination.is_dir():
         raise CliError(f"{option} '{quoted}' is a directory; give the path of a file")
+    if path.endswith(os.sep) or (os.altsep is not None and path.endswith(os.altsep)):
+        raise CliError(f"{option} '{quoted}' names a directory; give a file name")
+    _refuse_non_regular(path, option=option, stdout=stdout)
     expect_output(option, path)
     refuse_overwriting_inputs(path, inputs, option=option)
     if not force and (destination.exists() or destination.is_symlink()):
@@ -180,6 +196,18 @@ def check_output_path(
         raise CliError(
             f"cannot write {option} '{quoted}': directory '{shown(str(parent))}' is not writable"
         )
+
+
+def _refuse_non_regular(path: str, *, option: str, stdout: bool) -> None:
+    """Refuse what the writer would not replace: a FIFO, a device, a socket, a link to one
+    or to nothing (a link to a regular file is fine: the write goes through it)."""
+    try:
+        check_destination(Path(path), overwrite=True)
+    except NotARegularFileError as error:
+        hint = "; leave out --output to write to stdout, and redirect it" if stdout else ""
+        raise CliError(f"{option} '{shown(path)}': {error.strerror}{hint}") from None
+    except OSError:
+        pass  # a missing parent, a directory...: the checks after this say it in CLI words
 
 
 def refuse_overwriting_inputs(

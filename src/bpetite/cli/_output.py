@@ -11,11 +11,14 @@ falling back onto stdout, which only ``print(file=None)`` would do.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import select
 import stat
 import sys
+from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Final, Protocol, TextIO
 
 from bpetite._internal import SHOWN_CHARS, shown
@@ -45,6 +48,29 @@ class _BinaryWriter(Protocol):
 def exists_message(option: str, path: str) -> str:
     """The one wording for an output that is already there."""
     return f"{option} '{shown(path)}' already exists; pass --force to replace it"
+
+
+#: What a write that fails for want of room raises: a full disk, a quota, a size limit.
+_NO_ROOM: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+@contextlib.contextmanager
+def writing_output(option: str, path: str) -> Iterator[None]:
+    """Report a failure to write `option`'s output as one line naming it.
+
+    For the commands whose library call writes the output (``dataset``, ``export``):
+    an OSError that names no file, or says the disk is full, is about the output; one
+    that names another file (an input that cannot be read) keeps its own words.
+    """
+    try:
+        yield
+    except OSError as error:
+        if isinstance(error, FileExistsError) or (
+            error.filename is not None and error.errno not in _NO_ROOM
+        ):
+            raise
+        reason = error.strerror or error
+        raise CliError(f"cannot write {option} '{shown(path)}': {reason}") from None
 
 
 # --------------------------------------------------------------------------- stdout

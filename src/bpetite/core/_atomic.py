@@ -4,6 +4,12 @@ Artifacts, exports, count files and HTML pages all need the same guarantees: a r
 sees the old file or the new one, never half of one; a failure or Ctrl-C leaves no
 temp file; an existing file is only replaced when the caller says so; and the new file
 gets the permissions any new file would (``mkstemp`` makes it 0o600).
+
+Only a regular file is ever replaced. A symbolic link is written through: the new file
+replaces the regular file it points at, as a shell's ``>`` writes through one. A FIFO,
+a device, a socket or a link to nothing is refused (NotARegularFileError): renaming a
+file over it would swap the node itself for a regular file, and the data would never
+reach the reader or device the path stood for.
 """
 
 from __future__ import annotations
@@ -11,10 +17,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, BinaryIO
 
-from bpetite.core._errors import OutputExistsError
+from bpetite.core._errors import NotARegularFileError, OutputExistsError
 
 if TYPE_CHECKING:
     # pathlib (with urllib.parse and ipaddress) is imported by the functions that make a
@@ -27,8 +34,10 @@ def write_atomically(path: str | os.PathLike[str], data: bytes, *, overwrite: bo
 
     Raises OutputExistsError (a FileExistsError) when `path` exists and `overwrite` is
     false (also when the file appears while we write), FileNotFoundError or
-    NotADirectoryError for a bad parent, IsADirectoryError when `path` is a directory;
-    all before writing anything.
+    NotADirectoryError for a bad parent, IsADirectoryError when `path` is a directory
+    or ends in a separator, NotARegularFileError for a FIFO, a device, a socket or a
+    link to nothing; all before writing anything. A symbolic link to a regular file is
+    written through (with `overwrite`).
     """
     with atomic_writer(path, overwrite=overwrite) as handle:
         handle.write(data)
@@ -43,10 +52,7 @@ def atomic_writer(path: str | os.PathLike[str], *, overwrite: bool) -> Iterator[
     without error; an exception (Ctrl-C included) removes it instead. The destination
     is checked before the block runs, with write_atomically's errors.
     """
-    from pathlib import Path
-
-    destination = Path(path)
-    check_destination(destination, overwrite=overwrite)
+    destination = check_destination(_as_path(path), overwrite=overwrite)
     fd, temp = _create_temp(destination.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -73,9 +79,18 @@ def publish_atomically(
     from pathlib import Path
 
     temp = Path(temp)
-    destination = Path(path)
+    given = _as_path(path)
     try:
-        check_destination(destination, overwrite=overwrite)
+        destination = check_destination(given, overwrite=overwrite)
+        if destination != given and destination.parent != temp.parent:
+            # A link to a file elsewhere (maybe another filesystem): copy the data to a
+            # temp file beside the target, which publishes whole, as any write does.
+            import shutil
+
+            with temp.open("rb") as source, atomic_writer(destination, overwrite=True) as sink:
+                shutil.copyfileobj(source, sink)
+            temp.unlink()
+            return
         with temp.open("rb+") as handle:
             os.fsync(handle.fileno())
     except BaseException:
@@ -85,8 +100,9 @@ def publish_atomically(
     _publish(temp, destination, overwrite=overwrite)
 
 
-def check_destination(destination: Path, *, overwrite: bool) -> None:
-    """Fail before writing anything, with a message that names the real problem.
+def check_destination(destination: Path, *, overwrite: bool) -> Path:
+    """Fail before writing anything, with a message that names the real problem; return
+    the path to publish at: `destination`, or the regular file a link there points at.
 
     Public within the package: a command with several outputs checks them all first.
     """
@@ -99,8 +115,59 @@ def check_destination(destination: Path, *, overwrite: bool) -> None:
         raise NotADirectoryError(f"cannot write '{destination}': '{parent}' is not a directory")
     if destination.is_dir():
         raise IsADirectoryError(f"cannot write '{destination}': it is a directory")
-    if not overwrite and (destination.exists() or destination.is_symlink()):
+    try:
+        mode = destination.lstat().st_mode
+    except FileNotFoundError:
+        return destination  # nothing there yet
+    if not stat.S_ISLNK(mode):
+        what = _kind(mode)
+        if what is not None:
+            raise NotARegularFileError(destination, f"it is {what}")
+    if not overwrite:
         raise OutputExistsError(_exists_message(destination))
+    if not stat.S_ISLNK(mode):
+        return destination
+    from pathlib import Path
+
+    target = Path(os.path.realpath(destination))
+    try:
+        what = _kind(target.stat().st_mode)
+    except OSError:  # a link to nothing, or a loop of links
+        raise NotARegularFileError(
+            destination, f"it is a symbolic link to '{target}', which does not exist"
+        ) from None
+    if what is not None:
+        raise NotARegularFileError(destination, f"it is a symbolic link to {what}, '{target}'")
+    return target
+
+
+def _as_path(path: str | os.PathLike[str]) -> Path:
+    """`path` as a Path; one ending in a separator names a directory, as ``open`` says."""
+    from pathlib import Path
+
+    text = os.fspath(path)
+    if text.endswith(os.sep) or (os.altsep is not None and text.endswith(os.altsep)):
+        raise IsADirectoryError(
+            errno.EISDIR, "it ends in a separator, so it names a directory", text
+        )
+    return Path(text)
+
+
+#: What each kind of node other than a regular file is called in a refusal.
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str | None:
+    """What a node of `mode` is, in words, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
 
 
 def _exists_message(destination: Path) -> str:

@@ -9,6 +9,9 @@ and values whole (:func:`shown`); only a pathological one is elided, saying how 
 
 from __future__ import annotations
 
+import errno
+import os
+
 
 class BpetiteError(Exception):
     """The base of every error bpetite raises on purpose.
@@ -50,6 +53,21 @@ class TokenIdTypeError(UnknownTokenError, TypeError):
 
 class NotATokenError(BpetiteError, KeyError):
     """Bytes or text that are not exactly one token (``encode_single_token``)."""
+
+
+class NotARegularFileError(BpetiteError, OSError):
+    """A destination is something other than a regular file (a FIFO, a device, a socket,
+    a link to nothing): publishing there would replace that node, so it is refused.
+
+    `filename` is the path as given; `strerror` says what is there, so a caller can
+    put its own words ("cannot write --output ...") before it.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], what: str) -> None:
+        super().__init__(errno.EINVAL, f"{what}, and bpetite only replaces regular files", path)
+
+    def __str__(self) -> str:
+        return f"cannot write '{self.filename}': {self.strerror}"
 
 
 class InvalidUtf8Error(BpetiteError, ValueError):
@@ -105,6 +123,7 @@ for _error in (
     InvalidUtf8Error,
     InteropError,
     OutputExistsError,
+    NotARegularFileError,
     WorkerError,
     PatternError,
     DisallowedSpecialError,

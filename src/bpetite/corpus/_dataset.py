@@ -40,7 +40,7 @@ from bpetite.core._progress import ProgressCallback, ignore_progress
 from bpetite.core._tokenizer import Tokenizer
 from bpetite.corpus._assemble import EncodeOptions, SplitFile, encode_all, in_val, plan_documents
 from bpetite.corpus._delimited import check_delimiter
-from bpetite.corpus._documents import check_paths, expand_documents, spool_stdin
+from bpetite.corpus._documents import STDIN, check_paths, expand_documents, spool_stdin
 from bpetite.corpus._encoding import MAX_ID, TYPECODES, WIDER_DTYPE, Dtype
 from bpetite.corpus._manifest import dumps_manifest, manifest_path, resolve_model
 from bpetite.corpus._parquet import DEFAULT_TEXT_COLUMN, check_text_column
@@ -209,6 +209,11 @@ def write_dataset(
             destinations += [val_path, manifest_path(val_path)]
         _check_destinations(destinations, overwrite=overwrite)
     expanded = expand_documents(inputs)
+    sources = [document.path for document in expanded if document.name != STDIN]
+    if not isinstance(model, Tokenizer):
+        sources.append(Path(model))
+    if shard_tokens is None:
+        _refuse_inputs(destinations, sources)
 
     report = progress or ignore_progress
     temp_dir = Path(
@@ -276,6 +281,8 @@ def write_dataset(
             )
             for written in arrays
         ]
+        # Shards are named only now that they are counted.
+        _refuse_inputs([path for written in arrays for path in _files_of(written)], sources)
         # The arrays first, then the manifests: a manifest means its array is complete.
         for written in arrays:
             publish_atomically(written.temp, written.destination, overwrite=overwrite)
@@ -584,6 +591,33 @@ def _check_fraction(value: object) -> Fraction:
     if not 0 <= value < 1:
         raise ParameterError(f"val_fraction must be at least 0 and below 1, got {value!r}")
     return Fraction(repr(value))
+
+
+def _files_of(written: _Array) -> tuple[Path, Path]:
+    return written.destination, manifest_path(written.destination)
+
+
+def _refuse_inputs(destinations: Sequence[Path], sources: Sequence[Path]) -> None:
+    """Refuse an output that is an input document or the model's file, by any name (a
+    symbolic or hard link counts): replacing it would destroy what the dataset is made
+    from, whatever `overwrite` says."""
+    existing = []
+    for destination in destinations:
+        with contextlib.suppress(OSError):  # nothing there yet: it cannot be an input
+            existing.append((destination, destination.stat()))
+    if not existing:
+        return
+    for source in sources:
+        try:
+            found = source.stat()
+        except OSError:
+            continue
+        for destination, target in existing:
+            if os.path.samestat(target, found):
+                raise ParameterError(
+                    f"the output '{destination}' is the input '{source}'; writing it would "
+                    "destroy the input, even with overwrite=True: choose another output"
+                )
 
 
 def _check_destinations(paths: Sequence[Path], *, overwrite: bool) -> None:

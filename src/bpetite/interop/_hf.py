@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from bpetite import PRESETS, Tokenizer
 from bpetite._internal import END_OF_TEXT_TOKEN, atomic_writer, write_atomically
+from bpetite.chat import check_chat_template
 from bpetite.errors import InteropError, ParameterError
 from bpetite.interop._alphabet import to_alphabet
 from bpetite.interop._model import (
@@ -220,16 +221,19 @@ def export_hf_pretrained(
     to one of the tokenizer's special tokens, list the other special tokens as
     ``additional_special_tokens`` (so ``all_special_tokens`` holds every one), keep
     decoding exact (``clean_up_tokenization_spaces`` off) and store `chat_template`, a
-    Jinja template, as transformers reads it. A role that names no special token
-    raises ParameterError. A byte-level vocabulary encodes every text, so there is no
-    unknown token. The roles add nothing to the ids: transformers' ``encode`` gives
-    bpetite's ids exactly, as ``tokenizer.json`` alone does.
+    Jinja template, as transformers reads it, once it compiles (ParameterError if not,
+    with the error rendering it would give; checked only where jinja2 is installed). A
+    role that names no special token raises ParameterError. A byte-level vocabulary
+    encodes every text, so there is no unknown token. The roles add nothing to the ids:
+    transformers' ``encode`` gives bpetite's ids exactly, as ``tokenizer.json`` alone does.
     """
     roles = _checked_roles(
         tokenizer, {"bos_token": bos_token, "eos_token": eos_token, "pad_token": pad_token}
     )
     if chat_template is not None and not isinstance(chat_template, str):
         raise TypeError(f"chat_template must be a str, got {type(chat_template).__name__}")
+    if chat_template is not None:
+        check_chat_template(chat_template)  # stored to be rendered: it must compile
     others = [text for text in _specials_by_id(tokenizer) if text not in roles.values()]
     special_map: dict[str, Any] = {**roles, "additional_special_tokens": others}
     config: dict[str, Any] = {
@@ -286,15 +290,25 @@ def write_hf_pretrained(
     if created:
         folder.mkdir()  # FileNotFoundError names the missing parent
     paths = [folder / name for name in files]
+    written: list[tuple[Path, os.stat_result]] = []  # each file and its temp file's identity
     try:
         with contextlib.ExitStack() as stack:
-            # Every file is written before the first is published: the writers publish
-            # as the stack unwinds, and an error while writing removes every temp file.
+            # Every file is written and flushed to disk before the first is published
+            # (a full disk fails here, with nothing published): the writers publish as
+            # the stack unwinds, and an error while writing removes every temp file.
             for path, text in zip(paths, files.values(), strict=True):
-                stack.enter_context(atomic_writer(path, overwrite=overwrite)).write(
-                    text.encode("utf-8")
-                )
+                handle = stack.enter_context(atomic_writer(path, overwrite=overwrite))
+                handle.write(text.encode("utf-8"))
+                handle.flush()
+                os.fsync(handle.fileno())
+                written.append((path, os.fstat(handle.fileno())))
     except BaseException:
+        # Publishing one file can still fail after another was published: remove those
+        # this call published (its own inode, never a file someone else made meanwhile).
+        for path, identity in written:
+            with contextlib.suppress(OSError):
+                if os.path.samestat(path.lstat(), identity):
+                    path.unlink()
         if created:
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only if the failure left it empty

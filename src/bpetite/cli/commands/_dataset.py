@@ -17,7 +17,7 @@ from bpetite.cli._errors import CliError
 from bpetite.cli._files import MODEL_HELP, builtin_model, check_output_path, load_model
 from bpetite.cli._formats import HEAD_BYTES, Sample
 from bpetite.cli._inputs import invalid_utf8
-from bpetite.cli._output import exists_message, write_json
+from bpetite.cli._output import exists_message, write_json, writing_output
 from bpetite.cli._parser import add_command, positive_int
 from bpetite.cli._progress import PhaseProgress, counting_progress
 from bpetite.cli._reading import add_budget_arguments, reading_of
@@ -181,13 +181,15 @@ def run(args: argparse.Namespace) -> int:
                     f"with --shard-tokens, each output name must hold {{shard}} (the shard's "
                     f"number goes there), e.g. 'train_{{shard}}.bin'; got '{shown(str(path))}'"
                 )
-    else:
-        for path in outputs:
-            check_output_path(str(path), force=args.force)
-            check_output_path(f"{path}.json", force=args.force)
     for path in args.input:
         if path != "-" and not Path(path).exists():
             raise CliError(f"--input '{shown(path)}' does not exist")
+    if not args.shard_tokens:  # shards are named once counted: the library checks those
+        inputs = [*args.input, *([] if model is tokenizer else [args.model])]
+        given = [args.output, args.val_output or str(outputs[-1])][: len(outputs)]
+        for path, option in zip(given, ("--output", "--val-output"), strict=False):
+            for name in (path, f"{path}.json"):  # the array, then its manifest
+                check_output_path(name, force=args.force, option=option, inputs=inputs)
     reading = reading_of(args)
     separator = args.separator
     if separator is None and args.bos is None:
@@ -201,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
     with ExitStack() as stack:
         client = stack.enter_context(cluster(args.dask, args.workers))
         phase = stack.enter_context(PhaseProgress("encode", "bytes", stream=sys.stderr))
+        stack.enter_context(writing_output("--output", args.output))  # a full disk
         try:
             result = write_dataset(
                 args.input,
@@ -257,6 +260,7 @@ _FLAGS: Final = {
     "val_fraction": "--val-fraction",
     "val_shards": "--val-shards",
     "shard_tokens": "--shard-tokens",
+    "overwrite=True": "--force",
     "file_format": "--format",
     "a doc_delimiter": "--doc-delimiter",
     "doc_delimiter": "--doc-delimiter",

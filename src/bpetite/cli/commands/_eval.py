@@ -58,10 +58,12 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    inputs = _inputs(args.input)
     if args.html is not None:
-        check_output_path(args.html, force=args.force, option="--html")
+        read = [*args.model, *(path for _, path in inputs)]
+        check_output_path(args.html, force=args.force, option="--html", inputs=read)
     models = [(_model_name(path, args.model), _load(path)) for path in args.model]
-    texts = [(name, read_input_text(path)) for name, path in _inputs(args.input)]
+    texts = [(name, read_input_text(path)) for name, path in inputs]
     report = evaluate_compression(models, texts)
     if args.html is not None:
         write_file(args.html, report.to_html().encode("utf-8"), force=args.force, option="--html")

@@ -20,7 +20,7 @@ from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, check_output_path, model_from_args
 from bpetite.cli._inputs import read_input_text
-from bpetite.cli._output import exists_message, note, write_result
+from bpetite.cli._output import exists_message, note, write_result, writing_output
 from bpetite.cli._parser import add_command
 from bpetite.errors import ParameterError
 
@@ -110,12 +110,8 @@ def run(args: argparse.Namespace) -> int:
         template = read_input_text(args.chat_template, "--chat-template")
     tokenizer = model_from_args(args)
     try:
-        if directory:
-            code, what = _write_directory(args, tokenizer, template)
-        elif args.format == "hf":
-            code, what = _write_tokenizer_json(args, tokenizer)
-        else:
-            code, what = _write_tiktoken(args, tokenizer)
+        with writing_output("--output", args.output):  # a full disk
+            code, what = _write(args, tokenizer, template, directory=directory)
     except InteropError as error:
         raise CliError(f"cannot export '{shown(args.model)}' as {args.format}: {error}") from None
     except FileExistsError as error:
@@ -123,6 +119,16 @@ def run(args: argparse.Namespace) -> int:
     write_result(code.encode("utf-8"))
     note(f"bpetite: wrote {what} '{shown(args.output)}'")
     return 0
+
+
+def _write(
+    args: argparse.Namespace, tokenizer: Tokenizer, template: str | None, *, directory: bool
+) -> tuple[str, str]:
+    if directory:
+        return _write_directory(args, tokenizer, template)
+    if args.format == "hf":
+        return _write_tokenizer_json(args, tokenizer)
+    return _write_tiktoken(args, tokenizer)
 
 
 def _value(args: argparse.Namespace, option: str) -> str | None:
@@ -152,6 +158,8 @@ def _write_directory(
                 if message.startswith(role)
                 else message
             )
+        if message.startswith("the chat template"):
+            message = f"--chat-template '{shown(args.chat_template)}': {message}"
         raise CliError(message) from None
     code = (
         "from transformers import AutoTokenizer\n\n"
