@@ -303,13 +303,15 @@ def write_hf_pretrained(
                 os.fsync(handle.fileno())
                 written.append((path, os.fstat(handle.fileno())))
     except BaseException:
-        # Publishing one file can still fail after another was published: remove those
-        # this call published (its own inode, never a file someone else made meanwhile).
-        for path, identity in written:
-            with contextlib.suppress(OSError):
-                if os.path.samestat(path.lstat(), identity):
-                    path.unlink()
         if created:
+            # Publishing one file can still fail after another was published: in a folder
+            # this call made, remove those (its own inodes, never a file someone else made
+            # meanwhile) and the folder. A folder that was there keeps each file whole, old
+            # or new: removing a new one would lose the old one it replaced.
+            for path, identity in written:
+                with contextlib.suppress(OSError):
+                    if os.path.samestat(path.lstat(), identity):
+                        path.unlink()
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only if the failure left it empty
         raise
