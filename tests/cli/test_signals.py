@@ -230,8 +230,58 @@ def test_the_handlers_exist_before_the_cli_loads_its_commands() -> None:
     assert (result.returncode, result.stdout) == (0, "[31373]\n"), result.stderr
     loaded, handled = result.stderr.splitlines()
     ours = {name for name in loaded.split() if name.startswith("bpetite")}
-    assert ours <= {"bpetite.cli", "bpetite.cli._errors", "bpetite.cli._signals"}
+    assert ours == {"bpetite.cli"}  # _signals loads once run() has begun
     assert handled == "handled: True"
+
+
+#: A child that sends itself SIGINT as the module named by its first argument starts to
+#: load (the first time the import system looks for it), then runs ``bpetite encode``.
+#: Only ``os`` and ``sys`` are loaded first, both with the interpreter.
+INTERRUPTED_AT_IMPORT = """
+import os, sys
+module = sys.argv[1]
+class Interrupt:
+    sent = False
+    def find_spec(self, name, path=None, target=None):
+        if name == module and not Interrupt.sent:
+            Interrupt.sent = True
+            os.kill(os.getpid(), 2)
+        return None
+sys.meta_path.insert(0, Interrupt())
+sys.argv[1:] = ["encode", "--model", "gpt2", "--text", "hello"]
+from bpetite.cli import run
+run()
+"""
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        # before the handlers exist: what _signals imports, and _signals itself
+        "contextlib",
+        "signal",
+        "typing",
+        "bpetite.cli._signals",
+        # after: the parser, the command, the model
+        "bpetite.cli._main",
+        "argparse",
+        "bpetite.core._tokenizer",
+    ],
+)
+def test_ctrl_c_while_any_module_of_the_start_loads_is_one_line(module: str) -> None:
+    """Ctrl-C at each step of a command's start, the first import of run() included, is
+    the one line and exit 130: never a traceback from an import cut short. The signal is
+    sent by the child itself as the import begins, so the moment is exact."""
+    result = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_AT_IMPORT, module],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=clean_env(),
+    )
+    assert (result.returncode, result.stdout) == (EXIT_INTERRUPTED, ""), result.stderr
+    assert result.stderr == "bpetite: error: interrupted; nothing was written\n"
 
 
 def test_an_interrupt_that_left_code_run_from_a_string_exits_130(tmp_path: Path) -> None:

@@ -7,34 +7,40 @@ convention), 130 stopped by Ctrl-C (SIGINT) and 143 by SIGTERM, after the cleanu
 user's mistake never prints a traceback; an unexpected exception is a bug and does.
 
 ``bpetite`` (:func:`run`) and ``python -m bpetite`` start here. This module imports
-only the standard library and ``_signals``, and handles Ctrl-C and SIGTERM before
-anything else is loaded: the parser, the command's module and the library's tables
-load after, so a signal while they load ends like a signal mid-command, in one line
-and exit 130 or 143, never a traceback. (What runs before, the interpreter's own start
-and ``import bpetite``, is outside any command's reach.) Running a command imports that
-command's module only (``_main``), and ``rich`` only when something is drawn.
+nothing at its top but ``sys``, which the interpreter has already loaded, so that
+:func:`run` is reached at once; its first step imports ``_signals`` (the standard
+library's ``signal`` and little else) and handles Ctrl-C and SIGTERM. The parser, the
+command's module and the library's tables load after, so a signal while they load ends
+like a signal mid-command, in one line and exit 130 or 143, never a traceback. A Ctrl-C
+before the handlers exist (while ``_signals`` itself loads) gets the same line and exit
+130 (:func:`_interrupted_while_starting`). What runs before :func:`run` is called, the
+interpreter's own start and the two package files ``bpetite`` and ``bpetite.cli``, is
+outside any command's reach. Running a command imports that command's module only
+(``_main``), and ``rich`` only when something is drawn.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
 
-from bpetite.cli._errors import CliError
-from bpetite.cli._signals import (
-    EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
-    Terminated,
-    forget_interrupt,
-    handle_signals,
-    ignore_signals,
-    raise_lost_signal,
-    signals_raise,
-)
-
+# Nothing else is imported here: see the module's docstring. (A local TYPE_CHECKING, so
+# that not even typing loads; type checkers read any name TYPE_CHECKING as theirs.)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import NoReturn
+
+    from bpetite.cli._errors import CliError
     from bpetite.cli._main import build_parser
+    from bpetite.cli._signals import EXIT_INTERRUPTED, EXIT_TERMINATED
+
+#: Where the names this package gives live, loaded when first asked for.
+_HOMES = {
+    "CliError": "bpetite.cli._errors",
+    "EXIT_INTERRUPTED": "bpetite.cli._signals",
+    "EXIT_TERMINATED": "bpetite.cli._signals",
+    "build_parser": "bpetite.cli._main",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -42,6 +48,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     The signal handlers in place before come back afterwards.
     """
+    from bpetite.cli._signals import signals_raise
+
     with signals_raise():
         return _run(argv)
 
@@ -52,22 +60,44 @@ def run() -> NoReturn:
 
 
 def _run(argv: Sequence[str] | None, *, install: bool = False) -> int:
-    """The command, and the one line a signal leaves wherever it lands once the handlers
-    exist: while the command's modules load, while it runs, or after it returned."""
+    """The command, and the one line a signal leaves wherever it lands: while the
+    handlers are put in place, while the command's modules load, while it runs, or after
+    it returned."""
     try:
+        from bpetite.cli import _signals
+
         if install:
-            handle_signals()
+            _signals.handle_signals()
+    except KeyboardInterrupt:
+        return _interrupted_while_starting()
+    try:
         from bpetite.cli._main import run_command
 
         code = run_command(argv)
-        raise_lost_signal()
-        ignore_signals()
+        _signals.raise_lost_signal()
+        _signals.ignore_signals()
         return code
     except KeyboardInterrupt:
-        forget_interrupt()
-        return _stopped("interrupted", EXIT_INTERRUPTED)
-    except Terminated:
-        return _stopped("terminated by SIGTERM", EXIT_TERMINATED)
+        _signals.forget_interrupt()
+        return _stopped("interrupted", _signals.EXIT_INTERRUPTED)
+    except _signals.Terminated:
+        return _stopped("terminated by SIGTERM", _signals.EXIT_TERMINATED)
+
+
+def _interrupted_while_starting() -> int:
+    """Ctrl-C before the handlers existed: the one line, from what the interpreter has.
+
+    ``_signal`` (the C half of ``signal``, which the interpreter loads to handle Ctrl-C
+    at all) ignores a second Ctrl-C first; ``signal`` itself may be the import that was
+    cut short. Nothing was read or written yet.
+    """
+    import os
+
+    c_signal = sys.modules.get("_signal")
+    if c_signal is not None:
+        c_signal.signal(c_signal.SIGINT, c_signal.SIG_IGN)
+    os.write(2, b"bpetite: error: interrupted; nothing was written\n")
+    return 128 + 2  # EXIT_INTERRUPTED, whose module may be the one cut short
 
 
 def _stopped(how: str, code: int) -> int:
@@ -84,12 +114,14 @@ def _stopped(how: str, code: int) -> int:
 
 
 def __getattr__(name: str) -> object:
-    """``build_parser``, from ``_main`` when first asked for."""
-    if name != "build_parser":
+    """The package's other names (:data:`_HOMES`), from their modules when first asked for."""
+    if name not in _HOMES:
         raise AttributeError(f"module 'bpetite.cli' has no attribute {name!r}")
-    from bpetite.cli._main import build_parser
+    from importlib import import_module
 
-    return build_parser
+    value = getattr(import_module(_HOMES[name]), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "CliError", "build_parser", "main", "run"]
