@@ -284,6 +284,36 @@ def test_ctrl_c_while_any_module_of_the_start_loads_is_one_line(module: str) -> 
     assert result.stderr == "bpetite: error: interrupted; nothing was written\n"
 
 
+#: A child whose ``__main__`` holds an object that sends its process SIGINT and waits
+#: for it when the interpreter's shutdown clears the module, after the command is done.
+INTERRUPTED_IN_SHUTDOWN = """
+import os, sys, time
+class LateSignal:
+    def __del__(self):
+        os.kill(os.getpid(), 2)
+        time.sleep(0.2)
+late = LateSignal()
+sys.argv[1:] = ["encode", "--model", "gpt2", "--text", "hello"]
+from bpetite.cli import run
+run()
+"""
+
+
+def test_ctrl_c_while_the_interpreter_shuts_down_keeps_the_exit_code() -> None:
+    """Once a command is done, a Ctrl-C changes nothing, during the shutdown too: the
+    shutdown puts the default action back in place of Python handlers, so a Ctrl-C there
+    ended the process by SIGINT (-2), its output complete but its exit code lost."""
+    result = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_IN_SHUTDOWN],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=clean_env(),
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "[31373]\n", "")
+
+
 def test_an_interrupt_that_left_code_run_from_a_string_exits_130(tmp_path: Path) -> None:
     """A signal can land in code that ``exec()`` runs from a string (the methods a
     dataclass or a namedtuple makes while a module loads). CPython 3.11 then marks the

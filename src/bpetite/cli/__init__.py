@@ -56,7 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> NoReturn:
     """The console-script entry point: signals stay handled until the process ends."""
-    sys.exit(_run(None, install=True))
+    code = _run(None, install=True)
+    _ignore_signals_until_exit()
+    sys.exit(code)
 
 
 def _run(argv: Sequence[str] | None, *, install: bool = False) -> int:
@@ -82,6 +84,20 @@ def _run(argv: Sequence[str] | None, *, install: bool = False) -> int:
         return _stopped("interrupted", _signals.EXIT_INTERRUPTED)
     except _signals.Terminated:
         return _stopped("terminated by SIGTERM", _signals.EXIT_TERMINATED)
+
+
+def _ignore_signals_until_exit() -> None:
+    """Leave Ctrl-C and SIGTERM ignored by the system while the interpreter shuts down.
+
+    The outcome is decided and said, and bpetite's handlers ignore both by now; but the
+    shutdown puts the default action back in place of every Python handler, and a
+    signal after that ended the process by the signal (-2 for Ctrl-C), its work done
+    and its exit code lost. An ignored signal stays ignored.
+    """
+    c_signal = sys.modules.get("_signal")  # see _interrupted_while_starting
+    if c_signal is not None:
+        for signum in (c_signal.SIGINT, c_signal.SIGTERM):
+            c_signal.signal(signum, c_signal.SIG_IGN)
 
 
 def _interrupted_while_starting() -> int:
