@@ -272,14 +272,7 @@ def test_ctrl_c_while_any_module_of_the_start_loads_is_one_line(module: str) -> 
     """Ctrl-C at each step of a command's start, the first import of run() included, is
     the one line and exit 130: never a traceback from an import cut short. The signal is
     sent by the child itself as the import begins, so the moment is exact."""
-    result = subprocess.run(
-        [sys.executable, "-c", INTERRUPTED_AT_IMPORT, module],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=clean_env(),
-    )
+    result = _python(INTERRUPTED_AT_IMPORT, module)
     assert (result.returncode, result.stdout) == (EXIT_INTERRUPTED, ""), result.stderr
     assert result.stderr == "bpetite: error: interrupted; nothing was written\n"
 
@@ -303,15 +296,20 @@ def test_ctrl_c_while_the_interpreter_shuts_down_keeps_the_exit_code() -> None:
     """Once a command is done, a Ctrl-C changes nothing, during the shutdown too: the
     shutdown puts the default action back in place of Python handlers, so a Ctrl-C there
     ended the process by SIGINT (-2), its output complete but its exit code lost."""
-    result = subprocess.run(
-        [sys.executable, "-c", INTERRUPTED_IN_SHUTDOWN],
+    result = _python(INTERRUPTED_IN_SHUTDOWN)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "[31373]\n", "")
+
+
+def _python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code args...`` run to its end, its output as text."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
         env=clean_env(),
     )
-    assert (result.returncode, result.stdout, result.stderr) == (0, "[31373]\n", "")
 
 
 def test_an_interrupt_that_left_code_run_from_a_string_exits_130(tmp_path: Path) -> None:
