@@ -14,7 +14,7 @@ import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bpetite import Progress, reference
+from bpetite import Progress, Tokenizer, reference, train_counts, train_files, write_dataset
 from bpetite.corpus import _counting as counting
 from bpetite.corpus._counting import (
     Piece,
@@ -23,7 +23,7 @@ from bpetite.corpus._counting import (
     expand_inputs,
     plan_pieces,
 )
-from bpetite.errors import InvalidUtf8Error
+from bpetite.errors import InvalidUtf8Error, ParameterError
 
 
 def _chunks(text: str) -> list[bytes]:
@@ -90,6 +90,21 @@ def test_a_file_named_twice_is_two_documents(tmp_path: Path) -> None:
     path.write_text("ab ab", encoding="utf-8")
     assert expand_inputs([path, tmp_path]) == [path, path]
     assert count_files([path, path], workers=1) == Counter({b"ab": 2, b" ab": 2})
+
+
+def test_no_paths_at_all_is_refused_as_a_dataset_refuses_it(tmp_path: Path) -> None:
+    """An empty list (a glob that matched nothing) is a mistake, not an empty corpus."""
+    calls = [
+        lambda: count_files([], workers=1),
+        lambda: train_files([], 300, workers=1),
+        lambda: write_dataset([], tmp_path / "t.bin", Tokenizer.train("ab", 257)),
+    ]
+    for call in calls:
+        with pytest.raises(ParameterError, match="no input paths were given"):
+            call()
+    with pytest.raises(ParameterError, match="no counts files were given"):
+        train_counts([], 300)
+    assert not list(tmp_path.iterdir())
 
 
 def test_missing_path_empty_directory_and_special_files(tmp_path: Path) -> None:

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import BinaryIO, Final, TypeVar
 
 from bpetite.core._budget import Budget
+from bpetite.core._errors import ParameterError
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import Progress, ProgressCallback, ignore_progress
 from bpetite.corpus._delimited import (
@@ -147,8 +148,9 @@ def expand_inputs(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str
     through two names), while a path named explicitly may be a link. A file named
     twice is counted twice: each path is one document, like ``cat a a``. A single
     ``str`` or path is one path.
-    Raises FileNotFoundError for a missing path and ValueError for a directory with no
-    files or a path that is neither a file nor a directory.
+    Raises FileNotFoundError for a missing path, ParameterError (a ValueError) for no
+    path at all, and ValueError for a directory with no files or a path that is neither
+    a file nor a directory.
     """
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]  # one path, not an iterable of its characters
@@ -165,6 +167,8 @@ def expand_inputs(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str
             files += found
         else:
             raise ValueError(f"'{path}' is neither a regular file nor a directory")
+    if not files:  # a glob that matched nothing, more likely than an empty corpus
+        raise ParameterError("no input paths were given")
     return files
 
 

@@ -110,6 +110,11 @@ def load_and_merge(
 ) -> Counter[bytes]:
     """Sum the counts of several files: the counts of all their inputs together."""
     split = resolve_pattern(pattern)
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        raise TypeError("paths must be a list of paths, not one path: write [path]")
+    paths = list(paths)
+    if not paths:  # as for the files counted: a glob that matched nothing
+        raise ParameterError("no counts files were given")
     total: Counter[bytes] = Counter()
     for path in paths:
         counts = load_counts(path, pattern=split)
