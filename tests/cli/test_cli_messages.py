@@ -215,3 +215,29 @@ def test_export_refuses_a_chat_template_that_chat_would_refuse(
     assert run(capsys, *argv, "--chat-template", template).code == 0
     config = json.loads((output / "tokenizer_config.json").read_text(encoding="utf-8"))
     assert config["chat_template"] == template.read_text(encoding="utf-8")
+
+
+def test_chat_names_a_bad_message_not_a_missing_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """o200k_harmony has a format of its own: a message it cannot render is the message's
+    fault, said as the library says it; a model with no format still hears so."""
+    messages = tmp_path / "messages.json"
+    messages.write_text(json.dumps([{"role": "user"}]), encoding="utf-8")
+    err = one_line_failure(run(capsys, "chat", "--model", "o200k_harmony", "--messages", messages))
+    assert err == "bpetite: error: message 0 has no 'content'\n"
+    err = one_line_failure(run(capsys, "chat", "--model", "gpt2", "--messages", messages))
+    assert "the model 'gpt2' has no chat format of its own: give --template" in err
+
+
+@pytest.mark.parametrize("mode", [[], ["--text"], ["--openai-estimate"]])
+def test_chat_refuses_a_lone_surrogate_in_the_messages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: list[str]
+) -> None:
+    messages = tmp_path / "messages.json"
+    messages.write_text('[{"role": "user", "content": "a\\ud800"}]', encoding="utf-8")
+    argv = ["chat", "--model", "o200k_harmony", "--messages", messages, *mode]
+    err = one_line_failure(run(capsys, *argv))
+    assert (
+        f"--messages '{messages}': message 0 holds a lone surrogate '\\ud800' at position 1" in err
+    )

@@ -7,6 +7,7 @@ import io
 import os
 import random
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,7 @@ def test_a_file_named_twice_is_two_documents(tmp_path: Path) -> None:
 
 def test_no_paths_at_all_is_refused_as_a_dataset_refuses_it(tmp_path: Path) -> None:
     """An empty list (a glob that matched nothing) is a mistake, not an empty corpus."""
-    calls = [
+    calls: list[Callable[[], object]] = [
         lambda: count_files([], workers=1),
         lambda: train_files([], 300, workers=1),
         lambda: write_dataset([], tmp_path / "t.bin", Tokenizer.train("ab", 257)),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from bpetite._internal import loads_json, shown
 from bpetite.chat import FORMATS, count_chat_tokens
@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         except ImportError as error:
             raise CliError(str(error)) from None
         except ParameterError as error:
-            if template is not None:
+            if template is not None or _NO_FORMAT not in str(error):
                 raise CliError(_for_the_command_line(str(error))) from None
             # the model has no chat format of its own (only o200k_harmony has one)
             raise CliError(
@@ -148,6 +148,9 @@ def run(args: argparse.Namespace) -> int:
         note(f"bpetite: wrote the result to '{shown(args.output)}'")
     return 0
 
+
+#: What the library says of a tokenizer with no chat format of its own, given none.
+_NO_FORMAT: Final = "has no chat format of its own"
 
 #: How the library tells its caller to get a format's missing special tokens, and how the
 #: command line does it: a model edited with ``bpetite specials``, or the text alone.
@@ -200,4 +203,29 @@ def _conversation(path: str) -> list[Any]:
                 f"--messages {where}: message {index} must be a JSON object with 'role' and "
                 f"'content', got {type(message).__name__}"
             )
+        surrogate = _lone_surrogate(message)
+        if surrogate is not None:
+            raise CliError(
+                f"--messages {where}: message {index} holds {surrogate}, which is not valid "
+                "Unicode (JSON's \\u escapes can write half of a surrogate pair)"
+            )
     return document
+
+
+def _lone_surrogate(value: object) -> str | None:
+    """Where in `value` (a JSON value: its strings, keys included) a lone surrogate is."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            return f"a lone surrogate {value[error.start]!r} at position {error.start} of a string"
+        return None
+    if isinstance(value, dict):
+        items: list[object] = [*value, *value.values()]
+    else:
+        items = value if isinstance(value, list) else []
+    for item in items:
+        found = _lone_surrogate(item)
+        if found is not None:
+            return found
+    return None
