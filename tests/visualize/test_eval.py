@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bpetite import Tokenizer, evaluate_compression
+from bpetite.errors import ParameterError
 from tests.cli.running import run
 
 HOSTILE = '<script>alert(1)</script><b>"x"&amp;'
@@ -243,3 +244,11 @@ def test_eval_mistakes_are_one_line(
         assert result.out == ""
         assert message in result.err and len(result.err.splitlines()) == 1, result.err
         assert not (tmp_path / "r.html").exists()
+
+
+def test_the_library_refuses_bad_arguments_with_its_own_errors() -> None:
+    """Every error bpetite raises on purpose is a BpetiteError (docs/api.md, Errors)."""
+    with pytest.raises(ParameterError, match="at least one model"):
+        evaluate_compression([], [("x", "y")])
+    with pytest.raises(TypeError, match="must be a str"):
+        evaluate_compression([("m", Tokenizer.train("ab", 257))], [("x", b"y")])  # type: ignore[list-item]

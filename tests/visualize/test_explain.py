@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from bpetite import PRESETS, Tokenizer, get_encoding, reference
 from bpetite.core._tokenizer import NOTEBOOK_SAMPLE
-from bpetite.errors import DisallowedSpecialError, ParameterError
+from bpetite.errors import DisallowedSpecialError, ParameterError, PatternError
 from bpetite.interop import import_vocabulary
 from bpetite.visualize import (
     MAX_TRAIN_BYTES,
@@ -111,6 +111,19 @@ def test_explain_train_rows_are_the_trace_and_the_merges_are_train(tokenizer: To
     for row in explanation.rows:
         assert row.parts[0] + row.parts[1] == row.token
         assert row.note.startswith(("next: ", "tie at ", "the only pair left"))
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", r"\S+|\s+"])
+def test_explain_train_takes_the_patterns_train_takes(pattern: str) -> None:
+    """A preset by its name, as train takes it (not the regex 'cl100k', which matches
+    nothing), a regex, or the preset's value; the merges are train's."""
+    corpus = "Hello  world, 1234567 héllo\r\nworld's 中文中文 hello"
+    merges = list(Tokenizer.train(corpus, 300, pattern=pattern).merges)
+    assert merges  # the corpus has pairs to merge under every pattern
+    for given in (pattern, PRESETS.get(pattern, pattern)):
+        assert [row.pair for row in explain_train(corpus, 300, pattern=given).rows] == merges
+    with pytest.raises(PatternError, match="leaves the character ' ' at position 5 unmatched"):
+        explain_train(corpus, 300, pattern=r"\w+")  # train refuses to drop text, so must this
 
 
 def test_explain_train_notes_name_the_tie_break() -> None:

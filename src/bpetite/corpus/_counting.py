@@ -148,9 +148,9 @@ def expand_inputs(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str
     through two names), while a path named explicitly may be a link. A file named
     twice is counted twice: each path is one document, like ``cat a a``. A single
     ``str`` or path is one path.
-    Raises FileNotFoundError for a missing path, ParameterError (a ValueError) for no
-    path at all, and ValueError for a directory with no files or a path that is neither
-    a file nor a directory.
+    Raises FileNotFoundError for a missing path, and ParameterError (a ValueError) for no
+    path at all, a directory with no files or a path that is neither a file nor a
+    directory.
     """
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]  # one path, not an iterable of its characters
@@ -163,10 +163,10 @@ def expand_inputs(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str
         elif stat.S_ISDIR(mode):
             found = _files_under(path)
             if not found:
-                raise ValueError(f"'{path}' is a directory with no regular files in it")
+                raise ParameterError(f"'{path}' is a directory with no regular files in it")
             files += found
         else:
-            raise ValueError(f"'{path}' is neither a regular file nor a directory")
+            raise ParameterError(f"'{path}' is neither a regular file nor a directory")
     if not files:  # a glob that matched nothing, more likely than an empty corpus
         raise ParameterError("no input paths were given")
     return files

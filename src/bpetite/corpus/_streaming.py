@@ -45,7 +45,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Final, TypeVar
 
-from bpetite.core._errors import DisallowedSpecialError, InvalidUtf8Error, PatternError
+from bpetite.core._errors import (
+    DisallowedSpecialError,
+    InvalidUtf8Error,
+    ParameterError,
+    PatternError,
+)
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._regex import compile_pattern
 from bpetite.core._specials import SpecialPolicy, SpecialTokens
@@ -146,7 +151,7 @@ def check_block_size(block_size: object) -> int:
     if isinstance(block_size, bool) or not isinstance(block_size, int):
         raise TypeError(f"block_size must be an integer, got {block_size!r}")
     if block_size < 1:
-        raise ValueError(f"block_size must be at least 1 byte, got {block_size}")
+        raise ParameterError(f"block_size must be at least 1 byte, got {block_size}")
     return block_size
 
 

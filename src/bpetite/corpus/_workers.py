@@ -41,7 +41,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
-from bpetite.core._errors import WorkerError
+from bpetite.core._errors import ParameterError, WorkerError
 from bpetite.core._progress import Progress, ProgressCallback
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def check_workers(workers: object) -> int:
     if isinstance(workers, bool) or not isinstance(workers, int):
         raise TypeError(f"workers must be an integer, got {workers!r}")
     if workers < 1:
-        raise ValueError(f"workers must be at least 1, got {workers}")
+        raise ParameterError(f"workers must be at least 1, got {workers}")
     return workers
 
 

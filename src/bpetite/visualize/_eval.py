@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from bpetite.core._errors import ParameterError
 from bpetite.core._tokenizer import Tokenizer
 from bpetite.visualize._html import html_page
 
@@ -142,7 +143,7 @@ def evaluate_compression(
     2.5
     """
     if not models:
-        raise ValueError("evaluate_compression() needs at least one model")
+        raise ParameterError("evaluate_compression() needs at least one model")
     results = []
     for name, text in texts:
         if not isinstance(text, str):

@@ -16,7 +16,6 @@ reaches :func:`explain_encode` by name when called (the import rules test lists 
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -30,6 +29,7 @@ from bpetite.visualize._html import plural, token_label
 
 if TYPE_CHECKING:
     # The reference is imported where it is used, so ``import bpetite`` does not load it.
+    from bpetite.core._patterns import SplitPattern
     from bpetite.reference import EncodeStep, ModelLike, Pair, TrainStep
 
 #: The largest corpus :func:`explain_train` accepts, in UTF-8 bytes: its trace keeps
@@ -220,12 +220,15 @@ def explain_train(
     text: str,
     vocab_size: int,
     *,
-    pattern: str = PRETOKENIZER_PATTERN,
+    pattern: str | SplitPattern = "gpt2",
     max_token_bytes: int | None = None,
     min_frequency: int | None = None,
     title: str = "",
 ) -> Explanation:
     """Every merge training makes on `text`: its count, runners-up, tie-break, new token.
+
+    `pattern` is what :meth:`bpetite.Tokenizer.train` takes: a preset's name, a regex, or
+    a :class:`~bpetite.SplitPattern`; one that leaves text unmatched raises PatternError.
 
     For small corpora: at most :data:`MAX_TRAIN_BYTES` bytes of text and a
     `vocab_size` of at most :data:`MAX_TRAIN_VOCAB`; beyond that it raises
@@ -233,7 +236,8 @@ def explain_train(
     merges are ``Tokenizer.train(text, vocab_size, ...)``'s, and the page re-colours the
     corpus's first chunks, up to :data:`SAMPLE_BYTES` bytes.
     """
-    from bpetite.reference import split
+    from bpetite.core._patterns import resolve_pattern
+    from bpetite.core._pretokenizer import count_chunks
     from bpetite.visualize._trace import trace_train_counts
 
     if not isinstance(text, str):
@@ -254,7 +258,8 @@ def explain_train(
             "Tokenizer.train (bpetite train)"
         )
     # reference.trace_train's steps, from the trace that recounts only what a merge touches
-    chunk_counts = Counter(chunk.encode("utf-8") for chunk in split(text, pattern))
+    split = resolve_pattern(pattern)  # a preset by its name, as train takes it
+    chunk_counts = count_chunks([text], pattern=split)  # train's own split and checks
     steps = trace_train_counts(
         chunk_counts, vocab_size, max_token_bytes=max_token_bytes, min_frequency=min_frequency
     )
@@ -281,10 +286,10 @@ def explain_train(
         steps=tuple(steps),
         rows=tuple(rows),
         ids=(),
-        text=_sample(text, pattern),
+        text=_sample(text, split.source),
         total_bytes=size,
         start_tokens=size,
-        pattern=pattern,
+        pattern=split.source,
         title=title,
     )
 

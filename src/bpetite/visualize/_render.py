@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bpetite.core._constants import BASE_VOCAB_SIZE
+from bpetite.core._errors import ParameterError
 from bpetite.visualize._html import TokenPiece, hex_bytes, token_text
 
 # --------------------------------------------------------------------------- plain text
@@ -69,7 +70,7 @@ def vocabulary_stats(
     earlier merge.
     """
     if top < 0:
-        raise ValueError(f"top must be at least 0, got {top}")
+        raise ParameterError(f"top must be at least 0, got {top}")
     special_ids = set(special_tokens.values())
     mergeable = {i: data for i, data in vocab.items() if i not in special_ids}
     lengths = Counter(len(data) for data in mergeable.values())
@@ -114,7 +115,7 @@ def corpus_stats(
     to longer ones (and bytes that never occur in UTF-8, like 0xff) are the unused rest.
     """
     if top < 0:
-        raise ValueError(f"top must be at least 0, got {top}")
+        raise ParameterError(f"top must be at least 0, got {top}")
     special_ids = set(special_tokens.values())
     mergeable_size = sum(1 for i in vocab if i not in special_ids)
     counts = Counter(token_ids)
