@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from bpetite import Tokenizer, reference
+from bpetite import Tokenizer, get_encoding, reference
 from bpetite.cli import main
 from bpetite.cli._render import render_ansi
 from bpetite.cli.commands._inspect import stats_tables
@@ -129,6 +129,26 @@ def test_show_plain_is_the_tokens_separated_by_bars(
     assert any(label.startswith("⟨") for label in labels)  # the unseen 🦓 is cut up
     assert "<\\|endoftext\\|>" in out
     assert err == _summary(_TEXT, len(ids)) + "\n"
+
+
+def test_show_draws_an_aliased_special_as_it_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """o200k_harmony's id 200018 has two texts; shown, a token is the text it stands for
+    here, so the page's bytes join back to the input and the summary counts its bytes."""
+    text = "<|reserved_200018|>hi <|endofprompt|>"
+    assert main(["show", "--model", "o200k_harmony", "--text", text]) == 0
+    out, err = capsys.readouterr()
+    assert parse_plain(out) == ["<|reserved_200018|>", "hi", "·", "<|endofprompt|>"]
+    assert err.startswith(f"4 tokens, {len(text.encode())} bytes")
+    page = tmp_path / "page.html"
+    argv = ["show", "--model", "o200k_harmony", "--text", text, "--html", str(page)]
+    assert main(argv) == 0
+    tokens = parse_page(page.read_text(encoding="utf-8")).tokens
+    assert b"".join(bytes.fromhex(token["data-bytes"]) for token in tokens) == text.encode()
+    ids = get_encoding("o200k_harmony").encode(text)
+    assert [int(token["data-token-id"]) for token in tokens] == ids
+    assert ids[0] == ids[-1] == 200018
 
 
 def test_show_ids(

@@ -239,6 +239,43 @@ def test_a_special_token_is_one_token_and_never_cut() -> None:
     assert tokenizer.truncate("ab<|endoftext|>c", 5, **ORDINARY) == "ab<|e"
 
 
+def test_an_aliased_special_is_measured_by_the_text_it_is_written_as() -> None:
+    """o200k_harmony's id 200018 is written ``<|endofprompt|>`` or ``<|reserved_200018|>``,
+    and decodes as the first. Each answer for a text with the alias is the answer for the
+    same text with the first (the plain case, which the oracle above checks), each place
+    moved by how many characters longer the aliases before it are."""
+    harmony = get_encoding("o200k_harmony")
+    first, alias = "<|endofprompt|>", "<|reserved_200018|>"
+    assert harmony.special_tokens[first] == harmony.special_tokens[alias]
+    parts = ["hello ", None, "wörld, 中文 this is", None, None, " text 12345"]
+    plain = "".join(first if part is None else part for part in parts)
+    aliased = "".join(alias if part is None else part for part in parts)
+
+    def moved(index: int) -> int:  # an index of `plain` as an index of `aliased`
+        before, position = 0, 0
+        for part in parts:
+            length = len(first if part is None else part)
+            if part is None and position + length <= index:
+                before += 1
+            position += length
+        return index + before * (len(alias) - len(first))
+
+    ids, spans = harmony.encode_with_offsets(plain)
+    assert harmony.encode_with_offsets(aliased) == (
+        ids,
+        [(moved(start), moved(end)) for start, end in spans],
+    )
+    for n in range(len(ids) + 1):
+        assert harmony.truncate(aliased, n) == aliased[: moved(len(harmony.truncate(plain, n)))]
+        limit, overlap = n + 1, min(n, 2)
+        _, places = harmony.chunk_with_offsets(plain, limit, overlap=overlap)
+        expected = [(moved(start), moved(end)) for start, end in places]
+        assert harmony.chunk_with_offsets(aliased, limit, overlap=overlap) == (
+            [aliased[start:end] for start, end in expected],
+            expected,
+        )
+
+
 class Spy:
     """Counts the characters of the chunks the budgets hand to the encoder."""
 

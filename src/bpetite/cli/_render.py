@@ -12,6 +12,7 @@ from bpetite.visualize import (
     PARTIAL_BACKGROUNDS,
     SPECIAL_BACKGROUNDS,
     TokenPiece,
+    make_piece,
     token_pieces,
 )
 
@@ -117,6 +118,19 @@ def pieces_of(tokenizer: Tokenizer, ids: Sequence[int]) -> list[TokenPiece]:
     """The display pieces of `ids`; every special token of `tokenizer` is marked as one."""
     special_ids = set(tokenizer.special_tokens.values())
     return token_pieces(ids, tokenizer.vocab, special_ids)
+
+
+def text_pieces(tokenizer: Tokenizer, text: str) -> list[TokenPiece]:
+    """The display pieces of `text`'s tokens, as :func:`pieces_of`, each special token
+    shown as the text it is written as there: an alias's own, where two texts share an
+    id (which decodes as the first), so that the pieces' bytes join to the text's."""
+    ids, spans = tokenizer.encode_with_offsets(text)
+    pieces = pieces_of(tokenizer, ids)
+    special_ids, vocab = set(tokenizer.special_tokens.values()), tokenizer.vocab
+    for index, (token_id, (start, end)) in enumerate(zip(ids, spans, strict=True)):
+        if token_id in special_ids and text[start:end].encode("utf-8") != vocab[token_id]:
+            pieces[index] = make_piece(token_id, text[start:end].encode("utf-8"), special=True)
+    return pieces
 
 
 def render_for_terminal(

@@ -12,7 +12,7 @@ The extraction must equal what ``bpetite.reference.encode`` does with specials:
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from bpetite.core._errors import DisallowedSpecialError, ParameterError
 from bpetite.core._regex import compile_pattern, escape
@@ -24,6 +24,14 @@ if TYPE_CHECKING:
 SpecialPolicy = Literal["all"] | Collection[str]
 
 _NONE: frozenset[str] = frozenset()
+
+
+class SpecialMatch(NamedTuple):
+    """A special token met in a text: its id, and the text it was written as there (an
+    alias's own text, where two texts share the id, as ``o200k_harmony``'s do)."""
+
+    token_id: int
+    text: str
 
 
 class SpecialTokens:
@@ -111,8 +119,8 @@ class SpecialTokens:
                 return True
         return False
 
-    def segments(self, text: str, allowed: frozenset[str]) -> Iterator[str | int]:
-        """Yield the ordinary runs of `text` (non-empty str) and the allowed specials' ids."""
+    def segments(self, text: str, allowed: frozenset[str]) -> Iterator[str | SpecialMatch]:
+        """Yield the ordinary runs of `text` (non-empty str) and the allowed specials met."""
         if not self.occur_in(text, allowed):
             if text:
                 yield text
@@ -122,7 +130,7 @@ class SpecialTokens:
         for match in self.matcher(allowed).finditer(text):
             if match.start() > start:
                 yield text[start : match.start()]
-            yield ids[match.group()]
+            yield SpecialMatch(ids[match.group()], match.group())
             start = match.end()
         if start < len(text):
             yield text[start:]

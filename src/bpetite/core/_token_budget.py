@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from bpetite.core._decoder import CONTINUATION_BYTES
 from bpetite.core._errors import ParameterError, PatternError
 from bpetite.core._patterns import SplitPattern, check_tiling
+from bpetite.core._specials import SpecialMatch
 
 #: How much of the text an error message quotes from where a piece could not fit.
 _QUOTED_CHARS = 20
@@ -59,12 +60,12 @@ class TokenBudget:
     """One text and how to encode it: the segments between its allowed specials, the split
     pattern, each chunk's ids, each id's bytes, and the count of a stretch of it.
 
-    `segments` are :meth:`SpecialTokens.segments`' runs of ordinary text and special ids,
+    `segments` are :meth:`SpecialTokens.segments`' runs of ordinary text and specials,
     in order; `count` is ``count_tokens`` under the same policy.
     """
 
     text: str
-    segments: Iterable[str | int]
+    segments: Iterable[str | SpecialMatch]
     pattern: SplitPattern
     chunk_ids: Callable[[str], Sequence[int]]
     vocab: Mapping[int, bytes]
@@ -81,9 +82,9 @@ class TokenBudget:
         tokens = 0
         end = 0  # the characters of the text walked so far
         for segment in self.segments:
-            if not isinstance(segment, str):  # a special token's id: one token, whole text
+            if not isinstance(segment, str):  # a special token: one token, whole text
                 tokens += 1
-                end += len(vocab[segment].decode("utf-8"))
+                end += len(segment.text)  # as written here: an alias's text is its own
                 yield tokens, end
                 continue
             for chunk in _chunks(pattern, segment):

@@ -58,7 +58,7 @@ from bpetite.core._model import (
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._pretokenizer import count_chunks, require_utf8
 from bpetite.core._progress import ProgressCallback
-from bpetite.core._specials import SpecialPolicy, SpecialTokens
+from bpetite.core._specials import SpecialMatch, SpecialPolicy, SpecialTokens
 from bpetite.core._token_budget import TokenBudget, check_budget, check_overlap
 from bpetite.core._trainer import check_limit, check_vocab_size, train_merges
 from bpetite.core._unicode import checked_text, encode_invalid_utf8
@@ -576,13 +576,14 @@ class Tokenizer:
         errors: str,
         *,
         ordinary: Callable[[str], _Part],
-        special: Callable[[int], _Part],
+        special: Callable[[SpecialMatch], _Part],
     ) -> list[_Part]:
         """The one path of every encode variant: check `text` and the policy, then give
         each part of the text its result, in order.
 
         A segment (a run of text between allowed special tokens) gives
-        ``ordinary(segment)``, a special token ``special(its id)``; the caller joins the
+        ``ordinary(segment)``, a special token ``special(its match)`` (its id, and its
+        text as written there: an alias's own); the caller joins the
         results (a list of ids, a count, packed bytes). A text with no allowed special
         in it, the usual case, is one segment.
         """
@@ -654,7 +655,7 @@ class Tokenizer:
             disallowed_special,
             errors,
             ordinary=lambda run: packed(run, _UINT32),
-            special=lambda token_id: array(_UINT32, [token_id]).tobytes(),
+            special=lambda match: array(_UINT32, [match.token_id]).tobytes(),
         )
         return np.frombuffer(b"".join(parts), dtype=np.uint32)
 
@@ -705,10 +706,35 @@ class Tokenizer:
         >>> tokenizer.encode_with_offsets("hé!")
         ([104, 195, 169, 33], [(0, 1), (1, 2), (1, 2), (2, 3)])
         """
-        ids = self.encode(
-            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        vocab, encode_text = self._vocab, self._encoder.encode_text
+
+        def ordinary(segment: str) -> _Spanned:
+            ids = encode_text(segment)
+            return ids, token_spans(ids, vocab), len(segment)
+
+        def special(match: SpecialMatch) -> _Spanned:
+            # Its span is the text it was written as: an alias's, not its id's bytes.
+            return [match.token_id], [(0, len(match.text))], len(match.text)
+
+        parts = self._encoded_segments(
+            text,
+            "encode_with_offsets",
+            allowed_special,
+            disallowed_special,
+            "strict",
+            ordinary=ordinary,
+            special=special,
         )
-        return ids, token_spans(ids, self._vocab)
+        if len(parts) == 1:
+            return parts[0][0], parts[0][1]
+        ids: list[int] = []
+        spans: list[tuple[int, int]] = []
+        start = 0  # where the part begins in `text`
+        for part_ids, part_spans, length in parts:
+            ids += part_ids
+            spans += [(begin + start, end + start) for begin, end in part_spans]
+            start += length
+        return ids, spans
 
     def encode_bytes(self, data: bytes) -> list[int]:
         """Return ids whose bytes are exactly `data`, UTF-8 or not (tiktoken's ``_encode_bytes``).
@@ -1400,14 +1426,16 @@ def _valid_text(text: object, method: str, errors: str = "strict") -> str:
 
 
 _Part = TypeVar("_Part")
+#: A part of an encode with offsets: its ids, their spans within it, its length.
+_Spanned = tuple[list[int], list[tuple[int, int]], int]
 
 
-def _one_id(token_id: int) -> list[int]:
+def _one_id(match: SpecialMatch) -> list[int]:
     """A special token's part of an encoding: its id."""
-    return [token_id]
+    return [match.token_id]
 
 
-def _one(token_id: int) -> int:
+def _one(match: SpecialMatch) -> int:
     """A special token's part of a count: one token."""
     return 1
 

@@ -13,7 +13,7 @@ from bpetite.cli._files import add_model_argument, check_output_path, model_from
 from bpetite.cli._inputs import check_argument_text, describe_input, read_input_text
 from bpetite.cli._output import is_terminal, note, write_result
 from bpetite.cli._parser import add_command
-from bpetite.cli._render import pieces_of, render_for_terminal
+from bpetite.cli._render import render_for_terminal, text_pieces
 from bpetite.visualize import TokenPiece, render_html, render_plain, summarize
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = read_input_text(args.input)
         source = describe_input(args.input)
-    pieces = pieces_of(tokenizer, tokenizer.encode(text))
+    pieces = text_pieces(tokenizer, text)
     summary = summarize(pieces)
 
     if args.html is not None:
