@@ -161,3 +161,40 @@ def test_the_library_names_its_own_remedy_for_missing_specials(tokenizer: Tokeni
     assert str(raised.value).endswith(
         "add them with tokenizer.with_special_tokens(...), or pass tokenize=False for the text"
     )
+
+
+def test_a_tool_given_as_a_function_is_refused_not_rendered_as_a_name(
+    tokenizer: Tokenizer,
+) -> None:
+    """transformers makes a function's JSON schema from its docstring; bpetite does not,
+    and a template would otherwise read the tool as "<function>". A dict renders as
+    transformers renders it."""
+
+    def get_weather(city: str) -> str:
+        """Get the weather.
+
+        Args:
+            city: The city name.
+        """
+        return city
+
+    source = "{% for t in tools %}{{ t | tojson }}|{% endfor %}{{ messages[0].content }}"
+    with pytest.raises(ParameterError, match="tool 1 is a Python function \\('get_weather'\\)"):
+        tokenizer.apply_chat_template(
+            MESSAGES, chat_template=source, tools=[{"name": "a"}, get_weather], tokenize=False
+        )
+    transformers = pytest.importorskip("transformers")
+    schema = transformers.utils.get_json_schema(get_weather)
+    from tokenizers import Tokenizer as HfTokenizer
+
+    from bpetite.interop import export_hf
+
+    fast: Any = transformers.PreTrainedTokenizerFast
+    theirs = fast(tokenizer_object=HfTokenizer.from_str(export_hf(tokenizer)))
+    expected = theirs.apply_chat_template(
+        MESSAGES, chat_template=source, tools=[get_weather], tokenize=False
+    )
+    ours = tokenizer.apply_chat_template(
+        MESSAGES, chat_template=source, tools=[schema], tokenize=False
+    )
+    assert ours == expected and '"name": "get_weather"' in ours

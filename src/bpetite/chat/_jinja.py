@@ -46,7 +46,7 @@ def render_jinja(
     template = _compiled(source)
     import jinja2
 
-    tools = _plain(variables.pop("tools", None))
+    tools = _plain(_tool_schemas(variables.pop("tools", None)))
     documents = _plain(variables.pop("documents", None))
     messages = _aliased_reasoning(_plain(conversation))
     others = _plain(variables)
@@ -232,6 +232,21 @@ def _environment() -> Any:
     environment.globals["dict"] = TemplateDict()
     environment.globals["namespace"] = TemplateNamespace
     return environment
+
+
+def _tool_schemas(tools: Any) -> Any:
+    """`tools`, refusing a Python function among them: transformers turns one into its
+    JSON schema (``get_json_schema``, from its signature and docstring), which bpetite
+    does not; rendered as it is, it would be ``"<function>"``."""
+    if isinstance(tools, (list, tuple)):
+        for index, tool in enumerate(tools):
+            if callable(tool) and not isinstance(tool, (Mapping, type)):
+                raise ParameterError(
+                    f"tool {index} is a Python function ({getattr(tool, '__name__', tool)!r}): "
+                    "give its JSON schema instead, as a dict (transformers.utils."
+                    "get_json_schema makes one from a function)"
+                )
+    return tools
 
 
 def _plain(value: Any) -> Any:
