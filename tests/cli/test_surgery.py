@@ -77,6 +77,33 @@ def test_extend_from_counts_files(capsys: pytest.CaptureFixture[str], folder: Pa
     assert list(Tokenizer.load(folder / "big.json").merges) == merges
 
 
+def test_extend_reads_documents_as_train_does(
+    capsys: pytest.CaptureFixture[str], folder: Path
+) -> None:
+    """A Parquet file's named text column, a delimiter, a budget: train's options, with
+    the reference's extension of the documents they give as the oracle."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    lines = CORPUS.splitlines(keepends=True)
+    pq.write_table(pa.table({"body": lines}), folder / "rows.parquet")
+    small = Tokenizer.load(folder / "small.json")
+    argv = ["extend", "--model", folder / "small.json", "--vocab-size", "300", "--force"]
+    argv.append("--renumber-specials")  # the ids training gives, as the reference does
+    cases = [
+        (["--input", folder / "rows.parquet", "--text-column", "body"], lines),
+        (["--input", folder / "corpus.txt", "--doc-delimiter", "; "], CORPUS.split("; ")),
+        (["--input", folder / "corpus.txt", "--doc-cap", "100"], [CORPUS[:100]]),
+    ]
+    for options, documents in cases:
+        result = run(capsys, *argv, *options, "--output", folder / "big.json")
+        assert result.code == 0, result.err
+        expected = ref.extend(small, count_chunks(documents), 300)
+        assert list(Tokenizer.load(folder / "big.json").merges) == expected, options
+    counts = ["--counts", folder / "corpus.txt", "--max-chars", "100"]
+    assert_refused(run(capsys, *argv, *counts, "--output", folder / "x.json"), "not to --counts")
+
+
 def test_extend_a_built_in_vocabulary_keeping_its_specials(
     capsys: pytest.CaptureFixture[str], folder: Path
 ) -> None:

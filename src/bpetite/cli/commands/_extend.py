@@ -25,6 +25,7 @@ from bpetite.cli._files import (
 from bpetite.cli._output import write_json
 from bpetite.cli._parser import add_command, check_vocab_size, positive_int, vocab_size
 from bpetite.cli._progress import PhaseProgress, training_progress
+from bpetite.cli._reading import add_budget_arguments, reading_of
 from bpetite.cli._sources import (
     add_input_argument,
     add_workers_argument,
@@ -102,6 +103,7 @@ def register(subparsers: Subparsers) -> None:
         metavar="N",
         help="stop when the most frequent pair occurs fewer than N times (default: the model's)",
     )
+    add_budget_arguments(parser)
     add_workers_argument(parser)
     parser.set_defaults(handler=run)
 
@@ -113,6 +115,11 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(
             f"--max-token-bytes must be at least 2 (every merged token has two bytes), "
             f"got {args.max_token_bytes}"
+        )
+    reading = reading_of(args)
+    if args.counts is not None and (reading.budgeted or reading.doc_delimiter is not None):
+        raise CliError(
+            "--max-chars, --doc-cap and --doc-delimiter apply to --input, not to --counts"
         )
     check_output_path(args.output, force=args.force, inputs=[args.model])
     model = model_from_args(args)
@@ -126,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         sources = gather_inputs(args.input)
         refuse_overwriting_inputs(args.output, sources.paths)
         counted = count_sources(
-            sources, args.workers, pattern=model.split_pattern, stream=sys.stderr
+            sources, args.workers, pattern=model.split_pattern, stream=sys.stderr, reading=reading
         )
     counted_at = time.perf_counter()
     with PhaseProgress("extend", "merges", stream=sys.stderr) as phase:
