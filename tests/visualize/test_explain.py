@@ -120,8 +120,8 @@ def test_explain_train_takes_the_patterns_train_takes(pattern: str) -> None:
     corpus = "Hello  world, 1234567 héllo\r\nworld's 中文中文 hello"
     merges = list(Tokenizer.train(corpus, 300, pattern=pattern).merges)
     assert merges  # the corpus has pairs to merge under every pattern
-    for given in (pattern, PRESETS.get(pattern, pattern)):
-        assert [row.pair for row in explain_train(corpus, 300, pattern=given).rows] == merges
+    for spelled in (pattern, PRESETS.get(pattern, pattern)):
+        assert [row.pair for row in explain_train(corpus, 300, pattern=spelled).rows] == merges
     with pytest.raises(PatternError, match="leaves the character ' ' at position 5 unmatched"):
         explain_train(corpus, 300, pattern=r"\w+")  # train refuses to drop text, so must this
 
