@@ -649,15 +649,19 @@ def test_tokenizer_json_that_bpetite_cannot_reproduce_is_refused(
         import_vocabulary([_write_json(tmp_path / "tokenizer.json", document)])
 
 
-def test_a_tokenizer_json_without_the_special_token_gets_it_at_the_first_free_id(
+def test_a_tokenizer_json_without_added_tokens_imports_with_no_special_token(
     small_tokenizer: Tokenizer, tmp_path: Path
 ) -> None:
+    """The source has no special token, so neither has the import: its literal is text."""
     document = _hf_document(small_tokenizer)
     document["added_tokens"].clear()
-    result = import_vocabulary([_write_json(tmp_path / "tokenizer.json", document)])
+    path = _write_json(tmp_path / "tokenizer.json", document)
+    result = import_vocabulary([path])
     assert result.tokenizer.merges == small_tokenizer.merges
-    assert result.tokenizer.special_tokens == {END: 270}
-    assert result.tokenizer.encode(END) == [270]
+    assert dict(result.tokenizer.special_tokens) == {}
+    text = f"the cat{END} sat"
+    expected = tokenizers.Tokenizer.from_file(str(path)).encode(text).ids
+    assert result.to_source_ids(result.tokenizer.encode(text)) == expected
 
 
 def test_id_mappings_reject_ids_they_do_not_know(gpt2_import: ImportResult) -> None:

@@ -41,20 +41,56 @@ MAX_GUNZIPPED_BYTES: Final = 256 << 20
 
 
 def _gunzip(data: bytes, name: str) -> bytes:
-    """The decompressed content of a gzip file, refused past MAX_GUNZIPPED_BYTES."""
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    try:
-        content = inflater.decompress(data, MAX_GUNZIPPED_BYTES + 1)
-    except zlib.error as error:
-        raise InteropError(f"{name} is not a valid gzip file: {error}") from None
-    if len(content) > MAX_GUNZIPPED_BYTES or inflater.unconsumed_tail:
-        raise InteropError(
-            f"{name} expands to more than {MAX_GUNZIPPED_BYTES:,} bytes; "
-            "no vocabulary is that large"
-        )
-    if not inflater.eof:
-        raise InteropError(f"{name} is a truncated gzip file")
-    return content
+    """The decompressed content of a gzip file, refused past MAX_GUNZIPPED_BYTES in all.
+
+    Every member is read, as ``gzip.decompress`` and ``zcat`` read ``cat a.gz b.gz``, and
+    zero bytes between or after members are padding, as gzip allows; anything else after
+    the gzip data is refused rather than ignored. The input is fed a block at a time, so
+    a file of many small members costs what its bytes do (a member's leftover input,
+    handed back whole, would be copied once per member).
+    """
+    view = memoryview(data)
+    contents: list[bytes] = []
+    size = position = 0
+    inflater = None
+    while True:
+        if inflater is None:  # between members: padding, the next member, or the end
+            found = _NOT_ZERO.search(data, position)
+            if found is None:
+                return b"".join(contents)
+            position = found.start()
+            if not data.startswith(_GZIP_MAGIC, position):
+                raise InteropError(
+                    f"{name} has {len(data) - position:,} bytes after its gzip data that are "
+                    "not another gzip member; the file is damaged or was joined with "
+                    "something else"
+                )
+            inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        block = view[position : position + _GZIP_BLOCK]
+        try:
+            content = inflater.decompress(block, MAX_GUNZIPPED_BYTES - size + 1)
+        except zlib.error as error:
+            raise InteropError(f"{name} is not a valid gzip file: {error}") from None
+        size += len(content)
+        if size > MAX_GUNZIPPED_BYTES or inflater.unconsumed_tail:
+            raise InteropError(
+                f"{name} expands to more than {MAX_GUNZIPPED_BYTES:,} bytes; "
+                "no vocabulary is that large"
+            )
+        contents.append(content)
+        if inflater.eof:
+            position += len(block) - len(inflater.unused_data)
+            inflater = None
+        elif position + len(block) >= len(data):
+            raise InteropError(f"{name} is a truncated gzip file")
+        else:
+            position += len(block)
+
+
+#: How much compressed input :func:`_gunzip` hands zlib at a time.
+_GZIP_BLOCK: Final = 1 << 16
+#: The first byte that is not zero padding.
+_NOT_ZERO: Final = re.compile(rb"[^\x00]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,12 +136,14 @@ def import_vocabulary(
     if kinds == ["merges", "vocabulary JSON"]:
         vocab_file = next(item for item in inputs if item.kind == "vocabulary JSON")
         merges_file = next(item for item in inputs if item.kind == "merges")
+        merges, lines = parse_merges_text(merges_file.data, merges_file.name)
         return import_tables(
             check_vocab(vocab_file.document, vocab_file.name),
-            parse_merges_text(merges_file.data, merges_file.name),
+            merges,
             {},
             "vocab+merges",
-            f"{vocab_file.name} + {merges_file.name}",
+            vocab_file.name,
+            merge_at=lambda rank: f"{merges_file.name} line {lines[rank]}",
         )
     if kinds == ["vocabulary JSON"]:
         raise InteropError(

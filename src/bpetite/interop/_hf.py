@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bpetite import PRESETS, Tokenizer
-from bpetite._internal import END_OF_TEXT_TOKEN, atomic_writer, write_atomically
+from bpetite._internal import END_OF_TEXT_TOKEN, atomic_writer, show_token, write_atomically
 from bpetite.chat import check_chat_template
 from bpetite.errors import InteropError, ParameterError
 from bpetite.interop._alphabet import to_alphabet
@@ -35,6 +35,7 @@ from bpetite.interop._model import (
     check_distinct_bytes,
     first_token_not_encoding_to_itself,
     mergeable_ids,
+    refuse_unportable_pattern,
 )
 from bpetite.interop._vocab_merges import import_tables, spell
 
@@ -76,11 +77,16 @@ def hf_regex(pattern: str, name: str) -> str:
 
 
 def preset_of_regex(regex: str) -> str | None:
-    """The preset a Split regex spells: its own source, its Hugging Face spelling, or GPT-2's."""
+    """The preset a Split regex spells: the export's spelling of a preset, or GPT-2's.
+
+    A preset's source with a possessive counted repetition (cl100k's ``\\p{N}{1,3}+``)
+    is not that preset in a tokenizer.json: Oniguruma reads it differently (see
+    :func:`hf_regex`), so only the spelling the export writes is.
+    """
     if regex in EQUIVALENT_PATTERNS:
         return "gpt2"
     for name, source in PRESETS.items():
-        if regex in (source, hf_regex(source, name)):
+        if regex == hf_regex(source, name):
             return name
     return None
 
@@ -100,11 +106,14 @@ def export_hf(tokenizer: Tokenizer) -> str:
     token with bpetite's id, also where it sits among the mergeable ids (p50k_base's
     ``<|endoftext|>``). Raises InteropError if two tokens share their bytes (a
     hand-made artifact can do that; the file's vocabulary maps each token's text to one
-    id), if two special texts share an id (o200k_harmony's alias), or for a custom
-    pattern Hugging Face would read differently (see :func:`hf_regex`).
+    id), if two special texts share an id (o200k_harmony's alias), if a special token
+    is spelled like a mergeable token in the byte alphabet, or for a custom pattern
+    holding a construct Hugging Face's engine reads otherwise (see :func:`hf_regex` and
+    :func:`refuse_unportable_pattern`).
     """
     check_distinct_bytes(tokenizer, "tokenizer.json")
     _check_no_aliases(tokenizer)
+    refuse_unportable_pattern(tokenizer, "tokenizer.json")
     vocab = tokenizer.vocab
     texts = {token_id: to_alphabet(vocab[token_id]) for token_id in mergeable_ids(tokenizer)}
     document = {
@@ -173,22 +182,30 @@ def _check_no_aliases(tokenizer: Tokenizer) -> None:
 def _model_vocab(texts: dict[int, str], tokenizer: Tokenizer) -> dict[str, int]:
     """The BPE model's vocabulary: each mergeable token's text, and sparse specials too.
 
-    ``tokenizers`` gives an added token that is not in the model's vocabulary the next
-    free id, ignoring the id the file states; special ids with gaps, or among the
-    mergeable ids, keep theirs only when the model's vocabulary lists them (as
-    OpenAI-style files do).
+    ``tokenizers`` gives an added token whose text is also in the model's vocabulary
+    that entry's id, whatever id the file states, so a special token spelled like a
+    mergeable token in the byte alphabet (``"§"``, ``"Ġthe"``) is refused in every
+    layout. It gives an added token that is not in the model's vocabulary the next free
+    id, ignoring the id the file states; special ids with gaps, or among the mergeable
+    ids, keep theirs only when the model's vocabulary lists them (as OpenAI-style files
+    do).
     """
     vocab = {text: token_id for token_id, text in texts.items()}
+    for content, token_id in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1]):
+        if content in vocab:
+            mergeable = vocab[content]
+            raise InteropError(
+                f"the special token {json.dumps(content, ensure_ascii=False)} (id {token_id}) "
+                f"is spelled like the mergeable token {mergeable} "
+                f"{show_token(tokenizer.vocab[mergeable])} in tokenizer.json's byte alphabet, "
+                "so tokenizers would give it that token's id; rename or drop it first: "
+                f"tokenizer.with_special_tokens(drop=[{content!r}])"
+            )
     specials = sorted(set(tokenizer.special_tokens.values()))
     if specials == list(range(len(texts), len(texts) + len(specials))):
         return vocab
     for content, token_id in tokenizer.special_tokens.items():
-        if vocab.setdefault(content, token_id) != token_id:
-            raise InteropError(
-                f"the special token {json.dumps(content, ensure_ascii=False)} (id {token_id}) "
-                f"is spelled like the mergeable token {vocab[content]} in tokenizer.json's "
-                "byte alphabet, so its sparse id cannot be recorded there"
-            )
+        vocab[content] = token_id
     return vocab
 
 
@@ -408,6 +425,7 @@ def import_tokenizer_json(document: dict[str, Any], source: str) -> ImportResult
         added_tokens,
         "tokenizer.json",
         source,
+        merge_at=lambda rank: f"{source} model.merges[{rank}]",
         pattern=pattern,
     )
     if model.get("ignore_merges") is True:
@@ -457,6 +475,16 @@ def _check_split(split: dict[str, Any], source: str) -> str:
             "bpetite cannot reproduce it"
         )
     name = preset_of_regex(regex)
+    repetition = _POSSESSIVE_COUNT.search(regex)
+    if name is None and repetition is not None:
+        raise InteropError(
+            f"{source} splits text with the regex {json.dumps(regex, ensure_ascii=False)}, "
+            f"whose {repetition.group()} Hugging Face's regex engine (Oniguruma) reads as a "
+            f"repeated group (one or more runs of {repetition.group(1)}), not as the possessive "
+            "repetition bpetite's engine reads, so the file's ids would differ from bpetite's; "
+            "it cannot be imported exactly (bpetite's own export writes such a repetition "
+            f"without the final +, as {repetition.group(1)})"
+        )
     if name is None:
         raise InteropError(
             f"{source} splits text with the regex {json.dumps(regex, ensure_ascii=False)}, not "

@@ -12,17 +12,20 @@ being approximated.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from bpetite import SplitPattern, Tokenizer
-from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, compile_pattern, show_token
+from bpetite._internal import BASE_VOCAB_SIZE, compile_pattern, show_token
 from bpetite._internal import merged_ids as free_ids
 from bpetite.errors import InteropError, ParameterError, PatternError, UnknownTokenError
 
 ImportFormat = Literal["vocab+merges", "tokenizer.json", "tiktoken"]
 IdLayout = Literal["identical", "bytes permuted", "renumbered"]
+#: The files an export writes for a peer whose regex engine runs the pattern.
+PeerFormat = Literal["tokenizer.json", ".tiktoken"]
 
 #: Every substring of a chunk of bpetite's pre-tokenizer, and nothing that spans two
 #: chunks: an optional space then one class of letters, numbers or other symbols, a
@@ -150,17 +153,115 @@ def first_token_outside_chunks(tokens: Iterable[bytes]) -> bytes | None:
     return None
 
 
-def refuse_another_pattern(tokens: Iterable[bytes], spell: Callable[[bytes], str]) -> None:
+def refuse_another_pattern(
+    tokens: Iterable[bytes],
+    spell: Callable[[bytes], str],
+    source: str,
+    *,
+    known: tuple[str, str] | None = None,
+) -> None:
     """Raise InteropError if a token spans two chunks of GPT-2's pattern: proof that the
-    vocabulary was made for another pattern (see :func:`first_token_outside_chunks`)."""
+    vocabulary was made for another pattern (see :func:`first_token_outside_chunks`).
+
+    `known` is the recognised official vocabulary's name and preset, for a file given
+    special tokens without a pattern: then the message names the pattern to give.
+    """
     outside = first_token_outside_chunks(tokens)
-    if outside is not None:
+    if outside is None:
+        return
+    problem = (
+        f"{source}: token {spell(outside)} spans two chunks of bpetite's pre-tokenizer "
+        "(GPT-2's pattern), so no text could produce it"
+    )
+    if known is not None:
+        name, preset = known
         raise InteropError(
-            f"token {spell(outside)} spans two chunks of bpetite's pre-tokenizer (GPT-2's "
-            "pattern), so no text could produce it: the vocabulary was made for another "
-            "pattern, which these files do not record; for a .tiktoken file, give the "
-            "pattern it was made for (bpetite import --pattern or --pattern-regex)"
+            f"{problem}: the file is OpenAI's {name}, made for the {preset} pattern, and "
+            "GPT-2's is assumed when special tokens are given without a pattern; give "
+            f"its pattern too (pattern={preset!r}, bpetite import --pattern {preset})"
         )
+    raise InteropError(
+        f"{problem}: the vocabulary was made for another pattern, which vocabulary + "
+        ".tiktoken files do not record; for a .tiktoken file, give the pattern it was "
+        "made for (bpetite import --pattern or --pattern-regex)"
+    )
+
+
+#: How the caller's special tokens are named in a message: the library's keyword and
+#: the CLI's option.
+_GIVEN_SPECIALS: Final = "the special_tokens given (bpetite import --special-token)"
+
+
+#: Inline flags each peer's engine reads as bpetite's ``regex`` does. Oniguruma (Ruby
+#: syntax, in ``tokenizers``) has no ``s``, and its ``m`` means what ``s`` means here;
+#: Rust's engines (tiktoken) read ``i``, ``m``, ``s`` and ``x`` alike.
+_SAME_FLAGS: Final = {"tokenizer.json": frozenset("i"), ".tiktoken": frozenset("imsx")}
+
+
+def refuse_unportable_pattern(tokenizer: Tokenizer, target: PeerFormat) -> None:
+    r"""Refuse a custom pattern holding a construct the peer's regex engine reads otherwise.
+
+    The presets are proven to split alike; a custom pattern is handed over as written
+    and run by the peer's own engine. This refuses what is known to differ or to fail
+    there: inline flags the engine lacks or reads otherwise (``(?s)``), ``$`` (here it
+    also matches before a final newline; in Oniguruma before every newline, in Rust only
+    at the end), ``^`` in Oniguruma (the start of every line), ``\Z``, and ``\X``, which
+    tiktoken's engine does not have. A pattern without them can still split some text
+    differently (docs/interop.md says what is and is not guaranteed).
+    """
+    if tokenizer.pattern_name != "custom":
+        return
+    found = _first_unportable(tokenizer.pattern, target)
+    if found is not None:
+        raise InteropError(
+            f"the custom split pattern {tokenizer.pattern!r} holds {found}, so {target}'s "
+            "regex engine would split some text differently or refuse the pattern; only "
+            "the presets (gpt2, cl100k, o200k) are proven to split alike everywhere"
+        )
+
+
+def _first_unportable(pattern: str, target: PeerFormat) -> str | None:
+    """The first construct of `pattern`, outside classes, that `target` reads otherwise."""
+    in_class = False
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            escaped = pattern[index + 1 : index + 2]
+            if not in_class and escaped == "Z":
+                return "\\Z (the end, or a final newline, in other engines)"
+            if not in_class and escaped == "X" and target == ".tiktoken":
+                return "\\X, which tiktoken's regex engine does not have"
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            index += 1
+            index += pattern.startswith("^", index)
+            index += pattern.startswith("]", index)  # a "]" first in a class is literal
+            continue
+        elif char == "$":
+            return "$ (whose meaning differs between regex engines at a newline)"
+        elif char == "^" and target == "tokenizer.json":
+            return "^ (the start of every line to Hugging Face's engine)"
+        elif pattern.startswith("(?", index):
+            flags = _inline_flags(pattern, index + 2)
+            if flags and not set(flags) <= _SAME_FLAGS[target]:
+                return f"the inline flags (?{flags}), which that engine lacks or reads otherwise"
+        index += 1
+    return None
+
+
+def _inline_flags(pattern: str, start: int) -> str:
+    """The flag letters of an inline flag group ``(?aiL-s)`` or ``(?i:...)`` at `start`."""
+    end = start
+    while end < len(pattern) and (pattern[end].isalnum() or pattern[end] == "-"):
+        end += 1
+    if end < len(pattern) and pattern[end] in ":)" and end > start:
+        return pattern[start:end].replace("-", "")
+    return ""
 
 
 def build_import(
@@ -170,6 +271,9 @@ def build_import(
     specials: Mapping[str, int],
     spell: Callable[[bytes], str],
     *,
+    source: str,
+    merge_at: Callable[[int], str],
+    specials_given: bool = False,
     pattern: str | SplitPattern = "gpt2",
     pattern_known: bool,
     name: str | None = None,
@@ -178,49 +282,50 @@ def build_import(
 
     `byte_ids[b]` is the source's id for byte ``b``; `merges` lists, in rank order, the
     left and right halves of each merged token and the source's id for it;
-    `specials` maps each special token to the source's id for it; a source without any
-    gets ``<|endoftext|>`` at the first id after its largest. `pattern` is the split
-    pattern the vocabulary was made for. `spell` writes a token the way the source file
-    does, for error messages. Unless the source has been checked to split text with its
-    pattern (`pattern_known`), a token no text could produce under GPT-2's pattern is
-    taken as proof it was made for another. `name` names a recognised vocabulary.
+    `specials` maps each special token to the source's id for it (a source without
+    any has none), or, when `specials_given`, the ids the caller gave for a file that
+    records none; two of those may share an id (an alias, as tiktoken allows).
+    `pattern` is the split pattern the vocabulary was made for. `spell` writes a token
+    the way the source file does, and `source` (the file's name) and `merge_at(rank)`
+    (``"'vocab.bpe' line 4"``) say where, for error messages. Unless the source has been checked to
+    split text with its pattern (`pattern_known`), a token no text could produce under
+    GPT-2's pattern is taken as proof it was made for another. `name` names a
+    recognised vocabulary.
     """
     if len(byte_ids) != BASE_VOCAB_SIZE:  # pragma: no cover - callers always pass 256
         raise InteropError(f"expected ids for {BASE_VOCAB_SIZE} bytes, got {len(byte_ids)}")
     try:
         split = SplitPattern.resolve(pattern)
     except PatternError as error:
-        raise InteropError(f"the source cannot be a bpetite tokenizer: {error}") from None
+        raise InteropError(f"{source} cannot be a bpetite tokenizer: {error}") from None
     token_ids = {bytes((byte,)): byte for byte in range(BASE_VOCAB_SIZE)}
     find = token_ids.get
     pairs: list[tuple[int, int]] = []
     for rank, (left, right, _) in enumerate(merges):
         left_id, right_id = find(left), find(right)
+        where = f"{merge_at(rank)}: the merge {spell(left)} + {spell(right)}"
         if left_id is None or right_id is None:
             missing = left if left_id is None else right
             raise InteropError(
-                f"merge {rank} ({spell(left)} + {spell(right)}) uses {spell(missing)}, which "
-                "is neither a byte nor made by an earlier merge; bpetite needs every "
-                "merge to build on earlier tokens"
+                f"{where} uses {spell(missing)}, which is neither a byte nor made by an "
+                "earlier merge; bpetite needs every merge to build on earlier tokens"
             )
         new_id = BASE_VOCAB_SIZE + rank
         previous = token_ids.setdefault(left + right, new_id)
         if previous != new_id:
             raise InteropError(
-                f"merge {rank} ({spell(left)} + {spell(right)}) makes {spell(left + right)}, "
-                f"which bpetite's token {previous} already is; a token reachable by two "
+                f"{where} makes {spell(left + right)}, which already is the token of the "
+                f"merge at {merge_at(previous - BASE_VOCAB_SIZE)}; a token reachable by two "
                 "merges cannot be represented"
             )
         pairs.append((left_id, right_id))
 
     if not pattern_known and split.name == "gpt2":
-        refuse_another_pattern((left + right for left, right, _ in merges), spell)
+        refuse_another_pattern((left + right for left, right, _ in merges), spell, source)
 
     merged_ids = [source_id for _, _, source_id in merges]
-    if not specials:
-        specials = {END_OF_TEXT_TOKEN: max([*byte_ids, *merged_ids]) + 1}
     ordered = sorted(specials.items(), key=lambda item: item[1])
-    _check_distinct_ids([*byte_ids, *merged_ids, *(source_id for _, source_id in ordered)])
+    _check_distinct_ids(byte_ids, merges, ordered, spell, source, specials_given)
 
     if sorted(byte_ids) == list(range(BASE_VOCAB_SIZE)) and merged_ids == list(
         free_ids(len(merges), specials.values())
@@ -231,35 +336,77 @@ def build_import(
         in_source = [*byte_ids]  # bpetite's byte id b -> the source's id of byte b
         index_to_id = [*in_source, *merged_ids]  # pairs index earlier tokens: bytes, merges
         source_pairs = [(index_to_id[left], index_to_id[right]) for left, right in pairs]
-        tokenizer = _tokenizer(source_pairs, split, dict(ordered), order)
+        tokenizer = _tokenizer(source_pairs, split, dict(ordered), order, source)
         return ImportResult(tokenizer, source_format, None, name)
 
-    # Anything else is renumbered into bpetite's layout, the specials after the merges.
-    tokenizer = _tokenizer(pairs, split, [text for text, _ in ordered], None)
-    source_ids = [*byte_ids, *merged_ids, *(source_id for _, source_id in ordered)]
+    # Anything else is renumbered into bpetite's layout, the specials after the merges,
+    # an alias at its first text's id.
+    first_free = BASE_VOCAB_SIZE + len(merges)
+    renumbered: dict[int, int] = {}
+    for _, source_id in ordered:
+        renumbered.setdefault(source_id, first_free + len(renumbered))
+    tokenizer = _tokenizer(
+        pairs,
+        split,
+        {text: renumbered[source_id] for text, source_id in ordered},
+        None,
+        source,
+    )
+    source_ids = [*byte_ids, *merged_ids, *renumbered]
     return ImportResult(tokenizer, source_format, tuple(source_ids), name)
 
 
 def _tokenizer(
     pairs: Sequence[tuple[int, int]],
     pattern: SplitPattern,
-    special_tokens: Sequence[str] | Mapping[str, int],
+    special_tokens: Mapping[str, int],
     byte_order: Sequence[int] | None,
+    source: str,
 ) -> Tokenizer:
     try:
         return Tokenizer(
             pairs, pattern=pattern, special_tokens=special_tokens, byte_order=byte_order
         )
     except (ParameterError, PatternError) as error:
-        raise InteropError(f"the source cannot be a bpetite tokenizer: {error}") from None
+        raise InteropError(f"{source} cannot be a bpetite tokenizer: {error}") from None
 
 
-def _check_distinct_ids(source_ids: Sequence[int]) -> None:
-    seen: set[int] = set()
-    for source_id in source_ids:
-        if source_id in seen:
+def _check_distinct_ids(
+    byte_ids: Sequence[int],
+    merges: Sequence[tuple[bytes, bytes, int]],
+    specials: Sequence[tuple[str, int]],
+    spell: Callable[[bytes], str],
+    source: str,
+    specials_given: bool,
+) -> None:
+    """Refuse two tokens with one id, saying whose they are: the file's, or the caller's.
+
+    Two special tokens the caller gave may share an id (tiktoken takes such aliases).
+    """
+    tokens = [(f"the byte {spell(bytes((byte,)))}", id_) for byte, id_ in enumerate(byte_ids)]
+    tokens += [(f"the token {spell(left + right)}", id_) for left, right, id_ in merges]
+    owners: dict[int, str] = {}
+    for token, source_id in tokens:
+        first = owners.setdefault(source_id, token)
+        if first is not token:
             raise InteropError(
-                f"the source gives id {source_id} to two tokens; bpetite cannot represent "
-                "a vocabulary with shared ids"
+                f"{source} gives id {source_id} to two tokens, {first} and {token}; bpetite "
+                "cannot represent a vocabulary with shared ids"
             )
-        seen.add(source_id)
+    special_ids: set[int] = set()
+    for text, source_id in specials:
+        token = f"the special token {json.dumps(text, ensure_ascii=False)}"
+        first = owners.setdefault(source_id, token)
+        if first is token or (specials_given and source_id in special_ids):
+            special_ids.add(source_id)  # new, or an alias of a special token given
+        elif specials_given:
+            raise InteropError(
+                f"{_GIVEN_SPECIALS} give {json.dumps(text, ensure_ascii=False)} the id "
+                f"{source_id}, which {source} gives to {first}; give it an id the file does "
+                "not use"
+            )
+        else:
+            raise InteropError(
+                f"{source} gives id {source_id} to two tokens, {first} and {token}; bpetite "
+                "cannot represent a vocabulary with shared ids"
+            )

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
+import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bpetite import SplitPattern, Tokenizer, get_encoding
 from bpetite._internal import (
     BASE_VOCAB_SIZE,
+    END_OF_TEXT_TOKEN,
     BuiltinVocabulary,
     parse_ranks,
     recover_merges,
@@ -36,6 +39,7 @@ from bpetite.interop._model import (
     first_token_not_encoding_to_itself,
     mergeable_ids,
     refuse_another_pattern,
+    refuse_unportable_pattern,
 )
 
 
@@ -99,9 +103,13 @@ def export_tiktoken(tokenizer: Tokenizer) -> TiktokenExport:
     Ranks are bpetite's ids (single bytes keep id == byte value; tiktoken never compares
     single-byte ranks, only uses them as ids), so where a special token holds an id
     among the mergeable ones (p50k_base's ``<|endoftext|>``) the file skips it, as
-    OpenAI's does.
+    OpenAI's does. A special token that begins another is refused (see
+    :func:`_check_no_special_prefix`), and so is a custom pattern holding a construct
+    tiktoken's engine reads otherwise (:func:`refuse_unportable_pattern`).
     """
     check_distinct_bytes(tokenizer, "the .tiktoken format")
+    _check_no_special_prefix(tokenizer.special_tokens)
+    refuse_unportable_pattern(tokenizer, ".tiktoken")
     ids = mergeable_ids(tokenizer)
     found = first_token_not_encoding_to_itself(tokenizer)
     if found is not None:
@@ -126,6 +134,30 @@ def export_tiktoken(tokenizer: Tokenizer) -> TiktokenExport:
         special_tokens=specials,
         n_vocab=tokenizer.n_vocab if filled else None,
     )
+
+
+def _check_no_special_prefix(special_tokens: Mapping[str, int]) -> None:
+    """Refuse a special token that is the start of another (``<s`` and ``<s>``).
+
+    Where two special tokens match at the same place, bpetite (like Hugging Face) reads
+    the longer. tiktoken joins its special texts into one alternation in the order of
+    its internal hash table and takes the first alternative that matches, so which of
+    the two it reads depends on that order (tiktoken 0.14 reads ``<s`` in ``<s>`` given
+    ``<s>``, ``</s>`` and ``<s``, but ``<s>`` given only ``<s`` and ``<s>``). Only
+    vocabularies with no such pair encode alike for every text.
+    """
+    texts = sorted(special_tokens)
+    # A text that begins another begins the text right after it in sorted order.
+    for short, long in itertools.pairwise(texts):
+        if long.startswith(short):
+            raise InteropError(
+                f"the special token {json.dumps(short, ensure_ascii=False)} is the start of "
+                f"the special token {json.dumps(long, ensure_ascii=False)}: bpetite reads the "
+                "longer where both match, tiktoken whichever comes first in its hash table, "
+                "which may be the shorter, so the ids would differ; drop or rename one "
+                f"(tokenizer.with_special_tokens(drop=[{short!r}])), or export to the hf "
+                "format, which reads the longer as bpetite does"
+            )
 
 
 def write_tiktoken(
@@ -153,8 +185,9 @@ def import_tiktoken(
     takes. Given neither `pattern` nor `special_tokens`, such a file gets tiktoken's,
     as :func:`bpetite.get_encoding`'s tokenizer (so its ``name`` is the vocabulary's).
     Any other file, or an official one given either, takes `pattern` (default
-    GPT-2's) and `special_tokens` (text -> id; default ``<|endoftext|>`` after the
-    last rank).
+    GPT-2's; an official file made for another is refused with the pattern to give)
+    and `special_tokens` (text -> id, two texts may share an id as tiktoken allows;
+    default ``<|endoftext|>`` after the last rank).
     """
     known = recognise(data)
     if known is None:
@@ -164,8 +197,13 @@ def import_tiktoken(
     # The merges depend on the ranks alone; only what the file does not record differs.
     byte_ids, merges = _shipped_merges(known)
     if pattern is None:  # GPT-2's assumed: refuse a file made for another, as recovery does
-        refuse_another_pattern((left + right for left, right, _ in merges), show_token)
-    return _import_merges(byte_ids, merges, pattern, special_tokens)
+        refuse_another_pattern(
+            (left + right for left, right, _ in merges),
+            show_token,
+            source,
+            known=(known.name, known.pattern),
+        )
+    return _import_merges(byte_ids, merges, source, pattern, special_tokens)
 
 
 def recover_tiktoken(
@@ -188,7 +226,7 @@ def recover_tiktoken(
     if known is None and pattern is None:
         # GPT-2's pattern is assumed: refuse a file made for another before recovering
         # its merges, which takes seconds for a large one.
-        refuse_another_pattern(sorted(ranks, key=ranks.__getitem__), show_token)
+        refuse_another_pattern(sorted(ranks, key=ranks.__getitem__), show_token, source)
     recovered = recover_merges(ranks, source)
     token_of_rank = {rank: token for token, rank in ranks.items()}
     merges = [
@@ -201,11 +239,18 @@ def recover_tiktoken(
             merges,
             known.special_tokens,
             show_token,
+            source=source,
+            merge_at=_rank_of(merges, source),
             pattern=known.pattern,
             pattern_known=True,
             name=known.name,
         )
-    return _import_merges(recovered.byte_ids, merges, pattern, special_tokens)
+    return _import_merges(recovered.byte_ids, merges, source, pattern, special_tokens)
+
+
+def _rank_of(merges: Sequence[tuple[bytes, bytes, int]], source: str) -> Callable[[int], str]:
+    """Where a .tiktoken file holds the token a merge makes: its rank."""
+    return lambda index: f"{source} rank {merges[index][2]}"
 
 
 def _shipped_merges(
@@ -229,20 +274,28 @@ def _shipped_merges(
 def _import_merges(
     byte_ids: Sequence[int],
     merges: Sequence[tuple[bytes, bytes, int]],
+    source: str,
     pattern: str | SplitPattern | None,
     special_tokens: Mapping[str, int] | None,
 ) -> ImportResult:
     """The import of a file's merges with the caller's `pattern` and `special_tokens`.
 
     Without a pattern, GPT-2's is assumed; the caller has refused a file whose tokens it
-    could not make. A pattern given is checked by :func:`build_import`.
+    could not make. A pattern given is checked by :func:`build_import`. Without special
+    tokens, the file (which cannot record any) gets ``<|endoftext|>`` after its last rank.
     """
+    if special_tokens is None:
+        last = max([*byte_ids, *(source_id for _, _, source_id in merges)])
+        special_tokens = {END_OF_TEXT_TOKEN: last + 1}
     return build_import(
         "tiktoken",
         byte_ids,
         merges,
-        special_tokens or {},
+        special_tokens,
         show_token,
+        source=source,
+        merge_at=_rank_of(merges, source),
+        specials_given=True,
         pattern="gpt2" if pattern is None else pattern,
         pattern_known=pattern is None,  # a pattern given is checked there
     )

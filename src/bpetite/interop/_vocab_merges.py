@@ -11,7 +11,7 @@ the tables fit bpetite's layout; everything else is refused.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from bpetite._internal import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, loads_json
 from bpetite.errors import InteropError
@@ -46,13 +46,15 @@ def check_vocab(value: object, source: str) -> dict[str, int]:
     return value
 
 
-def parse_merges_text(data: bytes, source: str) -> list[tuple[str, str]]:
-    """``left right`` lines in rank order; a first ``#version`` line and blank lines are skipped."""
+def parse_merges_text(data: bytes, source: str) -> tuple[list[tuple[str, str]], list[int]]:
+    """``left right`` lines in rank order, and the line each is on (for messages); a first
+    ``#version`` line and blank lines are skipped."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InteropError(f"{source} is not UTF-8: {error}") from None
     merges: list[tuple[str, str]] = []
+    lines: list[int] = []
     for number, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")  # byte-level tokens never hold a raw \r
         if not line or (number == 1 and line.startswith("#version")):
@@ -64,7 +66,8 @@ def parse_merges_text(data: bytes, source: str) -> list[tuple[str, str]]:
                 f"got {json.dumps(line, ensure_ascii=False)}"
             )
         merges.append((halves[0], halves[1]))
-    return merges
+        lines.append(number)
+    return merges, lines
 
 
 def import_tables(
@@ -74,6 +77,7 @@ def import_tables(
     source_format: ImportFormat,
     source: str,
     *,
+    merge_at: Callable[[int], str],
     pattern: str = "gpt2",
 ) -> ImportResult:
     """Map a byte-level vocabulary and merge list onto bpetite's layout, or refuse.
@@ -81,7 +85,9 @@ def import_tables(
     `added_tokens` are the special tokens (tokenizer.json's ``added_tokens``); each may
     also be listed in the vocabulary with the same id. Without any, an
     ``<|endoftext|>`` in the vocabulary that no merge makes is the special token, as in
-    GPT-2's encoder.json. `pattern` is the preset the source splits text with.
+    GPT-2's encoder.json; a source with neither has no special token. `merge_at(rank)`
+    says where the file holds a merge (``"'vocab.bpe' line 4"``). `pattern` is the
+    preset the source splits text with.
     """
     for content, token_id in added_tokens.items():
         if vocab.get(content, token_id) != token_id:
@@ -127,14 +133,15 @@ def import_tables(
         halves = (from_alphabet(left), from_alphabet(right))
         if halves[0] is None or halves[1] is None:
             raise InteropError(
-                f"{source}: merge {rank} ({left} {right}) is not written in GPT-2's byte alphabet"
+                f"{merge_at(rank)}: the merge {left} {right} is not written in GPT-2's byte "
+                "alphabet"
             )
         made = halves[0] + halves[1]
         made_id = by_bytes.get(made)
         if made_id is None:
             raise InteropError(
-                f"{source}: merge {rank} ({left} {right}) makes {spell(made)}, which the "
-                "vocabulary does not list"
+                f"{merge_at(rank)}: the merge {left} {right} makes {spell(made)}, which "
+                f"the vocabulary does not list (no entry in {source})"
             )
         decoded.append((halves[0], halves[1], made_id))
 
@@ -158,6 +165,8 @@ def import_tables(
         decoded,
         specials,
         spell,
+        source=source,
+        merge_at=merge_at,
         pattern=pattern,
         pattern_known=source_format == "tokenizer.json",
     )

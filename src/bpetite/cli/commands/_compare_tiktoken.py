@@ -3,18 +3,20 @@
 The ids are not expected to match (a tokenizer trained on another corpus learns other
 merges); the comparison shows how the two split the same text. tiktoken is an
 optional extra and is only imported here. tiktoken downloads an encoding's files on
-first use, but the bpetite CLI never touches the network: for the encodings bpetite
-ships (``bpetite.list_encoding_names()``) tiktoken is given the rank file written from
-bpetite's own tokens, which must have tiktoken's sha256 for the file, and builds the
-encoding itself; any other encoding must already be in tiktoken's cache, and a missing
-file is an error that says how to get it.
+first use, but the bpetite CLI never touches the network: for every encoding bpetite
+ships (``bpetite.list_encoding_names()``: ``gpt2``, ``r50k_base``, ``p50k_base``,
+``p50k_edit``, ``cl100k_base``, ``o200k_base``, ``o200k_harmony``) tiktoken is given the
+rank file written from bpetite's own tokens, which must have tiktoken's sha256 for the
+file, and builds the encoding itself with its own pattern and special tokens; any other
+encoding must already be in tiktoken's cache, and a missing file is an error that says
+how to get it.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -43,10 +45,10 @@ def register(subparsers: Subparsers) -> None:
             "Encode the same text with a bpetite tokenizer and with a tiktoken encoding, "
             "and print both id lists and counts as JSON (plus a side-by-side table on a "
             "terminal). Id parity is not a goal. Needs the optional tiktoken package; "
-            "gpt2, r50k_base, cl100k_base and o200k_base are built by tiktoken from rank "
-            "files written from bpetite's built-in vocabularies, byte for byte the files "
-            "tiktoken downloads; any other encoding must already be in tiktoken's "
-            "cache (TIKTOKEN_CACHE_DIR): bpetite never downloads anything."
+            f"{_names(BUILTIN_VOCABULARIES)} are built by tiktoken from rank files written "
+            "from bpetite's built-in vocabularies, byte for byte the files tiktoken "
+            "downloads; any other encoding must already be in tiktoken's cache "
+            "(TIKTOKEN_CACHE_DIR): bpetite never downloads anything."
         ),
         examples=[
             'bpetite compare-tiktoken --model tokenizer.json --text "Hello world"',
@@ -59,6 +61,12 @@ def register(subparsers: Subparsers) -> None:
         "--encoding", default="gpt2", metavar="NAME", help="tiktoken encoding (default: gpt2)"
     )
     parser.set_defaults(handler=run)
+
+
+def _names(names: Iterable[str]) -> str:
+    """``a, b and c``."""
+    *first, last = names
+    return f"{', '.join(first)} and {last}" if first else last
 
 
 def run(args: argparse.Namespace) -> int:

@@ -35,11 +35,14 @@ def register(subparsers: Subparsers) -> None:
             "Hugging Face's vocab.json + merges.txt, a tokenizer.json, or a .tiktoken "
             "file (the format is read from the contents). The model speaks the source's "
             "ids: GPT-2's and OpenAI's number the 256 bytes in their own order, which the "
-            "artifact records. OpenAI's official .tiktoken files (r50k_base, cl100k_base, "
-            "o200k_base) are recognised by their sha256 and get tiktoken's split pattern "
+            "artifact records. OpenAI's official .tiktoken files (r50k_base, p50k_base, "
+            "cl100k_base, o200k_base; p50k_edit and o200k_harmony use p50k_base's and "
+            "o200k_base's) are recognised by their sha256 and get tiktoken's split pattern "
             "and special tokens; give another .tiktoken file its --pattern and "
-            "--special-token TEXT=ID. Prints a JSON summary. Refuses what bpetite cannot "
-            "reproduce exactly."
+            "--special-token TEXT=ID (without them: GPT-2's pattern and <|endoftext|> after "
+            "the last rank), and an official file given --special-token its --pattern too. "
+            "A source that has no special token is imported with none. Prints a JSON "
+            "summary. Refuses what bpetite cannot reproduce exactly."
         ),
         examples=[
             "bpetite import gpt2/encoder.json gpt2/vocab.bpe --output gpt2.json",
@@ -121,5 +124,17 @@ def run(args: argparse.Namespace) -> int:
         "gives the mapping (ImportResult.source_ids)",
     }
     into = shown(args.output)
-    note(f"bpetite: imported {result.format} into '{into}': {notes[result.id_layout]}")
+    # A .tiktoken file records no special token: unless recognised or given some, the
+    # model has bpetite's default, which is no id of the source's.
+    defaulted = result.format == "tiktoken" and result.name is None and specials is None
+    said = notes[result.id_layout]
+    if defaulted:
+        said = said.replace("every id is", "every id of the file's tokens is")
+    note(f"bpetite: imported {result.format} into '{into}': {said}")
+    if defaulted:
+        for text, token_id in tokenizer.special_tokens.items():
+            note(
+                f"bpetite: {text} ({token_id}) is bpetite's default, not the file's: a "
+                ".tiktoken file records no special token (give them with --special-token)"
+            )
     return 0
