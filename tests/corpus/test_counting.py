@@ -98,6 +98,7 @@ def test_no_paths_at_all_is_refused_as_a_dataset_refuses_it(tmp_path: Path) -> N
     calls: list[Callable[[], object]] = [
         lambda: count_files([], workers=1),
         lambda: train_files([], 300, workers=1),
+        lambda: train_files([], 300, dask=object()),  # refused before the cluster is asked
         lambda: write_dataset([], tmp_path / "t.bin", Tokenizer.train("ab", 257)),
     ]
     for call in calls:

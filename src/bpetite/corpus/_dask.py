@@ -160,16 +160,19 @@ def dask_count_parts(
     workers = tuple(sorted(client.nthreads()))
     if not workers:
         raise WorkerError("the Dask cluster has no workers to count and merge on")
-    futures, sizes = _start_counting(
-        _count_file_parts,
-        paths,
-        client,
-        block_size,
-        pattern,
-        text_column,
-        doc_delimiter,
-        shares=len(workers),
-    )
+    futures: list[Any] = []
+    sizes: list[int] = []
+    if not (isinstance(paths, (list, tuple)) and not paths):  # none: empty shares
+        futures, sizes = _start_counting(
+            _count_file_parts,
+            paths,
+            client,
+            block_size,
+            pattern,
+            text_column,
+            doc_delimiter,
+            shares=len(workers),
+        )
     for _ in _as_counted(futures, sizes, progress or ignore_progress):
         pass  # each task's parts stay on its worker
     # Part k of each task as a future of its own (taken out where the task ran): only

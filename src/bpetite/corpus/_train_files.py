@@ -100,6 +100,8 @@ def train_files(
     check_delimiter(doc_delimiter)
     workers = check_workers(workers)
     if dask is not None:
+        if isinstance(paths, (list, tuple)) and not paths:  # as count_files refuses it
+            raise ParameterError("no input paths were given")
         if max_chars is not None or doc_cap is not None:
             raise ParameterError(
                 "max_chars and doc_cap cannot be used with dask: the budget follows "
