@@ -195,3 +195,21 @@ def test_ctrl_c_while_workers_encode_writes_nothing(model: Path, tmp_path: Path)
     assert "Traceback" not in err
     assert list(out.iterdir()) == []
     assert none_left_mentioning(str(out)), "a worker outlived us"
+
+
+def test_a_custom_pattern_model_needs_and_takes_trust(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The refusal's advice works: the option it names exists and loads the model."""
+    custom = Tokenizer.train(TEXT * 4, vocab_size=300, pattern=r"\S+|\s+")
+    custom.save(tmp_path / "custom.json")
+    text = tmp_path / "text.txt"
+    text.write_bytes(TEXT.encode("utf-8"))
+    argv = ["dataset", "--model", tmp_path / "custom.json", "--input", text, "--workers", "1"]
+    refused = run(capsys, *argv, "--output", tmp_path / "a.bin")
+    assert refused.code == 1 and "pass --trust-custom-pattern" in refused.err
+    assert not (tmp_path / "a.bin").exists()
+    trusted = run(capsys, *argv, "--output", tmp_path / "b.bin", "--trust-custom-pattern")
+    assert trusted.code == 0, trusted.err
+    separator = custom.special_tokens[SPECIAL]
+    assert memmap(tmp_path / "b.bin") == [*custom.encode_ordinary(TEXT), separator]

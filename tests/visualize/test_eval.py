@@ -252,3 +252,19 @@ def test_the_library_refuses_bad_arguments_with_its_own_errors() -> None:
         evaluate_compression([], [("x", "y")])
     with pytest.raises(TypeError, match="must be a str"):
         evaluate_compression([("m", Tokenizer.train("ab", 257))], [("x", b"y")])  # type: ignore[list-item]
+
+
+def test_the_cli_loads_a_custom_pattern_model_when_trusted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    custom = Tokenizer.train("hello world " * 50, 280, pattern=r"\S+|\s+")
+    custom.save(tmp_path / "custom.json")
+    text = tmp_path / "t.txt"
+    text.write_text("hello world hello", encoding="utf-8")
+    argv = ["eval", "--model", tmp_path / "custom.json", "--input", text]
+    refused = run(capsys, *argv)
+    assert refused.code == 1 and "pass --trust-custom-pattern" in refused.err
+    trusted = run(capsys, *argv, "--trust-custom-pattern")
+    assert trusted.code == 0, trusted.err
+    (result,) = json.loads(trusted.out)["overall"]["results"]
+    assert result["tokens"] == len(custom.encode("hello world hello"))

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bpetite import Tokenizer, evaluate_compression
+from bpetite._internal import MAX_ARTIFACT_BYTES
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, load_model, write_file
 from bpetite.cli._inputs import STDIN, read_input_text
 from bpetite.cli._output import is_terminal, note, stderr_console, write_json
-from bpetite.cli._parser import add_command
+from bpetite.cli._parser import add_command, positive_int
 from bpetite.visualize import CompressionReport
 
 if TYPE_CHECKING:
@@ -45,6 +46,19 @@ def register(subparsers: Subparsers) -> None:
         help="a model to compare; repeat for each (the first is the ratio's baseline)",
     )
     parser.add_argument(
+        "--trust-custom-pattern",
+        action="store_true",
+        help="load models whose split pattern is a custom regex (it runs on every text "
+        "encoded): only for models from a source you trust",
+    )
+    parser.add_argument(
+        "--max-model-bytes",
+        type=positive_int,
+        default=MAX_ARTIFACT_BYTES,
+        metavar="N",
+        help=f"load model files of up to N bytes (default {MAX_ARTIFACT_BYTES:,})",
+    )
+    parser.add_argument(
         "--input",
         nargs="+",
         required=True,
@@ -62,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if args.html is not None:
         read = [*args.model, *(path for _, path in inputs)]
         check_output_path(args.html, force=args.force, option="--html", inputs=read)
-    models = [(_model_name(path, args.model), _load(path)) for path in args.model]
+    models = [(_model_name(path, args.model), _load(path, args)) for path in args.model]
     texts = [(name, read_input_text(path)) for name, path in inputs]
     report = evaluate_compression(models, texts)
     if args.html is not None:
@@ -78,20 +92,21 @@ def _model_name(path: str, paths: list[str]) -> str:
     return name if sum(Path(other).name == name for other in paths) == 1 else path
 
 
-def _load(path: str) -> Tokenizer:
+def _load(path: str, args: argparse.Namespace) -> Tokenizer:
     """A bpetite artifact, or failing that a vocabulary file ``bpetite import`` reads."""
+    trust, limit = args.trust_custom_pattern, args.max_model_bytes
     if not Path(path).is_file():
         return load_model(path)  # its message for a missing file or a directory
     try:
-        return Tokenizer.load(path)
+        return Tokenizer.load(path, trust_custom_pattern=trust, max_bytes=limit)
     except (KeyError, ValueError):  # not an artifact (the loader's errors are ValueErrors)
         pass
     from bpetite.interop import InteropError, import_vocabulary
 
     try:
         return import_vocabulary([path]).tokenizer
-    except (InteropError, ValueError):
-        return load_model(path)  # not a vocabulary either: the artifact's own error
+    except (InteropError, ValueError):  # not a vocabulary either: the artifact's own error
+        return load_model(path, trust_custom_pattern=trust, max_bytes=limit)
 
 
 def _inputs(paths: list[str]) -> list[tuple[str, str]]:
