@@ -18,9 +18,11 @@ below names the reference function it must equal. In the order data flows:
 
 Under them: ``_constants`` (values every stage agrees on), ``_errors`` (the error
 family), ``_progress`` (the progress event), ``_json`` and ``_atomic`` (strict reading
-and atomic writing of files), ``_gc`` (a pause of the cycle collector). Beside
+and atomic writing of files), ``_gc`` (a pause of the cycle collector), ``_regex``
+(the regex engine, with ``_unicode_classes`` where ``regex`` is missing). Beside
 ``Tokenizer``, what its methods build on the model alone: ``_unicode``, ``_budget``,
-``_surgery``, ``_batches``, ``_ranks``, ``_builtin`` and ``_model_names``. Nothing in
+``_token_budget``, ``_surgery``, ``_batches``, ``_ranks``, ``_builtin`` and
+``_model_names``. Nothing in
 this folder imports the tiers above it (corpus, visualize, interop, cli);
 ``Tokenizer.explain`` and its HTML view reach ``bpetite.visualize`` by name when called.
 Words such as rank, id, index, chunk, word, short, long and huge mean what
