@@ -149,7 +149,8 @@ def vocab(
     byte_order: Sequence[int] | None = None,
     special_tokens: Mapping[str, int] | None = None,
 ) -> dict[int, bytes]:
-    """Every id's bytes, from the merges: a merged token is its two parts joined.
+    """Every id's bytes, from the merges: a merged token is its two parts joined, a
+    special token its text (the first listed, where two texts share an id).
 
     >>> vocab([(97, 98), (256, 99)])[257], vocab([])[256]
     (b'abc', b'<|endoftext|>')
@@ -160,7 +161,7 @@ def vocab(
     for rank, (left, right) in enumerate(merges):
         table[ids[BASE_VOCAB_SIZE + rank]] = table[left] + table[right]
     for text, idx in _specials(merges, special_tokens).items():
-        table[idx] = text.encode("utf-8")
+        table.setdefault(idx, text.encode("utf-8"))  # two texts of one id: the first's
     return table
 
 

@@ -14,9 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpetite import ArtifactError, Tokenizer
-from bpetite.core import _artifact
+from bpetite.core import _artifact, _model
 from bpetite.core._artifact import MAX_ARTIFACT_BYTES, v1_size
 from bpetite.core._patterns import resolve_pattern
+from bpetite.errors import ParameterError
 from bpetite.reference import vocab as reference_vocab
 
 GPT2 = resolve_pattern("gpt2")
@@ -101,3 +102,32 @@ def test_the_writer_refuses_an_artifact_the_loader_would_refuse(tmp_path: Path) 
         tokenizer.save(tmp_path / "huge.json")
     assert "special tokens hold 67,108,868 characters" in str(caught.value)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_merges_that_double_a_token_are_refused_before_the_memory_runs_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each merge (i, i) doubles the last token: 40 of them, a file of under a kilobyte,
+    would ask for a terabyte. The bound (lowered here, so the test allocates little)
+    refuses it, as a ParameterError built and an ArtifactError naming the file loaded."""
+    monkeypatch.setattr(_model, "MAX_TOKEN_BYTES", 1 << 20)
+    doubling = [(97, 97)] + [(256 + i, 256 + i) for i in range(40)]
+    message = r"merges\[19\] would take the tokens past 1,048,576 bytes in all"
+    with pytest.raises(ParameterError, match=message):
+        Tokenizer(doubling)
+    fits = Tokenizer(doubling[:19])  # 2 + 4 + ... + 2**19 bytes: within the bound
+    assert len(fits.token_bytes(256 + 18)) == 1 << 19
+    document = {  # schema v2's compact form: the merges, not the tokens' bytes
+        "schema_version": 2,
+        "mergeable_vocab_size": 256 + len(doubling),
+        "merges_flat": [part for pair in doubling for part in pair],
+        "pattern_name": "gpt2",
+        "pretokenizer_pattern": fits.pattern,
+        "special_tokens": {"<|endoftext|>": 256 + len(doubling)},
+    }
+    path = tmp_path / "doubling.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ArtifactError, match=f"{path}: {message}"):
+        Tokenizer.load(path)
+    with pytest.raises(ArtifactError, match=f"<bytes>: {message}"):
+        Tokenizer.loads(path.read_bytes())

@@ -136,6 +136,10 @@ def test_an_alias_encodes_to_its_id_and_the_id_decodes_to_the_first_text(
     )
     assert swapped.decode([270]) == "<|b2|>"
     assert swapped != interleaved  # the same ids, not the same text
+    # The reference says the same: the id is the first text's.
+    for tokenizer in (interleaved, swapped):
+        model = ref.Model(tokenizer.merges, special_tokens=dict(tokenizer.special_tokens))
+        assert ref.decode(model, [270]) == tokenizer.decode([270])
     assert Tokenizer(interleaved.merges, special_tokens=dict(SPECIALS)) == interleaved
 
 

@@ -5,6 +5,7 @@ and encoder of :mod:`bpetite.reference` run on chunks cut by ``regex.findall`` d
 tiktoken's own ``Encoding`` built from the same merges.
 """
 
+import functools
 from collections import Counter
 from collections.abc import Sequence
 
@@ -16,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bpetite import PRESETS, Tokenizer, reference
+from bpetite.core._specials import FEW_SPECIALS, MATCHERS_KEPT
 from bpetite.errors import DisallowedSpecialError, ParameterError, PatternError
 from tests.strategies import texts, tricky_text
 
@@ -92,6 +94,51 @@ def test_overlapping_specials_leftmost_then_longest(text: str) -> None:
         text, dict(tokenizer.special_tokens), PRESETS["gpt2"], tokenizer.merges
     )
     assert tokenizer.encode(text) == expected
+
+
+#: More specials than FEW_SPECIALS, so that whether one occurs is their regex's search:
+#: prefixes of each other, with and without the usual "<|".
+MANY = (*CHAT, "<|a|>", "<|ab|>", "<|a", "ab", "b|>", "[X]", "[XY]", "é<|", "<|é")
+_MANY_SOUP = st.lists(st.sampled_from([*MANY, "<", "|", ">", "a", " b", "[", "X"]), max_size=10)
+
+
+@given(_MANY_SOUP.map("".join), st.sets(st.sampled_from(MANY)))
+def test_many_overlapping_specials_leftmost_then_longest(text: str, allowed: set[str]) -> None:
+    assert len(MANY) > FEW_SPECIALS
+    tokenizer = _many_specials()
+    specials = dict(tokenizer.special_tokens)
+    expected = naive_with_specials(text, specials, PRESETS["gpt2"], tokenizer.merges)
+    assert tokenizer.encode(text) == expected
+    assert tokenizer.count_tokens(text) == len(expected)
+    some = {name: specials[name] for name in allowed}
+    expected_some = naive_with_specials(text, some, PRESETS["gpt2"], tokenizer.merges)
+    assert tokenizer.encode(text, allowed_special=allowed, disallowed_special=()) == expected_some
+    if any(name in text for name in MANY if name not in allowed):
+        with pytest.raises(DisallowedSpecialError):
+            tokenizer.encode(text, allowed_special=allowed)
+    else:
+        assert tokenizer.encode(text, allowed_special=allowed) == expected_some
+
+
+@functools.cache
+def _many_specials() -> Tokenizer:
+    return Tokenizer.train(CORPUS, 280, special_tokens=MANY)
+
+
+def test_the_regexes_of_policies_are_kept_to_a_bound() -> None:
+    """A policy per call (a server's) keeps at most MATCHERS_KEPT regexes, and a set
+    whose regex was dropped is found as before."""
+    tokenizer = Tokenizer.train(CORPUS, 280, special_tokens=MANY)
+    text = "x<|ab|>y[XY]<|user_start|>"
+    first = tokenizer.encode(text, allowed_special={"<|ab|>"}, disallowed_special=())
+    for size in range(1, len(MANY) + 1):
+        for start in range(len(MANY) - size + 1):
+            allowed = set(MANY[start : start + size])
+            ids = tokenizer.encode(text, allowed_special=allowed, disallowed_special=())
+            specials = {name: tokenizer.special_tokens[name] for name in allowed}
+            assert ids == naive_with_specials(text, specials, PRESETS["gpt2"], tokenizer.merges)
+    assert len(tokenizer._specials._matchers) <= MATCHERS_KEPT
+    assert tokenizer.encode(text, allowed_special={"<|ab|>"}, disallowed_special=()) == first
 
 
 def test_prefix_special_loses_to_the_longer_one_at_the_same_place(chat: Tokenizer) -> None:

@@ -203,15 +203,33 @@ def mergeable_tokens(merges: Iterable[Merge], byte_order: Sequence[int]) -> list
     """The bytes of every mergeable token, by index: the byte order's, then each pair joined.
 
     The merges, written in indices, must keep the rule (:func:`check_merges`), so both
-    parts exist already.
+    parts exist already. Tokens holding more than :data:`MAX_TOKEN_BYTES` in all raise
+    ParameterError, before the token that would pass it is made.
 
     >>> mergeable_tokens([(97, 98), (256, 99)], IDENTITY_BYTE_ORDER)[256:]
     [b'ab', b'abc']
     """
     tokens = list(map(BYTE_TOKENS.__getitem__, byte_order))
+    append = tokens.append
+    room = MAX_TOKEN_BYTES
     for left, right in merges:
-        tokens.append(tokens[left] + tokens[right])
+        first, second = tokens[left], tokens[right]
+        room -= len(first) + len(second)
+        if room < 0:
+            raise ParameterError(
+                f"merges[{len(tokens) - BASE_VOCAB_SIZE}] would take the tokens past "
+                f"{MAX_TOKEN_BYTES:,} bytes in all; real vocabularies hold a few megabytes "
+                "(merges that double a token each reach any size in a few dozen)"
+            )
+        append(first + second)
     return tokens
+
+
+#: The most bytes a model's mergeable tokens may hold in all: each merge can double a
+#: token, so a file of 40 merges could ask for a terabyte. Real vocabularies hold a few
+#: megabytes (o200k_base 1.4 MB); one trained on one character repeated for half a
+#: gigabyte comes near this. Checking costs o200k_base's build about 5 ms.
+MAX_TOKEN_BYTES: Final = 1 << 30
 
 
 #: What the whole-list check accepts: exact tuples or lists of two exact ints.

@@ -11,19 +11,26 @@ The extraction must equal what ``bpetite.reference.encode`` does with specials:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterator, Mapping
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import Final, Literal, NamedTuple
 
 from bpetite.core._errors import DisallowedSpecialError, ParameterError
-from bpetite.core._regex import compile_pattern, escape
-
-if TYPE_CHECKING:
-    from bpetite.core._regex import Pattern
 
 #: The policy arguments: a set of special texts, or "all" of them.
 SpecialPolicy = Literal["all"] | Collection[str]
 
 _NONE: frozenset[str] = frozenset()
+
+#: Up to this many specials, whether one occurs is a substring search each; beyond, one
+#: search of their regex, which finds their common start first (o200k_harmony's 1,091
+#: specials all start ``<|``): 1 MB of text without one in 0.3 ms instead of 175 ms.
+#: Measurements: docs/design-notes.md#special-tokens-found-in-one-pass
+FEW_SPECIALS: Final = 8
+#: The regexes kept per tokenizer, one per set of specials a policy names: the least
+#: recently used goes first, so a server that allows a different set per request holds
+#: a bounded number.
+MATCHERS_KEPT: Final = 16
 
 
 class SpecialMatch(NamedTuple):
@@ -43,7 +50,7 @@ class SpecialTokens:
         self.ids: Mapping[str, int] = ids
         self.id_set = frozenset(ids.values())
         self._all = frozenset(ids)
-        self._matchers: dict[frozenset[str], Pattern] = {}
+        self._matchers: dict[frozenset[str], re.Pattern[str]] = {}
 
     def resolve(
         self, allowed: SpecialPolicy, disallowed: SpecialPolicy
@@ -100,18 +107,25 @@ class SpecialTokens:
             f"disallowed_special=() or use encode_ordinary()"
         )
 
-    def matcher(self, specials: frozenset[str]) -> Pattern:
-        """A regex finding any of `specials`: at each position the longest one first."""
-        found = self._matchers.get(specials)
+    def matcher(self, specials: frozenset[str]) -> re.Pattern[str]:
+        """A regex finding any of `specials`: at each position the longest one first.
+
+        Literal texts only, so the standard library's `re` matches them as `regex`
+        would, compiles them several times faster and is already loaded.
+        """
+        found = self._matchers.pop(specials, None)  # put back last: the most recent
         if found is None:
             ordered = sorted(specials, key=lambda text: (-len(text), text))
-            found = compile_pattern("|".join(map(escape, ordered)))
-            self._matchers[specials] = found
+            found = re.compile("|".join(map(re.escape, ordered)))
+            if len(self._matchers) >= MATCHERS_KEPT:
+                del self._matchers[next(iter(self._matchers))]
+        self._matchers[specials] = found
         return found
 
-    @staticmethod
-    def occur_in(text: str, specials: frozenset[str]) -> bool:
-        """Whether any of `specials` occurs in `text` (a substring search each, in C)."""
+    def occur_in(self, text: str, specials: frozenset[str]) -> bool:
+        """Whether any of `specials` occurs in `text`: one pass over it, in C."""
+        if len(specials) > FEW_SPECIALS:
+            return self.matcher(specials).search(text) is not None
         # A plain loop, not any() over a generator: this runs on every encode call, and
         # the generator costs more than the search on a short text.
         for special in specials:  # noqa: SIM110

@@ -22,6 +22,7 @@ the pair counts and the tie-break continue from the same state.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 
 from bpetite.core._constants import BASE_VOCAB_SIZE, MAX_TOKEN_ID, MAX_VOCAB_SIZE
@@ -156,7 +157,7 @@ def edit_specials(
             _check_special_id(text, token_id, vocab, held)
     else:
         texts = [_checked_text(text) for text in tokens]
-        repeated = sorted({text for text in texts if texts.count(text) > 1})
+        repeated = sorted(text for text, times in Counter(texts).items() if times > 1)
         if repeated:
             raise ParameterError(f"special token {repeated[0]!r} is given twice")
         next_id = max([ids[-1] + 1, *(token_id + 1 for token_id in table.values())])

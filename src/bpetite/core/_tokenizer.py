@@ -153,6 +153,14 @@ class Tokenizer:
             cls._build(tokenizer, model)
         return tokenizer
 
+    @classmethod
+    def _from_artifact(cls, model: Model, source: str) -> Self:
+        """:meth:`_from_model` for a loaded file: what building refuses is the file's."""
+        try:
+            return cls._from_model(model)
+        except ParameterError as error:  # tokens too large in all (mergeable_tokens)
+            raise ArtifactError(f"{source}: {error}") from None
+
     def _build(self, model: Model) -> None:
         """Derive every table from the checked model."""
         self._model = model
@@ -408,7 +416,7 @@ class Tokenizer:
             os.fspath(path), max_bytes=max_bytes, trust_custom_pattern=trust_custom_pattern
         )
         # The loader's last step is the constructor's own check of the model's fields.
-        return cls._from_model(artifact.model)
+        return cls._from_artifact(artifact.model, os.fspath(path))
 
     @classmethod
     def loads(
@@ -441,7 +449,7 @@ class Tokenizer:
         artifact = _artifact.parse_artifact(
             data, "<bytes>", trust_custom_pattern=trust_custom_pattern
         )
-        return cls._from_model(artifact.model)
+        return cls._from_artifact(artifact.model, "<bytes>")
 
     def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
         """Write the versioned JSON artifact atomically; an existing file needs `overwrite`.
