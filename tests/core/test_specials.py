@@ -6,6 +6,8 @@ tiktoken's own ``Encoding`` built from the same merges.
 """
 
 import functools
+import itertools
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -17,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bpetite import PRESETS, Tokenizer, reference
+from bpetite.core import _specials as specials_module
 from bpetite.core._specials import FEW_SPECIALS, MATCHERS_KEPT
 from bpetite.errors import DisallowedSpecialError, ParameterError, PatternError
 from tests.strategies import texts, tricky_text
@@ -125,20 +128,35 @@ def _many_specials() -> Tokenizer:
     return Tokenizer.train(CORPUS, 280, special_tokens=MANY)
 
 
-def test_the_regexes_of_policies_are_kept_to_a_bound() -> None:
-    """A policy per call (a server's) keeps at most MATCHERS_KEPT regexes, and a set
-    whose regex was dropped is found as before."""
-    tokenizer = Tokenizer.train(CORPUS, 280, special_tokens=MANY)
+def test_the_regexes_of_policies_are_kept_to_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A policy per call (a server's) keeps at most MATCHERS_KEPT regexes, the least
+    recently used dropped first, and a set whose regex was dropped is found as before."""
+    compiled: list[str] = []
+    real = re.compile
+
+    def counted(source: str) -> re.Pattern[str]:
+        compiled.append(source)
+        return real(source)
+
+    monkeypatch.setattr(re, "compile", counted)  # the module _specials compiles with
+    table = specials_module.SpecialTokens({text: 300 + index for index, text in enumerate(MANY)})
+    sets = [frozenset(pair) for pair in itertools.combinations(MANY, 2)][: MATCHERS_KEPT + 1]
+    for specials in sets[:MATCHERS_KEPT]:
+        table.matcher(specials)
+    assert len(compiled) == MATCHERS_KEPT
+    table.matcher(sets[0])  # kept, and now the most recently used
+    assert len(compiled) == MATCHERS_KEPT
+    table.matcher(sets[MATCHERS_KEPT])  # one too many: the least recently used goes
+    table.matcher(sets[0])
+    assert len(compiled) == MATCHERS_KEPT + 1
+    table.matcher(sets[1])  # it was the one dropped
+    assert len(compiled) == MATCHERS_KEPT + 2
+    tokenizer = _many_specials()
     text = "x<|ab|>y[XY]<|user_start|>"
-    first = tokenizer.encode(text, allowed_special={"<|ab|>"}, disallowed_special=())
-    for size in range(1, len(MANY) + 1):
-        for start in range(len(MANY) - size + 1):
-            allowed = set(MANY[start : start + size])
-            ids = tokenizer.encode(text, allowed_special=allowed, disallowed_special=())
-            specials = {name: tokenizer.special_tokens[name] for name in allowed}
-            assert ids == naive_with_specials(text, specials, PRESETS["gpt2"], tokenizer.merges)
-    assert len(tokenizer._specials._matchers) <= MATCHERS_KEPT
-    assert tokenizer.encode(text, allowed_special={"<|ab|>"}, disallowed_special=()) == first
+    for specials in sets:  # found as before, whatever was dropped on the way
+        ids = tokenizer.encode(text, allowed_special=specials, disallowed_special=())
+        some = {name: tokenizer.special_tokens[name] for name in specials}
+        assert ids == naive_with_specials(text, some, PRESETS["gpt2"], tokenizer.merges)
 
 
 def test_prefix_special_loses_to_the_longer_one_at_the_same_place(chat: Tokenizer) -> None:

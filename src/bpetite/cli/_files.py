@@ -67,6 +67,15 @@ def model_from_args(args: argparse.Namespace) -> Tokenizer:
     )
 
 
+def library_model(path: str, tokenizer: Tokenizer) -> Tokenizer | str:
+    """What to hand a library call for `path`, loaded as `tokenizer`: the path, so that what
+    the call writes names the file, unless the library's defaults cannot load it (a
+    built-in's name, a custom pattern, a file over the default size limit)."""
+    if builtin_model(path) or tokenizer.pattern_name == "custom":
+        return tokenizer
+    return path if Path(path).stat().st_size <= MAX_ARTIFACT_BYTES else tokenizer
+
+
 def add_result_output_arguments(parser: argparse.ArgumentParser, result: str) -> None:
     """``--output PATH`` and ``--force``, for a command whose `result` goes to stdout."""
     parser.add_argument(

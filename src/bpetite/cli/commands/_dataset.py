@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from bpetite import write_dataset
-from bpetite._internal import END_OF_TEXT_TOKEN, MAX_ARTIFACT_BYTES, SHARD_HINT, WIDER_DTYPE, shown
+from bpetite._internal import END_OF_TEXT_TOKEN, SHARD_HINT, WIDER_DTYPE, shown
 from bpetite.cli._cluster import cluster
 from bpetite.cli._errors import CliError
-from bpetite.cli._files import add_model_argument, builtin_model, check_output_path, model_from_args
+from bpetite.cli._files import add_model_argument, check_output_path, library_model, model_from_args
 from bpetite.cli._formats import HEAD_BYTES, Sample
 from bpetite.cli._inputs import invalid_utf8
 from bpetite.cli._output import exists_message, write_json, writing_output
@@ -161,11 +161,7 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     # Every check that can fail fast runs before the corpus is read.
     tokenizer = model_from_args(args)  # one clear line for a missing or corrupt model
-    # A file is handed over by path (the manifest names it); a built-in, or a file that
-    # loads only with the options given (a custom pattern, a large file), as the tokenizer.
-    by_path = not builtin_model(args.model) and tokenizer.pattern_name != "custom"
-    by_path = by_path and Path(args.model).stat().st_size <= MAX_ARTIFACT_BYTES
-    model = args.model if by_path else tokenizer
+    model = library_model(args.model, tokenizer)  # by path, so the manifest names it
     output = Path(args.output)
     outputs = [output]
     if args.val_fraction or args.val_shards:
