@@ -149,3 +149,32 @@ def test_what_re_reads_differently_is_refused_naming_it(source: str, named: str)
 def test_what_re_rejects_is_a_pattern_error_saying_why(source: str) -> None:
     with pytest.raises(PatternError, match=r"re accepts .*install regex"):
         compile_for_re(source)
+
+
+def test_the_tables_are_used_only_with_the_regex_they_come_from(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another version of `regex` may follow another Unicode: then the presets' narrowed
+    patterns are not used, and every text outside ASCII is split by `regex` itself."""
+    from bpetite.core import _patterns
+    from bpetite.core import _regex as engine
+    from bpetite.core._unicode_classes import REGEX_VERSION
+
+    engine.tables_are_the_engines.cache_clear()
+    assert engine.tables_are_the_engines() is (regex.__version__ == REGEX_VERSION)
+    monkeypatch.setattr(regex, "__version__", "1.0.0")
+    engine.tables_are_the_engines.cache_clear()
+    assert engine.tables_are_the_engines() is False
+    monkeypatch.undo()
+    engine.tables_are_the_engines.cache_clear()
+
+    text = "x\u0558y héllo wörld 中文"
+    for verdict in (True, False):
+        monkeypatch.setattr(_patterns, "tables_are_the_engines", lambda v=verdict: v)
+        narrowed = _patterns._Narrowed(_patterns._TEMPLATES["cl100k"])
+        preset = _patterns.SplitPattern(
+            "cl100k", PRESETS["cl100k"], ascii_twin=re.compile("x"), narrowed=narrowed
+        )
+        finder = preset.finder(text)
+        assert (finder is preset.compiled) is not verdict  # regex itself when they differ
+        assert preset.split(text) == regex.findall(PRESETS["cl100k"], text)

@@ -155,13 +155,15 @@ def test_save_and_load_take_path_like_objects(tokenizer: Tokenizer, tmp_path: Pa
     assert Tokenizer.load(os.fspath(target)).merges == tokenizer.merges
 
 
-def test_overwrite_is_a_keyword_only_bool(tokenizer: Tokenizer, tmp_path: Path) -> None:
+def test_overwrite_is_a_bool_named_or_not(tokenizer: Tokenizer, tmp_path: Path) -> None:
+    """The specification's signature: ``save(self, path, overwrite=False)``."""
     target = tmp_path / "model.json"
     tokenizer.save(target)
     with pytest.raises(TypeError, match="overwrite must be True or False"):
         tokenizer.save(target, overwrite="no")  # type: ignore[arg-type]
-    with pytest.raises(TypeError):
-        tokenizer.save(target, True)  # type: ignore[call-arg]
+    target.write_bytes(b"old")
+    tokenizer.save(target, True)
+    assert target.read_bytes() == tokenizer.dumps()
     with pytest.raises(OutputExistsError) as caught:
         tokenizer.save(target)
     assert isinstance(caught.value, FileExistsError)

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Final
 
 from bpetite.core._constants import PRETOKENIZER_PATTERN
 from bpetite.core._errors import PatternError
-from bpetite.core._regex import compile_pattern, regex_errors
+from bpetite.core._regex import compile_pattern, regex_errors, tables_are_the_engines
 
 if TYPE_CHECKING:
     from bpetite.core._regex import Pattern
@@ -158,7 +158,9 @@ class _Narrowed:
     with a character outside adds its blocks (of 256 code points) and compiles the
     template again, up to MAX_NARROWINGS times, after which such a text goes to
     `regex`. Chunks are the preset's either way: inside its blocks, a narrowed class
-    holds exactly the characters the Unicode class does.
+    holds exactly the characters the Unicode class does. Where the installed `regex` is
+    not the one the tables come from (:func:`tables_are_the_engines`), every such text
+    goes to `regex`.
     """
 
     __slots__ = ("_narrowings", "_state", "_template")
@@ -177,6 +179,9 @@ class _Narrowed:
         if state is not None and state[2].search(text) is None:
             return state[1]
         if self._narrowings >= MAX_NARROWINGS:
+            return None
+        if state is None and not tables_are_the_engines():
+            self._narrowings = MAX_NARROWINGS  # another regex than the tables': it alone
             return None
         self._narrowings += 1
         blocks = _blocks(text) | ({0} if state is None else state[0])

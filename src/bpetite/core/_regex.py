@@ -58,6 +58,41 @@ def have_regex() -> bool:
     return True
 
 
+@lru_cache(maxsize=1)
+def tables_are_the_engines() -> bool:
+    """Whether ``_unicode_classes`` holds the Unicode classes of the `regex` installed.
+
+    The tables were generated from one version of `regex` (``REGEX_VERSION``); another
+    may follow another Unicode version, and then only `regex` itself splits text as
+    `regex` does. Found without importing `regex` (the narrowed presets exist to spare
+    that import): its version as its source states it, or the module's own where it is
+    loaded. Without `regex`, the tables are the engine. Unknown counts as different.
+    """
+    import sys
+    from importlib.util import find_spec
+
+    from bpetite.core._unicode_classes import REGEX_VERSION
+
+    loaded = sys.modules.get("regex")
+    if loaded is not None:
+        return getattr(loaded, "__version__", None) == REGEX_VERSION
+    spec = find_spec("regex")
+    if spec is None or spec.origin is None:
+        return True
+    from pathlib import Path
+
+    folder = Path(spec.origin).parent
+    for name in ("_main.py", "regex.py"):  # where __version__ is written, new and old
+        try:
+            source = (folder / name).read_text(encoding="utf-8")
+        except OSError:
+            continue
+        found = re.search(r'^__version__ = "([^"]+)"', source, re.MULTILINE)
+        if found is not None:
+            return found.group(1) == REGEX_VERSION
+    return False
+
+
 def regex_errors() -> tuple[type[Exception], ...]:
     """What an invalid pattern raises when `regex` compiles it, for an ``except`` clause.
 

@@ -451,7 +451,7 @@ class Tokenizer:
         )
         return cls._from_artifact(artifact.model, "<bytes>")
 
-    def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
+    def save(self, path: str | os.PathLike[str], overwrite: bool = False) -> None:
         """Write the versioned JSON artifact atomically; an existing file needs `overwrite`.
 
         The spec's configuration (GPT-2's pattern, only ``<|endoftext|>``) is written as
