@@ -95,10 +95,20 @@ def test_vocab_size_must_be_an_int(vocab_size: object) -> None:
         Tokenizer.train("abc", vocab_size)  # type: ignore[arg-type]
 
 
-def test_vocab_size_beyond_the_id_space_is_rejected_up_front() -> None:
-    with pytest.raises(ValueError, match="at most 1,114,112"):
-        Tokenizer.train("abc", 0x110001)
+def test_vocab_size_beyond_the_id_space_trains_until_the_pairs_run_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The specification's FR-11: training stops early, without error, when no pair is
+    left, however large the vocabulary asked for; only a corpus with more pairs than ids
+    can hold (the bound lowered here) is refused, not cut short silently."""
     assert merges_of("abc", 0x110000) == reference.train("abc", 300)
+    assert merges_of("abc", 0x110001) == reference.train("abc", 300)
+    assert merges_of("abc", 10**9) == reference.train("abc", 300)
+    monkeypatch.setattr(_trainer, "MAX_VOCAB_SIZE", 258)
+    assert merges_of("ab ab", 10**6) == reference.train("ab ab", 300)  # two merges: 258, all
+    with pytest.raises(ParameterError, match="pairs for more than 258 tokens"):
+        Tokenizer.train("abcd abcd", 10**6)
+    assert merges_of("abcd abcd", 258) == reference.train("abcd abcd", 258)
 
 
 def test_vocab_256_and_empty_corpus_give_no_merges() -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 
-from bpetite.core._constants import BASE_VOCAB_SIZE, MAX_TOKEN_ID, MAX_VOCAB_SIZE
+from bpetite.core._constants import BASE_VOCAB_SIZE, MAX_TOKEN_ID
 from bpetite.core._errors import ParameterError
 from bpetite.core._ids import mergeable_ids, skipped_ids
 from bpetite.core._model import (
@@ -240,12 +240,7 @@ def extend_merges(
     Checked before any work: `vocab_size` is at least the current mergeable size.
     """
     size = len(token_lengths)
-    check_vocab_size(vocab_size)
-    if vocab_size > MAX_VOCAB_SIZE:
-        raise ParameterError(
-            f"vocab_size must be at most {MAX_VOCAB_SIZE:,} (token ids are stored as "
-            f"characters while training), got {vocab_size:,}"
-        )
+    check_vocab_size(vocab_size)  # past MAX_VOCAB_SIZE: as far as pairs go (train_merges)
     _check_flag(renumber)
     if vocab_size < size:
         raise ParameterError(

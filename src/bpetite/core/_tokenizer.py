@@ -90,7 +90,9 @@ class Tokenizer:
     ([256, 258], 259)
     """
 
-    #: The largest ``vocab_size`` training accepts: every id must fit in a character.
+    #: The most mergeable tokens training makes (every id must fit in a character): a
+    #: larger ``vocab_size`` trains as far as the pairs go, as the specification says,
+    #: and a corpus with pairs for more tokens is refused rather than cut short.
     MAX_VOCAB_SIZE: Final = MAX_VOCAB_SIZE
 
     __slots__ = (

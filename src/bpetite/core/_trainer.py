@@ -129,12 +129,10 @@ def train_merges(
     over worker processes. The merges are the same whoever holds the words.
     """
     first_id = BASE_VOCAB_SIZE if token_lengths is None else len(token_lengths)
-    target = check_vocab_size(vocab_size) - first_id
-    if vocab_size > MAX_VOCAB_SIZE:
-        raise ParameterError(
-            f"vocab_size must be at most {MAX_VOCAB_SIZE:,} (token ids are stored as "
-            f"characters while training), got {vocab_size:,}"
-        )
+    # Past the ids a character can hold the target is that many: a corpus runs out of
+    # pairs long before, and training stops there, as the specification says; one that
+    # does not is refused below.
+    target = min(check_vocab_size(vocab_size), MAX_VOCAB_SIZE) - first_id
     longest = check_limit(
         "max_token_bytes", max_token_bytes, 2, "every merged token has two bytes or more"
     )
@@ -193,8 +191,17 @@ def train_merges(
                 done += 1
                 if done % PROGRESS_EVERY == 0:
                     report(Progress("merge", "update", done, target))
+        # Stopped by the ids a character holds, not by the pairs: refused, not cut short.
+        cut = len(merges) == target < vocab_size - first_id
+        cut = cut and candidates.pop(pair_counts) is not None
 
     report(Progress("merge", "done", len(merges), target))
+    if cut:
+        raise ParameterError(
+            f"the corpus has pairs for more than {MAX_VOCAB_SIZE:,} tokens, the most bpetite "
+            f"holds (token ids are stored as characters while training): ask for at most "
+            f"{MAX_VOCAB_SIZE:,}"
+        )
     return merges
 
 
