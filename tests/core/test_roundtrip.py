@@ -1,5 +1,6 @@
 """Tokenizer-level behaviour: the roundtrip matrix, decode errors, save/load fidelity."""
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,20 @@ def test_a_token_id_that_is_no_integer_is_a_type_error_and_a_key_error(bad: Any)
             call()
         assert isinstance(caught.value, KeyError)
         assert isinstance(caught.value, bpetite.BpetiteError)
+
+
+def test_an_id_in_a_gap_is_not_called_valid() -> None:
+    """cl100k_base has no token 100256: a message must not say 0..100276 are valid."""
+    tokenizer = Tokenizer([], special_tokens={"<|x|>": 300})  # ids 0..255 and 300
+    gap = "unknown token id 280{}: no token has it (this vocabulary's ids run from 0 to 300"
+    beyond = "unknown token id 301{}: valid ids are 0..300"
+    for token, message in ((280, gap), (301, beyond)):
+        with pytest.raises(KeyError, match=re.escape(message.format(" at position 1"))):
+            tokenizer.decode([97, token])
+        with pytest.raises(KeyError, match=re.escape(message.format(""))):
+            tokenizer.token_bytes(token)
+        with pytest.raises(KeyError, match=re.escape(message.format(""))):
+            tokenizer.stream_decoder().step(token)
 
 
 def test_numpy_ids_decode_as_the_same_ints() -> None:

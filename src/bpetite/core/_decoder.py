@@ -227,9 +227,7 @@ class StreamDecoder:
         token_id = checked_id(token_id)
         data = self._vocab.get(token_id)
         if data is None:
-            raise UnknownTokenError(
-                f"unknown token id {token_id}: valid ids are 0..{max(self._vocab)}"
-            )
+            raise UnknownTokenError(unknown_id(token_id, self._vocab))
         # The incremental decoder keeps its pending bytes unless the decode succeeds,
         # so a step that raises leaves the stream as it was.
         state = self._decoder.getstate()
@@ -284,7 +282,17 @@ def _cannot_continue(pending: bytes) -> bool:
 def _describe_unknown_id(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> str:
     for position, token_id in enumerate(token_ids):
         if token_id not in vocab:
-            return (
-                f"unknown token id {token_id} at position {position}: valid ids are 0..{max(vocab)}"
-            )
+            return unknown_id(token_id, vocab, f" at position {position}")
     return "invalid token ids"  # pragma: no cover - only called on an unknown id
+
+
+def unknown_id(token_id: int, vocab: Mapping[int, bytes], where: str = "") -> str:
+    """Why `token_id` (not in `vocab`) is unknown: out of the ids' range, or a gap in it
+    (``cl100k_base`` has no token 100256), never a range that holds it called valid."""
+    top = max(vocab)
+    if 0 <= token_id <= top:
+        return (
+            f"unknown token id {token_id}{where}: no token has it (this vocabulary's ids "
+            f"run from 0 to {top} with some unused)"
+        )
+    return f"unknown token id {token_id}{where}: valid ids are 0..{top}"

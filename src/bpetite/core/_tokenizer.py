@@ -32,6 +32,7 @@ from bpetite.core._decoder import (
     decode_with_offsets,
     token_spans,
     tokens_bytes,
+    unknown_id,
 )
 from bpetite.core._encoder import Encoder
 from bpetite.core._errors import (
@@ -1034,9 +1035,7 @@ class Tokenizer:
         token_id = checked_id(token_id)
         found = self._vocab.get(token_id)
         if found is None:
-            raise UnknownTokenError(
-                f"unknown token id {token_id}: valid ids are 0..{self.n_vocab - 1}"
-            )
+            raise UnknownTokenError(unknown_id(token_id, self._vocab))
         return found
 
     def decode_with_offsets(self, token_ids: Sequence[int]) -> tuple[str, list[int]]:

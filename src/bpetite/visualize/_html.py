@@ -15,6 +15,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from bpetite.core._decoder import unknown_id
+
 #: How a token is drawn: ordinary text, the special token, or part of a character.
 PieceKind = Literal["text", "special", "partial"]
 
@@ -179,10 +181,7 @@ def token_pieces(
         piece = known.get(token_id)
         if piece is None:
             if token_id not in vocab:
-                raise KeyError(
-                    f"unknown token id {token_id} at position {position}: "
-                    f"valid ids are 0..{len(vocab) - 1}"
-                )
+                raise KeyError(unknown_id(token_id, vocab, f" at position {position}"))
             special = token_id in special_ids
             piece = known[token_id] = make_piece(token_id, vocab[token_id], special=special)
         pieces.append(piece)
