@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
@@ -32,7 +31,7 @@ from bpetite._internal import (
 )
 from bpetite.cli._delivered import expect_output
 from bpetite.cli._errors import CliError
-from bpetite.cli._inputs import SPOOL_BYTES
+from bpetite.cli._inputs import Spool
 from bpetite.cli._output import exists_message, note, write_result_from
 from bpetite.cli._parser import positive_int
 from bpetite.errors import NotARegularFileError
@@ -184,6 +183,8 @@ def check_output_path(
     a device or a link to nothing, which the writer would replace, not write to (with
     `stdout`, the refusal suggests stdout). The save itself checks again, atomically.
     """
+    if not path:  # Path("") is the current directory
+        raise CliError(f"{option} '' is empty; give the path of a file")
     destination = Path(path)
     quoted = shown(path)
     if destination.is_dir():
@@ -275,13 +276,13 @@ def result_output(
 
     Either way the result is delivered only once it is whole: for `path` it goes to a
     temp file beside it, renamed into place when the block ends without error; for
-    stdout it goes to a private spool (memory up to SPOOL_BYTES, then an anonymous
-    temp file) copied to stdout after the block. A failure or a signal while the result
-    is made leaves stdout empty and no file. Check `path` with ``check_output_path``
-    first, so slow work never ends in "the file exists".
+    stdout it goes to a private :class:`Spool` (memory, then an anonymous temp file)
+    copied to stdout after the block. A failure or a signal while the result is made,
+    or a temp folder too full to hold it, leaves stdout empty and no file. Check `path`
+    with ``check_output_path`` first, so slow work never ends in "the file exists".
     """
     if path is None:
-        with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
+        with Spool("the result") as spool:
             yield spool
             write_result_from(spool)
         return

@@ -16,14 +16,18 @@ from array import array
 from collections.abc import Iterator, Sequence
 from itertools import compress, count, filterfalse
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, TYPE_CHECKING, Final
 
 from bpetite import BpetiteError, Tokenizer
 from bpetite._internal import parse_json_ids, shown
+from bpetite.cli._delivered import delivered
 from bpetite.cli._errors import CliError
 from bpetite.cli._formats import HEAD_BYTES, Sample, Wanted, sample_bytes, sample_file, what_it_is
 from bpetite.corpus import DEFAULT_BLOCK_SIZE, decode_blocks, read_blocks
 from bpetite.errors import InvalidUtf8Error
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 #: The path that means "standard input" wherever a command reads a file.
 STDIN: Final = "-"
@@ -70,7 +74,7 @@ def decode_utf8(data: bytes, path: str, wanted: Wanted = "text") -> str:
     except UnicodeDecodeError as error:
         found = what_it_is(sample_bytes(path, data, whole=True), wanted)
         raise CliError(
-            found or _not_utf8(path, data[error.start], error.start, error.reason)
+            found or not_utf8(path, data[error.start], error.start, error.reason)
         ) from None
 
 
@@ -87,33 +91,69 @@ def invalid_utf8(error: InvalidUtf8Error, sample: Sample | None = None) -> CliEr
     if sample is None and error.source != STDIN:
         sample = sample_file(error.source)
     found = what_it_is(sample, "text") if sample is not None else None
-    return CliError(found or _not_utf8(error.source, error.byte, error.offset, error.reason))
+    return CliError(found or not_utf8(error.source, error.byte, error.offset, error.reason))
 
 
-def _not_utf8(path: str, byte: int, offset: int, reason: str) -> str:
+def not_utf8(path: str, byte: int, offset: int, reason: str) -> str:
+    """The one wording for a bad byte at `offset` of the input `path`."""
     return (
         f"{describe_input(path)} is not valid UTF-8: byte 0x{byte:02x} at byte offset "
         f"{offset} ({reason})"
     )
 
 
+class Spool(tempfile.SpooledTemporaryFile[bytes]):
+    """A private copy of `what` (``"the result"``, ``"standard input"``): in memory up to
+    SPOOL_BYTES, then in an anonymous temp file in TMPDIR.
+
+    A write the temp file refuses (a full disk, a quota, ``ulimit -f``) is a CliError
+    naming the temp folder, never the input being copied or the output to come.
+    """
+
+    def __init__(self, what: str) -> None:
+        super().__init__(max_size=SPOOL_BYTES)
+        self.what = what
+
+    def write(self, data: ReadableBuffer) -> int:
+        try:
+            return super().write(data)
+        except OSError as error:
+            raise self._failure(error) from None
+
+    def rollover(self) -> None:
+        try:
+            super().rollover()
+        except OSError as error:
+            raise self._failure(error) from None
+
+    def _failure(self, error: OSError) -> CliError:
+        # Nothing reaches stdout or an --output before its spool is whole.
+        written = "" if delivered() else "; nothing was written"
+        return CliError(
+            f"cannot hold {self.what} in a temporary file in '{shown(tempfile.gettempdir())}' "
+            f"(TMPDIR chooses the folder): {error.strerror or error}{written}"
+        )
+
+
 def spool_checked(path: str, option: str = "--input") -> IO[bytes]:
     """Read `path` once, checking it is UTF-8, into a private copy positioned at its start.
 
-    The copy is in memory up to SPOOL_BYTES, then in an anonymous temp file; the caller
-    closes it. A bad byte fails here, before the command writes anything, and the copy
-    cannot change afterwards, whatever happens to the input.
+    The copy is a :class:`Spool`; the caller closes it. A bad byte fails here, before the
+    command writes anything, and the copy cannot change afterwards, whatever happens to
+    the input. Only reading the input is blamed on it: the spool names its own failures.
     """
-    spool: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115
+    what = "standard input" if path == STDIN else f"a copy of {option} '{shown(path)}'"
+    spool = Spool(what)
     try:
         if path == STDIN:
             _copy_checked(_stdin(), spool, STDIN)
         else:
             try:
-                with Path(path).open("rb") as stream:
-                    _copy_checked(stream, spool, path)
+                stream = Path(path).open("rb")  # noqa: SIM115 - closed below
             except OSError as error:
                 raise open_failure(error, path, option) from None
+            with stream:
+                _copy_checked(stream, spool, path, option)
         spool.seek(0)
     except BaseException:
         spool.close()
@@ -121,9 +161,19 @@ def spool_checked(path: str, option: str = "--input") -> IO[bytes]:
     return spool
 
 
-def _copy_checked(source: IO[bytes], target: IO[bytes], name: str) -> None:
+def _copy_checked(source: IO[bytes], target: IO[bytes], name: str, option: str = "--input") -> None:
     def blocks() -> Iterator[bytes]:
-        for block in read_blocks(source, DEFAULT_BLOCK_SIZE):
+        chunks = read_blocks(source, DEFAULT_BLOCK_SIZE)
+        while True:
+            try:  # a failure to read is the input's; the spool's writes say their own
+                block = next(chunks, None)
+            except OSError as error:
+                if name == STDIN:
+                    reason = error.strerror or error
+                    raise CliError(f"standard input cannot be read: {reason}") from None
+                raise open_failure(error, name, option) from None
+            if block is None:
+                return
             target.write(block)
             yield block
 

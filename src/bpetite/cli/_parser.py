@@ -10,7 +10,7 @@ import argparse
 import re
 import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from bpetite import Tokenizer
 from bpetite._internal import BASE_VOCAB_SIZE, shown
@@ -25,6 +25,8 @@ _HELP_WIDTH: Final = 79
 #: An optional sign, then ASCII digits; at most this many, far past any id or size.
 _MAX_DIGITS: Final = 30
 _INTEGER: Final = re.compile(r"[+-]?[0-9]+")
+#: Where :class:`_Once` keeps the options given while one command line is parsed.
+_GIVEN: Final = "_options_given"
 
 
 class Parser(argparse.ArgumentParser):
@@ -32,6 +34,38 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         super().error(shown(" ".join(message.splitlines()), ERROR_LINE_CHARS))
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        vars(parsed).pop(_GIVEN, None)  # _Once's bookkeeping is no option
+        return parsed, extras
+
+
+class _Once(argparse.Action):
+    """Store an option's value, refusing a second one: ``--input a.txt --input b.txt``
+    is a mistake to point out, not a choice of the last."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        given: set[str] = vars(namespace).setdefault(_GIVEN, set())
+        if self.dest in given:
+            parser.error(f"{option_string or self.metavar or self.dest} given twice")
+        given.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
+def refuse_repeats(parser: argparse.ArgumentParser) -> None:
+    """Make every option `parser` stores from now on (argparse's default action) refuse a
+    second value, in its groups too (they share the parser's registry)."""
+    parser.register("action", None, _Once)
+    parser.register("action", "store", _Once)
 
 
 def add_command(

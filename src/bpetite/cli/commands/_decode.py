@@ -33,9 +33,15 @@ from bpetite.cli._files import (
     model_from_args,
     result_output,
 )
-from bpetite.cli._inputs import first_unknown_id, parse_id_list, read_input_bytes
+from bpetite.cli._inputs import (
+    STDIN,
+    first_unknown_id,
+    not_utf8,
+    parse_id_list,
+    read_input_bytes,
+)
 from bpetite.cli._output import note, write_all
-from bpetite.cli._parser import add_command, integer
+from bpetite.cli._parser import add_command, integer, refuse_repeats
 from bpetite.errors import UnknownTokenError
 
 if TYPE_CHECKING:
@@ -63,6 +69,7 @@ def register(subparsers: Subparsers) -> None:
             "my-model-server | bpetite decode --model tokenizer.json --stream",
         ],
     )
+    refuse_repeats(parser)  # --input a --input b: which did the user mean?
     add_model_argument(parser)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--ids", nargs="*", type=integer, metavar="ID", help="token ids to decode")
@@ -94,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError("--stream writes to standard output as the ids arrive: drop --output")
         if sys.stdin is None:
             raise CliError("standard input is closed; --stream reads the ids from it")
-        return decode_stream(model_from_args(args), sys.stdin, args.errors)
+        return decode_stream(model_from_args(args), stdin_lines(sys.stdin), args.errors)
     check_result_output(args)
     tokenizer = model_from_args(args)
     ids: Sequence[int]
@@ -178,6 +185,23 @@ def decode_stream(tokenizer: Tokenizer, lines: Iterator[str] | IO[str], errors: 
             f"{len(stream.pending)} byte(s) of it came; --errors replace writes U+FFFD instead"
         ) from None
     return 0
+
+
+def stdin_lines(stdin: IO[str]) -> Iterator[str]:
+    """The lines of `stdin` as they arrive, each strict UTF-8 whatever the locale says: a
+    bad byte is named with its offset, as in any other input, not as a stand-in character."""
+    buffer = getattr(stdin, "buffer", None)
+    if buffer is None:  # a text stream someone swapped in: its characters are all there is
+        yield from stdin
+        return
+    offset = 0  # bytes in the lines before this one
+    for number, line in enumerate(buffer, start=1):
+        try:
+            yield line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            bad = not_utf8(STDIN, line[error.start], offset + error.start, error.reason)
+            raise CliError(f"line {number}: {bad}") from None
+        offset += len(line)
 
 
 def _line_ids(line: str, number: int) -> list[int]:

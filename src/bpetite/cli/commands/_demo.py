@@ -130,14 +130,17 @@ def run(args: argparse.Namespace) -> int:
     if not roundtrip:
         raise CliError(f"roundtrip failed: decode(encode({text!r})) gave different text")
     text_bytes = len(text.encode("utf-8"))
-    bytes_per_token = round(text_bytes / len(ids), 2) if ids else 0.0
+    # No tokens for no bytes is no ratio at all: null, as inspect reports it.
+    bytes_per_token = round(text_bytes / len(ids), 2) if ids else None
 
     say.line(f"text: {text!r}")
     say.tokens(tokenizer, ids)
-    say.line(
-        f"{len(ids)} tokens for {text_bytes} bytes: {bytes_per_token:.2f} bytes per token "
-        f"(one byte per token before training)"
+    ratio = (
+        "an empty text has no bytes per token"
+        if bytes_per_token is None
+        else f"{bytes_per_token:.2f} bytes per token (one byte per token before training)"
     )
+    say.line(f"{len(ids)} tokens for {text_bytes} bytes: {ratio}")
     say.line("roundtrip: decode(encode(text)) == text: ok")
 
     write_json(

@@ -31,7 +31,7 @@ from bpetite.cli._files import (
 from bpetite.cli._id_writers import write_count, write_id_batches, write_offsets
 from bpetite.cli._inputs import check_argument_text, invalid_utf8, read_input_text, spool_checked
 from bpetite.cli._output import note
-from bpetite.cli._parser import add_command, non_negative_int
+from bpetite.cli._parser import add_command, non_negative_int, refuse_repeats
 from bpetite.corpus import (
     DEFAULT_BLOCK_SIZE,
     check_specials,
@@ -72,6 +72,7 @@ def register(subparsers: Subparsers) -> None:
             "bpetite encode --model cl100k_base --input prompt.txt --within-limit 8000",
         ],
     )
+    refuse_repeats(parser)  # --input a --input b: which did the user mean?
     add_model_argument(parser)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", metavar="TEXT", help="the text to encode")
@@ -133,7 +134,12 @@ def run(args: argparse.Namespace) -> int:
                 batches = _encode_stream(tokenizer, spool, args.input, allowed)
                 count = write(batches, result)
     if args.output is not None:
-        note(f"bpetite: wrote {count} ids to '{shown(args.output)}'")
+        what = f"{count} ids"
+        if args.count:
+            what = f"the count of ids ({count})"
+        elif args.offsets:
+            what = f"{count} ids with their offsets"
+        note(f"bpetite: wrote {what} to '{shown(args.output)}'")
     return 0
 
 
@@ -154,6 +160,12 @@ def _within_limit(tokenizer: Tokenizer, args: argparse.Namespace) -> int:
         raise CliError(_disallowed(tokenizer, text)) from None
     with result_output(args.output, force=args.force) as result:
         result.write(b"true\n" if within else b"false\n")
+    if args.output is not None:
+        verdict = "within" if within else "over"
+        note(
+            f"bpetite: wrote {str(within).lower()} (the text is {verdict} {args.within_limit} "
+            f"ids) to '{shown(args.output)}'"
+        )
     return 0
 
 
