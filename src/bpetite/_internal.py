@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the type checker sees the names where they live
         write_model_file,
     )
     from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
+    from bpetite.core._decoder import unknown_id
     from bpetite.core._errors import SHOWN_CHARS, shown
     from bpetite.core._ids import merged_ids
     from bpetite.core._json import loads_json, parse_json_ids
@@ -46,6 +47,7 @@ _HOMES = {
     "atomic_writer": "bpetite.core._atomic",
     "check_destination": "bpetite.core._atomic",
     "write_atomically": "bpetite.core._atomic",
+    "unknown_id": "bpetite.core._decoder",
     "BUILTIN_VOCABULARIES": "bpetite.core._builtin",
     "BuiltinVocabulary": "bpetite.core._builtin",
     "rank_file": "bpetite.core._builtin",
@@ -97,6 +99,7 @@ __all__ = [
     "show_token",
     "shown",
     "train_counted",
+    "unknown_id",
     "write_atomically",
     "write_model_file",
 ]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Final
 
 from bpetite import BpetiteError, Tokenizer
-from bpetite._internal import parse_json_ids, shown
+from bpetite._internal import parse_json_ids, shown, unknown_id
 from bpetite.cli._delivered import delivered
 from bpetite.cli._errors import CliError
 from bpetite.cli._formats import HEAD_BYTES, Sample, Wanted, sample_bytes, sample_file, what_it_is
@@ -286,7 +286,4 @@ def first_unknown_id(tokenizer: Tokenizer, ids: Sequence[int]) -> str | None:
     if not unknown:
         return None
     position = next(compress(count(), map(unknown.__contains__, ids)))
-    return (
-        f"unknown token id {ids[position]} at position {position}: valid ids are "
-        f"0..{tokenizer.n_vocab - 1}"
-    )
+    return unknown_id(ids[position], tokenizer.vocab, f" at position {position}")

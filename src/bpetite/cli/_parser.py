@@ -12,7 +12,6 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
-from bpetite import Tokenizer
 from bpetite._internal import BASE_VOCAB_SIZE, shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._output import ERROR_LINE_CHARS
@@ -121,10 +120,5 @@ def check_vocab_size(size: int) -> int:
     if size < BASE_VOCAB_SIZE:
         raise CliError(
             f"vocab_size must be at least {BASE_VOCAB_SIZE} (one token per byte), got {size}"
-        )
-    if size > Tokenizer.MAX_VOCAB_SIZE:
-        raise CliError(
-            f"vocab_size must be at most {Tokenizer.MAX_VOCAB_SIZE:,} (the largest vocabulary "
-            f"bpetite can train), got {size:,}"
         )
     return size

@@ -166,11 +166,8 @@ def decode_stream(tokenizer: Tokenizer, lines: Iterator[str] | IO[str], errors: 
         for token in _line_ids(line, number):
             try:
                 text.append(stream.step(token))
-            except UnknownTokenError:
-                raise CliError(
-                    f"line {number}: unknown token id {token}: valid ids are "
-                    f"0..{tokenizer.n_vocab - 1}"
-                ) from None
+            except UnknownTokenError as error:
+                raise CliError(f"line {number}: {error}") from None
             except UnicodeDecodeError as error:
                 raise CliError(
                     f"line {number}: token {token} does not continue valid UTF-8 "

@@ -91,8 +91,9 @@ def register(subparsers: Subparsers) -> None:
         action="append",
         type=vocab_size,
         metavar="N",
-        help=f"mergeable vocabulary size, {BASE_VOCAB_SIZE} to {Tokenizer.MAX_VOCAB_SIZE:,} "
-        "(the special tokens come on top); repeat it for several sizes from one run",
+        help=f"mergeable vocabulary size, at least {BASE_VOCAB_SIZE}, reached unless the "
+        "pairs run out first (the special tokens come on top); repeat it for several sizes "
+        "from one run",
     )
     parser.add_argument(
         "--output",
