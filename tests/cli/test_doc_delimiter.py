@@ -147,9 +147,9 @@ def test_mistakes_are_one_line_and_write_nothing(
     parquet = tmp_path / "shard.parquet"
     parquet.write_bytes(b"PAR1" + b"\0" * 8 + b"PAR1")
     cases = [
-        (["--input", stories, bad],
+        (["--input", stories, bad, "--doc-delimiter", EOT],
          f"'{bad}' is not valid UTF-8: byte 0xc3 at byte offset 32 (invalid continuation byte)"),
-        (["--input", stories, parquet],
+        (["--input", stories, parquet, "--doc-delimiter", EOT],
          f"'{parquet}' is a Parquet file, whose rows are already documents; --doc-delimiter "
          "cuts text files only: give it without them"),
         (["--input", stories, "--doc-delimiter", "\udcff"],
@@ -158,7 +158,7 @@ def test_mistakes_are_one_line_and_write_nothing(
     assert data.index(b"\xc3") == 32
     for extra, message in cases:
         result = run(capsys, "dataset", "--model", model, "--output", out / "t.bin",
-                     "--doc-delimiter", EOT, *extra)  # fmt: skip
+                     *extra)  # fmt: skip
         assert result.code == 1, result
         assert result.out == ""
         *progress, error = result.err.strip().splitlines()

@@ -133,6 +133,16 @@ def test_a_spool_failure_is_not_blamed_on_the_input_file(
         (["truncate", "--text", "a", "--text", "b", "--max-tokens", "1"], "--text"),
         (["truncate", "--text", "a", "--max-tokens", "1", "--max-tokens", "2"], "--max-tokens"),
         (["chunk", "--input", "a.txt", "--input", "b.txt", "--max-tokens", "1"], "--input"),
+        # every command: the parser of each refuses repeats (cli/_parser.py, add_command)
+        (
+            ["train", "--input", "a", "--vocab-size", "300", "--output", "x", "--output", "y"],
+            "--output",
+        ),
+        (["count", "--input", "a", "--output", "x", "--output", "y"], "--output"),
+        (["dataset", "--input", "a", "--output", "x", "--output", "y"], "--output"),
+        (["show", "--text", "a", "--text", "b"], "--text"),
+        (["inspect", "--model", "gpt2"], "--model"),
+        (["export", "--format", "hf", "--format", "tiktoken", "--output", "x"], "--format"),
     ],
 )
 def test_a_single_valued_option_given_twice_is_a_usage_error(

@@ -80,6 +80,7 @@ def add_command(
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    refuse_repeats(parser)  # --input a --input b: which did the user mean?
     return parser
 
 

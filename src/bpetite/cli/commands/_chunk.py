@@ -23,7 +23,7 @@ from bpetite.cli._files import (
     result_output,
 )
 from bpetite.cli._output import note
-from bpetite.cli._parser import add_command, non_negative_int, positive_int, refuse_repeats
+from bpetite.cli._parser import add_command, non_negative_int, positive_int
 from bpetite.errors import DisallowedSpecialError, ParameterError
 
 if TYPE_CHECKING:
@@ -48,7 +48,6 @@ def register(subparsers: Subparsers) -> None:
             "bpetite chunk --model cl100k_base --input doc.txt --max-tokens 512 --overlap 64",
         ],
     )
-    refuse_repeats(parser)  # --input a --input b: which did the user mean?
     add_model_argument(parser)
     add_text_arguments(parser, "cut")
     parser.add_argument(

@@ -41,7 +41,7 @@ from bpetite.cli._inputs import (
     read_input_bytes,
 )
 from bpetite.cli._output import note, write_all
-from bpetite.cli._parser import add_command, integer, refuse_repeats
+from bpetite.cli._parser import add_command, integer
 from bpetite.errors import UnknownTokenError
 
 if TYPE_CHECKING:
@@ -69,7 +69,6 @@ def register(subparsers: Subparsers) -> None:
             "my-model-server | bpetite decode --model tokenizer.json --stream",
         ],
     )
-    refuse_repeats(parser)  # --input a --input b: which did the user mean?
     add_model_argument(parser)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--ids", nargs="*", type=integer, metavar="ID", help="token ids to decode")

@@ -31,7 +31,7 @@ from bpetite.cli._files import (
 from bpetite.cli._id_writers import write_count, write_id_batches, write_offsets
 from bpetite.cli._inputs import check_argument_text, invalid_utf8, read_input_text, spool_checked
 from bpetite.cli._output import note
-from bpetite.cli._parser import add_command, non_negative_int, refuse_repeats
+from bpetite.cli._parser import add_command, non_negative_int
 from bpetite.corpus import (
     DEFAULT_BLOCK_SIZE,
     check_specials,
@@ -72,7 +72,6 @@ def register(subparsers: Subparsers) -> None:
             "bpetite encode --model cl100k_base --input prompt.txt --within-limit 8000",
         ],
     )
-    refuse_repeats(parser)  # --input a --input b: which did the user mean?
     add_model_argument(parser)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", metavar="TEXT", help="the text to encode")

@@ -21,7 +21,7 @@ from bpetite.cli._files import (
     result_output,
 )
 from bpetite.cli._output import note
-from bpetite.cli._parser import add_command, non_negative_int, refuse_repeats
+from bpetite.cli._parser import add_command, non_negative_int
 from bpetite.errors import DisallowedSpecialError
 
 if TYPE_CHECKING:
@@ -45,7 +45,6 @@ def register(subparsers: Subparsers) -> None:
             'bpetite truncate --model o200k_base --text "Hello world" --max-tokens 1',
         ],
     )
-    refuse_repeats(parser)  # --input a --input b: which did the user mean?
     add_model_argument(parser)
     add_text_arguments(parser, "truncate")
     parser.add_argument(
