@@ -11,7 +11,9 @@ The extraction must equal what ``bpetite.reference.encode`` does with specials:
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections import OrderedDict
 from collections.abc import Collection, Iterator, Mapping
 from typing import Final, Literal, NamedTuple
 
@@ -50,7 +52,7 @@ class SpecialTokens:
         self.ids: Mapping[str, int] = ids
         self.id_set = frozenset(ids.values())
         self._all = frozenset(ids)
-        self._matchers: dict[frozenset[str], re.Pattern[str]] = {}
+        self._matchers: OrderedDict[frozenset[str], re.Pattern[str]] = OrderedDict()
 
     def resolve(
         self, allowed: SpecialPolicy, disallowed: SpecialPolicy
@@ -113,13 +115,19 @@ class SpecialTokens:
         Literal texts only, so the standard library's `re` matches them as `regex`
         would, compiles them several times faster and is already loaded.
         """
-        found = self._matchers.pop(specials, None)  # put back last: the most recent
-        if found is None:
-            ordered = sorted(specials, key=lambda text: (-len(text), text))
-            found = re.compile("|".join(map(re.escape, ordered)))
-            if len(self._matchers) >= MATCHERS_KEPT:
-                del self._matchers[next(iter(self._matchers))]
-        self._matchers[specials] = found
+        # Each step is one call in C, so threads sharing a tokenizer (get_encoding's) may
+        # race here without an error: at worst one compiles a regex twice.
+        matchers = self._matchers
+        found = matchers.get(specials)
+        if found is not None:
+            with contextlib.suppress(KeyError):  # dropped by another thread meanwhile
+                matchers.move_to_end(specials)  # the most recently used
+            return found
+        ordered = sorted(specials, key=lambda text: (-len(text), text))
+        found = matchers[specials] = re.compile("|".join(map(re.escape, ordered)))
+        if len(matchers) > MATCHERS_KEPT:
+            with contextlib.suppress(KeyError):  # emptied by another thread meanwhile
+                matchers.popitem(last=False)  # the least recently used
         return found
 
     def occur_in(self, text: str, specials: frozenset[str]) -> bool:
