@@ -36,7 +36,7 @@ from bpetite.core._constants import (
 from bpetite.core._errors import ArtifactError, MissingKeyError, PatternError, shown
 from bpetite.core._gc import gc_paused
 from bpetite.core._ids import index_table, mergeable_ids, skipped_ids
-from bpetite.core._json import loads_json, read_limited
+from bpetite.core._json import loads_json, read_limited, too_big
 from bpetite.core._model import (
     IDENTITY_BYTE_ORDER,
     TRAINING_OPTIONS,
@@ -368,6 +368,19 @@ def load(
     """
     data = read_limited(path, max_bytes=max_bytes, error=ArtifactError, what="artifact")
     return parse_artifact(data, os.fspath(path), trust_custom_pattern=trust_custom_pattern)
+
+
+def loads(
+    data: bytes, *, max_bytes: int = MAX_ARTIFACT_BYTES, trust_custom_pattern: bool = False
+) -> Artifact:
+    """:func:`load` of an artifact held in memory, named ``<bytes>`` in messages."""
+    if len(data) > max_bytes:
+        too_big(ArtifactError, MEMORY_SOURCE, "artifact", len(data), max_bytes, trusted="it")
+    return parse_artifact(data, MEMORY_SOURCE, trust_custom_pattern=trust_custom_pattern)
+
+
+#: What the messages about an artifact held in memory call it.
+MEMORY_SOURCE: Final = "<bytes>"
 
 
 def parse_artifact(

@@ -11,7 +11,7 @@ Measurements: docs/design-notes.md#batches-threads-only-without-the-gil
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final, TypeVar
 
 from bpetite.core._errors import ParameterError
@@ -36,6 +36,13 @@ def checked_texts(texts: Sequence[str], method: str) -> Sequence[str]:
                 f"{method}() takes texts (str), but item {index} is {type(text).__name__}"
             )
     return texts
+
+
+def checked_id_lists(batch: Iterable[Sequence[int]], method: str) -> list[Sequence[int]]:
+    """The id lists of `batch` as a list; one str or bytes (not a batch) is refused."""
+    if isinstance(batch, (str, bytes)) or not isinstance(batch, Iterable):
+        raise TypeError(f"{method}() takes a list of id lists, got {type(batch).__name__}")
+    return list(batch)
 
 
 def checked_threads(num_threads: object) -> int:

@@ -37,6 +37,8 @@ CONTINUATION_BYTES: Final = bytes(range(0x80, 0xC0))
 
 def checked_errors(errors: object) -> str:
     """Return `errors` if Python has an error handler of that name, else raise naming the usual."""
+    if errors in DECODE_ERRORS:  # the usual ones, without a lookup
+        return errors
     if isinstance(errors, str):
         try:
             codecs.lookup_error(errors)

@@ -59,7 +59,7 @@ def read_limited(
     with Path(path).open("rb") as file:
         info = os.fstat(file.fileno())
         if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
-            _too_big(error, source, what, info.st_size, max_bytes)
+            too_big(error, source, what, info.st_size, max_bytes)
         # Read in blocks: ``read(max_bytes + 1)`` would allocate the whole limit up front,
         # the artifact default's 64 MiB even for a tiny file.
         blocks: list[bytes] = []
@@ -71,17 +71,25 @@ def read_limited(
             blocks.append(block)
             size += len(block)
     if size > max_bytes:
-        _too_big(error, source, what, None, max_bytes)
+        too_big(error, source, what, None, max_bytes)
     return b"".join(blocks)
 
 
-def _too_big(error: ErrorClass, source: str, what: str, size: int | None, limit: int) -> NoReturn:
+def too_big(
+    error: ErrorClass,
+    source: str,
+    what: str,
+    size: int | None,
+    limit: int,
+    trusted: str = "the file",
+) -> NoReturn:
+    """Refuse a document of `size` bytes (None: more than `limit`), naming `source`."""
     shown = f"{size:,} bytes" if size is not None else f"more than {limit:,} bytes"
     _fail(
         error,
         source,
         f"the {what} is {shown}, over the limit of {limit:,} bytes; pass a larger "
-        "max_bytes if the file is trusted",
+        f"max_bytes if {trusted} is trusted",
     )
 
 

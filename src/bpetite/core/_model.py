@@ -228,7 +228,7 @@ def mergeable_tokens(merges: Iterable[Merge], byte_order: Sequence[int]) -> list
 #: The most bytes a model's mergeable tokens may hold in all: each merge can double a
 #: token, so a file of 40 merges could ask for a terabyte. Real vocabularies hold a few
 #: megabytes (o200k_base 1.4 MB); one trained on one character repeated for half a
-#: gigabyte comes near this. Checking costs o200k_base's build about 5 ms.
+#: gigabyte comes near this. Measurements: docs/design-notes.md#the-tokens-bound
 MAX_TOKEN_BYTES: Final = 1 << 30
 
 

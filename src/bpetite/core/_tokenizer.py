@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeVar, overload
 
 from bpetite.core import _artifact, _surgery
 from bpetite.core._atomic import write_atomically
-from bpetite.core._batches import checked_texts, checked_threads, map_in_threads
+from bpetite.core._batches import (
+    checked_id_lists,
+    checked_texts,
+    checked_threads,
+    map_in_threads,
+)
 from bpetite.core._budget import Budget
 from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN, MAX_VOCAB_SIZE
 from bpetite.core._decoder import (
@@ -444,15 +449,10 @@ class Tokenizer:
             data = bytes(data)
         elif not isinstance(data, bytes):
             raise TypeError(f"loads() takes the bytes dumps() returns, got {type(data).__name__}")
-        if len(data) > max_bytes:
-            raise ArtifactError(
-                f"<bytes>: the artifact is {len(data):,} bytes, over the limit of "
-                f"{max_bytes:,} bytes; pass a larger max_bytes if it is trusted"
-            )
-        artifact = _artifact.parse_artifact(
-            data, "<bytes>", trust_custom_pattern=trust_custom_pattern
+        artifact = _artifact.loads(
+            data, max_bytes=max_bytes, trust_custom_pattern=trust_custom_pattern
         )
-        return cls._from_artifact(artifact.model, "<bytes>")
+        return cls._from_artifact(artifact.model, _artifact.MEMORY_SOURCE)
 
     def save(self, path: str | os.PathLike[str], overwrite: bool = False) -> None:
         """Write the versioned JSON artifact atomically; an existing file needs `overwrite`.
@@ -1121,12 +1121,11 @@ class Tokenizer:
         >>> Tokenizer.train("ab ab", 257).decode_batch([[256], [32, 256]])
         ['ab', ' ab']
         """
-        if isinstance(batch, (str, bytes)) or not isinstance(batch, Iterable):
-            raise TypeError(f"decode_batch() takes a list of id lists, got {type(batch).__name__}")
+        id_lists = checked_id_lists(batch, "decode_batch")
         errors = checked_errors(errors)  # once, for every item
         vocab = self._vocab
         return map_in_threads(
-            lambda ids: decode_text(ids, vocab, errors), list(batch), checked_threads(num_threads)
+            lambda ids: decode_text(ids, vocab, errors), id_lists, checked_threads(num_threads)
         )
 
     # ------------------------------------------------------------------ surgery
@@ -1301,13 +1300,10 @@ class Tokenizer:
         >>> Tokenizer.train("ab ab", 257).decode_bytes_batch([[256], [32, 195]])
         [b'ab', b' \\xc3']
         """
-        if isinstance(batch, (str, bytes)) or not isinstance(batch, Iterable):
-            raise TypeError(
-                f"decode_bytes_batch() takes a list of id lists, got {type(batch).__name__}"
-            )
+        id_lists = checked_id_lists(batch, "decode_bytes_batch")
         vocab = self._vocab
         return map_in_threads(
-            lambda ids: decode_bytes(ids, vocab), list(batch), checked_threads(num_threads)
+            lambda ids: decode_bytes(ids, vocab), id_lists, checked_threads(num_threads)
         )
 
     def is_special_token(self, token_id: int) -> bool:

@@ -301,22 +301,24 @@ def build_import(
     token_ids = {bytes((byte,)): byte for byte in range(BASE_VOCAB_SIZE)}
     find = token_ids.get
     pairs: list[tuple[int, int]] = []
+    # The messages are written only on failure: spelling every merge cost most of an import.
     for rank, (left, right, _) in enumerate(merges):
         left_id, right_id = find(left), find(right)
-        where = f"{merge_at(rank)}: the merge {spell(left)} + {spell(right)}"
         if left_id is None or right_id is None:
             missing = left if left_id is None else right
             raise InteropError(
-                f"{where} uses {spell(missing)}, which is neither a byte nor made by an "
-                "earlier merge; bpetite needs every merge to build on earlier tokens"
+                f"{merge_at(rank)}: the merge {spell(left)} + {spell(right)} uses "
+                f"{spell(missing)}, which is neither a byte nor made by an earlier merge; "
+                "bpetite needs every merge to build on earlier tokens"
             )
         new_id = BASE_VOCAB_SIZE + rank
         previous = token_ids.setdefault(left + right, new_id)
         if previous != new_id:
             raise InteropError(
-                f"{where} makes {spell(left + right)}, which already is the token of the "
-                f"merge at {merge_at(previous - BASE_VOCAB_SIZE)}; a token reachable by two "
-                "merges cannot be represented"
+                f"{merge_at(rank)}: the merge {spell(left)} + {spell(right)} makes "
+                f"{spell(left + right)}, which already is the token of the merge at "
+                f"{merge_at(previous - BASE_VOCAB_SIZE)}; a token reachable by two merges "
+                "cannot be represented"
             )
         pairs.append((left_id, right_id))
 
@@ -383,30 +385,41 @@ def _check_distinct_ids(
 
     Two special tokens the caller gave may share an id (tiktoken takes such aliases).
     """
-    tokens = [(f"the byte {spell(bytes((byte,)))}", id_) for byte, id_ in enumerate(byte_ids)]
-    tokens += [(f"the token {spell(left + right)}", id_) for left, right, id_ in merges]
-    owners: dict[int, str] = {}
-    for token, source_id in tokens:
-        first = owners.setdefault(source_id, token)
-        if first is not token:
-            raise InteropError(
-                f"{source} gives id {source_id} to two tokens, {first} and {token}; bpetite "
-                "cannot represent a vocabulary with shared ids"
-            )
-    special_ids: set[int] = set()
-    for text, source_id in specials:
-        token = f"the special token {json.dumps(text, ensure_ascii=False)}"
-        first = owners.setdefault(source_id, token)
-        if first is token or (specials_given and source_id in special_ids):
-            special_ids.add(source_id)  # new, or an alias of a special token given
+
+    def token(position: int) -> str:  # the token at `position` of bytes, merges, specials
+        if position < BASE_VOCAB_SIZE:
+            return f"the byte {spell(bytes((position,)))}"
+        if position < BASE_VOCAB_SIZE + len(merges):
+            left, right, _ = merges[position - BASE_VOCAB_SIZE]
+            return f"the token {spell(left + right)}"
+        text = specials[position - BASE_VOCAB_SIZE - len(merges)][0]
+        return f"the special token {json.dumps(text, ensure_ascii=False)}"
+
+    ids = [*byte_ids, *(source_id for _, _, source_id in merges)]
+    taken = set(ids)
+    if len(taken) != len(ids):  # a repeat, rare: found in Python only then, to name it
+        owners: dict[int, int] = {}  # id -> the position of its first token
+        for position, source_id in enumerate(ids):
+            first = owners.setdefault(source_id, position)
+            if first != position:
+                raise InteropError(
+                    f"{source} gives id {source_id} to two tokens, {token(first)} and "
+                    f"{token(position)}; bpetite cannot represent a vocabulary with shared ids"
+                )
+    special_ids: dict[int, int] = {}  # id -> the position of its first special token
+    for offset, (text, source_id) in enumerate(specials):
+        position = len(ids) + offset
+        holder = ids.index(source_id) if source_id in taken else special_ids.get(source_id)
+        if holder is None or (specials_given and holder >= len(ids)):
+            special_ids.setdefault(source_id, position)  # new, or an alias of one given
         elif specials_given:
             raise InteropError(
                 f"{_GIVEN_SPECIALS} give {json.dumps(text, ensure_ascii=False)} the id "
-                f"{source_id}, which {source} gives to {first}; give it an id the file does "
-                "not use"
+                f"{source_id}, which {source} gives to {token(holder)}; give it an id the "
+                "file does not use"
             )
         else:
             raise InteropError(
-                f"{source} gives id {source_id} to two tokens, {first} and {token}; bpetite "
-                "cannot represent a vocabulary with shared ids"
+                f"{source} gives id {source_id} to two tokens, {token(holder)} and "
+                f"{token(position)}; bpetite cannot represent a vocabulary with shared ids"
             )
