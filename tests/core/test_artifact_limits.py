@@ -131,3 +131,9 @@ def test_merges_that_double_a_token_are_refused_before_the_memory_runs_out(
         Tokenizer.load(path)
     with pytest.raises(ArtifactError, match=f"<bytes>: {message}"):
         Tokenizer.loads(path.read_bytes())
+    # What the trainer learns is made from text, so not counted (nor are the built-ins).
+    learned = Tokenizer.train("a" * (1 << 20), 300)
+    total = sum(len(learned.token_bytes(i)) for i in range(learned.mergeable_vocab_size))
+    assert total > 1 << 20
+    with pytest.raises(ParameterError, match="would take the tokens past 1,048,576 bytes"):
+        Tokenizer(list(learned.merges))  # the same merges, given by hand: counted

@@ -204,13 +204,18 @@ def mergeable_tokens(merges: Iterable[Merge], byte_order: Sequence[int]) -> list
 
     The merges, written in indices, must keep the rule (:func:`check_merges`), so both
     parts exist already. Tokens holding more than :data:`MAX_TOKEN_BYTES` in all raise
-    ParameterError, before the token that would pass it is made.
+    ParameterError, before the token that would pass it is made; a merge list the
+    trainer learned, or a built-in's (:class:`LearnedMerges`), is not counted.
 
     >>> mergeable_tokens([(97, 98), (256, 99)], IDENTITY_BYTE_ORDER)[256:]
     [b'ab', b'abc']
     """
     tokens = list(map(BYTE_TOKENS.__getitem__, byte_order))
     append = tokens.append
+    if isinstance(merges, LearnedMerges):  # made from text, or a verified package file
+        for left, right in merges:
+            append(tokens[left] + tokens[right])
+        return tokens
     room = MAX_TOKEN_BYTES
     for left, right in merges:
         first, second = tokens[left], tokens[right]
