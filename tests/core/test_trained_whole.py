@@ -11,12 +11,14 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import Counter
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpetite import Tokenizer, count_chunks, reference
+from bpetite.core import _tokenizer
 from bpetite.core._encoder import Encoder
 from bpetite.core._model import LearnedMerges, mergeable_tokens
 from bpetite.core._patterns import resolve_pattern
@@ -101,3 +103,25 @@ def test_a_learned_list_stays_marked_through_a_worker(workers: int) -> None:
     assert isinstance(clone.merges, LearnedMerges)
     assert clone == tokenizer
     assert clone.encode("abcabc") == tokenizer.encode("abcabc")
+
+
+def test_a_special_id_among_the_learned_ones_keeps_the_mark(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Learned merges read as indices (a special token holds an id the trainer's tokens
+    would have had) are still marked whole, and encode as the reference does."""
+    told: list[object] = []
+    real = Encoder  # what _tokenizer builds with
+
+    def recording(*args: Any, **kwargs: Any) -> Encoder:
+        told.append(kwargs.get("trained"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_tokenizer, "Encoder", recording)
+    counts = count_chunks([shakespeare_text()[:20_000]], pattern="gpt2")
+    special = {"<|s|>": 270}
+    tokenizer = Tokenizer.train_from_counts(dict(counts), 400, special_tokens=special)
+    text = shakespeare_text()[20_000:22_000] + "<|s|>"
+    ids = tokenizer.encode(text, allowed_special="all")
+    assert told == [True]
+    assert 270 in ids and ids == reference.encode(tokenizer, text, allowed_special="all")

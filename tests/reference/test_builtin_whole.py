@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import random
 from functools import cache
+from typing import Any
 
 import pytest
 
 from bpetite import reference as ref
-from bpetite.core import _builtin
+from bpetite.core import _builtin, _tokenizer
 from bpetite.core._constants import BASE_VOCAB_SIZE
 from bpetite.core._encoder import Encoder
 from bpetite.core._model import LearnedMerges, Merges, mergeable_tokens
@@ -57,3 +58,26 @@ def test_the_reference_encodes_sampled_tokens_of_a_shipped_file_to_themselves(
     encode_chunk = ref.chunk_encoder(merges, byte_order)  # its tables built once
     for token in sample:
         assert encode_chunk(tokens[token]) == [token], (name, token)
+
+
+@pytest.mark.parametrize("name", sorted(_builtin.BUILTIN_VOCABULARIES))
+def test_every_builtin_encoder_is_built_marked_whole(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mark survives the model's checks, p50k's special id among the merged ones too.
+
+    ``Encoder`` is wrapped to record what each build is told; a fresh tokenizer (not
+    the cached one, whose encoder may exist already) builds its encoder on first use.
+    """
+    expected = _builtin.get_encoding(name).encode_ordinary(" hello world")
+    told: list[object] = []
+    real = Encoder  # what _tokenizer builds with
+
+    def recording(*args: Any, **kwargs: Any) -> Encoder:
+        told.append(kwargs.get("trained"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_tokenizer, "Encoder", recording)
+    fresh = _builtin._built.__wrapped__(name)
+    assert fresh.encode_ordinary(" hello world") == expected
+    assert told == [True]

@@ -50,7 +50,7 @@ from bpetite.core._constants import BASE_VOCAB_SIZE, END_OF_TEXT_TOKEN
 from bpetite.core._errors import ArtifactError, ParameterError
 from bpetite.core._gc import gc_paused
 from bpetite.core._ids import skipped_ids
-from bpetite.core._model import IndexedMerges, LearnedMerges, Merges
+from bpetite.core._model import LearnedIndexedMerges, LearnedMerges, Merges
 from bpetite.core._tokenizer import Tokenizer
 
 #: The first line of a shipped model file: its format and version.
@@ -244,7 +244,7 @@ def _built(name: str) -> Tokenizer:
         merges, byte_order = _model(vocabulary.file, vocabulary.file_sha256)
         count = BASE_VOCAB_SIZE + len(merges)
         if skipped_ids(count, vocabulary.special_tokens.values()):
-            merges = IndexedMerges(merges)  # the file's indices: ids skip the specials'
+            merges = LearnedIndexedMerges(merges)  # the file's indices: ids skip the specials'
         return Tokenizer(
             merges,
             pattern=vocabulary.pattern,

@@ -83,6 +83,15 @@ class LearnedMerges(Merges):
     __slots__ = ()
 
 
+class LearnedIndexedMerges(IndexedMerges, LearnedMerges):
+    """Learned merges in indices, for a model whose special ids lie among the learned
+    tokens' (p50k_base's ``<|endoftext|>``, a trained model's special at a chosen id):
+    read as :class:`IndexedMerges`, every token whole as :class:`LearnedMerges`.
+    """
+
+    __slots__ = ()
+
+
 def misplaced_id(merges: Sequence[Merge]) -> tuple[int, int] | None:
     """The ``(rank, side)`` of the first id not below its merge's own id, or None.
 

@@ -52,7 +52,7 @@ from bpetite.core._model import (
     IDENTITY_BYTE_ORDER,
     TRAINING_LEAST_BECAUSE,
     TRAINING_OPTIONS,
-    IndexedMerges,
+    LearnedIndexedMerges,
     LearnedMerges,
     Merge,
     Merges,
@@ -400,7 +400,7 @@ class Tokenizer:
         count = BASE_VOCAB_SIZE + len(merges)
         if skipped_ids(count, check_special_tokens(special_tokens, count).values()):
             # A special id among the learned tokens': they take the ids it leaves free.
-            learned = IndexedMerges(merges)
+            learned = LearnedIndexedMerges(merges)
         return cls._from_model(
             define(learned, pattern=split, special_tokens=special_tokens, training=training)
         )

@@ -19,7 +19,7 @@ from bpetite.core._budget import Budget
 from bpetite.core._constants import BASE_VOCAB_SIZE
 from bpetite.core._errors import ParameterError
 from bpetite.core._ids import skipped_ids
-from bpetite.core._model import IndexedMerges, LearnedMerges, Merges, check_special_tokens
+from bpetite.core._model import LearnedIndexedMerges, LearnedMerges, Merges, check_special_tokens
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import ProgressCallback
 from bpetite.core._tokenizer import DEFAULT_SPECIAL_TOKENS, Tokenizer
@@ -201,7 +201,7 @@ def train_counted(
     count = BASE_VOCAB_SIZE + len(merges)
     learned: Merges = LearnedMerges(merges)
     if skipped_ids(count, check_special_tokens(special_tokens, count).values()):
-        learned = IndexedMerges(merges)
+        learned = LearnedIndexedMerges(merges)
     return Tokenizer(learned, pattern=pattern, special_tokens=special_tokens, training=training)
 
 
