@@ -428,9 +428,11 @@ def test_the_id_layout_is_checked(layout: object, fragment: str) -> None:
     [
         ({}, "training must be a non-empty object"),
         (None, "training must be a non-empty object"),
-        ({"min_frequency": 0}, "must be a positive integer"),
-        ({"min_frequency": True}, "must be a positive integer"),
-        ({"max_token_bytes": 2.0}, "must be a positive integer"),
+        ({"min_frequency": 0}, 'training["min_frequency"] must be an integer of at least 1'),
+        ({"min_frequency": True}, "must be an integer of at least 1"),
+        ({"max_token_bytes": 2.0}, "must be an integer of at least 2"),
+        ({"max_token_bytes": 1}, 'training["max_token_bytes"] must be an integer of at least 2'),
+        ({"max_token_bytes": 0}, "must be an integer of at least 2, got 0"),
         ({"epochs": 1}, "unexpected training key(s)"),
     ],
 )

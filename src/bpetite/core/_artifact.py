@@ -36,7 +36,7 @@ from bpetite.core._constants import (
 from bpetite.core._errors import ArtifactError, MissingKeyError, PatternError, shown
 from bpetite.core._gc import gc_paused
 from bpetite.core._ids import index_table, mergeable_ids, skipped_ids
-from bpetite.core._json import loads_json, read_limited, too_big
+from bpetite.core._json import check_max_bytes, loads_json, read_limited, too_big
 from bpetite.core._model import (
     IDENTITY_BYTE_ORDER,
     TRAINING_OPTIONS,
@@ -366,6 +366,7 @@ def load(
     takes about 30 times the file's size in memory. See :func:`parse_artifact` for
     `trust_custom_pattern`.
     """
+    check_trust(trust_custom_pattern)
     data = read_limited(path, max_bytes=max_bytes, error=ArtifactError, what="artifact")
     return parse_artifact(data, os.fspath(path), trust_custom_pattern=trust_custom_pattern)
 
@@ -374,9 +375,17 @@ def loads(
     data: bytes, *, max_bytes: int = MAX_ARTIFACT_BYTES, trust_custom_pattern: bool = False
 ) -> Artifact:
     """:func:`load` of an artifact held in memory, named ``<bytes>`` in messages."""
-    if len(data) > max_bytes:
+    check_trust(trust_custom_pattern)
+    if len(data) > check_max_bytes(max_bytes):
         too_big(ArtifactError, MEMORY_SOURCE, "artifact", len(data), max_bytes, trusted="it")
     return parse_artifact(data, MEMORY_SOURCE, trust_custom_pattern=trust_custom_pattern)
+
+
+def check_trust(trust_custom_pattern: object) -> None:
+    """Refuse a `trust_custom_pattern` that is not a bool: a truthy string such as
+    ``"no"`` must not trust a regex the caller meant to refuse."""
+    if not isinstance(trust_custom_pattern, bool):
+        raise TypeError(f"trust_custom_pattern must be True or False, got {trust_custom_pattern!r}")
 
 
 #: What the messages about an artifact held in memory call it.
@@ -1023,7 +1032,8 @@ def _parse_special_aliases(
 
 
 def _parse_training(training: object, source: str) -> dict[str, int]:
-    """Optional ``training``: positive integers that say how the merges were learned."""
+    """Optional ``training``: integers, each at least its option's least value (see
+    TRAINING_OPTIONS), that say how the merges were learned."""
     if not isinstance(training, dict) or not training:
         _fail(source, f"training must be a non-empty object, got {_show(training)}")
     extra = training.keys() - TRAINING_OPTIONS.keys()
@@ -1034,10 +1044,12 @@ def _parse_training(training: object, source: str) -> dict[str, int]:
             f"unexpected training key(s) {shown}; known: {', '.join(sorted(TRAINING_OPTIONS))}",
         )
     for key, value in training.items():
-        if not _is_int(value) or value < 1:
+        least = TRAINING_OPTIONS[key]
+        if not _is_int(value) or value < least:
             _fail(
                 source,
-                f"training[{json.dumps(key)}] must be a positive integer, got {_show(value)}",
+                f"training[{json.dumps(key)}] must be an integer of at least {least}, "
+                f"got {_show(value)}",
             )
     return dict(training)
 

@@ -21,7 +21,13 @@ import stat
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, BinaryIO
 
-from bpetite.core._errors import NotARegularFileError, OutputExistsError
+from bpetite.core._errors import (
+    NotARegularFileError,
+    OutputDirectoryMissingError,
+    OutputExistsError,
+    OutputIsADirectoryError,
+    OutputParentNotADirectoryError,
+)
 
 if TYPE_CHECKING:
     # pathlib (with urllib.parse and ipaddress) is imported by the functions that make a
@@ -33,10 +39,11 @@ def write_atomically(path: str | os.PathLike[str], data: bytes, *, overwrite: bo
     """Write `data` to `path` atomically and durably.
 
     Raises OutputExistsError (a FileExistsError) when `path` exists and `overwrite` is
-    false (also when the file appears while we write), FileNotFoundError or
-    NotADirectoryError for a bad parent, IsADirectoryError when `path` is a directory
-    or ends in a separator, NotARegularFileError for a FIFO, a device, a socket or a
-    link to nothing; all before writing anything. A symbolic link to a regular file is
+    false (also when the file appears while we write), OutputDirectoryMissingError (a
+    FileNotFoundError) or OutputParentNotADirectoryError (a NotADirectoryError) for a
+    bad parent, OutputIsADirectoryError (an IsADirectoryError) when `path` is a
+    directory or ends in a separator, NotARegularFileError for a FIFO, a device, a
+    socket or a link to nothing; all before writing anything. A symbolic link to a regular file is
     written through (with `overwrite`).
     """
     with atomic_writer(path, overwrite=overwrite) as handle:
@@ -108,13 +115,11 @@ def check_destination(destination: Path, *, overwrite: bool) -> Path:
     """
     parent = destination.parent
     if not parent.exists():
-        raise FileNotFoundError(
-            f"cannot write '{destination}': directory '{parent}' does not exist"
-        )
+        raise OutputDirectoryMissingError(destination, f"directory '{parent}' does not exist")
     if not parent.is_dir():
-        raise NotADirectoryError(f"cannot write '{destination}': '{parent}' is not a directory")
+        raise OutputParentNotADirectoryError(destination, f"'{parent}' is not a directory")
     if destination.is_dir():
-        raise IsADirectoryError(f"cannot write '{destination}': it is a directory")
+        raise OutputIsADirectoryError(destination, "it is a directory")
     try:
         mode = destination.lstat().st_mode
     except FileNotFoundError:
@@ -142,14 +147,17 @@ def check_destination(destination: Path, *, overwrite: bool) -> Path:
 
 
 def _as_path(path: str | os.PathLike[str]) -> Path:
-    """`path` as a Path; one ending in a separator names a directory, as ``open`` says."""
+    """`path` as a Path; one ending in a separator names a directory, as ``open`` says.
+
+    A str or a path object; bytes, which pathlib does not take, are refused by name.
+    """
     from pathlib import Path
 
-    text = os.fspath(path)
+    text = os.fspath(path) if isinstance(path, os.PathLike) else path
+    if not isinstance(text, str):
+        raise TypeError(f"path must be a str or os.PathLike, got {type(text).__name__}")
     if text.endswith(os.sep) or (os.altsep is not None and text.endswith(os.altsep)):
-        raise IsADirectoryError(
-            errno.EISDIR, "it ends in a separator, so it names a directory", text
-        )
+        raise OutputIsADirectoryError(text, "it ends in a separator, so it names a directory")
     return Path(text)
 
 

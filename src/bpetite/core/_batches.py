@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final, TypeVar
 
-from bpetite.core._errors import ParameterError
+from bpetite.core._errors import BpetiteError, ParameterError
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
@@ -57,13 +57,33 @@ def checked_threads(num_threads: object) -> int:
 def map_in_threads(
     function: Callable[[_Item], _Result], items: Sequence[_Item], threads: int
 ) -> list[_Result]:
-    """``[function(item) for item in items]``; the first failing item's error is raised.
+    """``[function(item) for item in items]``; the first failing item's error is raised,
+    its message starting with the item's index (``item 1: unknown token id ...``).
 
     On up to `threads` threads where they run at once (:data:`THREADS_RUN_AT_ONCE`).
     """
-    if threads == 1 or len(items) < 2 or not THREADS_RUN_AT_ONCE:
-        return [function(item) for item in items]
-    from concurrent.futures import ThreadPoolExecutor  # only here: `import bpetite` stays light
+    results: list[_Result] = []
+    try:
+        if threads == 1 or len(items) < 2 or not THREADS_RUN_AT_ONCE:
+            for item in items:
+                results.append(function(item))
+            return results
+        # Only here: `import bpetite` stays light.
+        from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(min(threads, len(items))) as pool:
-        return list(pool.map(function, items))
+        with ThreadPoolExecutor(min(threads, len(items))) as pool:
+            # In order: the first error met is the first failing item's.
+            for result in pool.map(function, items):
+                results.append(result)
+    except (BpetiteError, TypeError, UnicodeError) as error:
+        _name_item(error, len(results))
+        raise
+    return results
+
+
+def _name_item(error: Exception, index: int) -> None:
+    """Start `error`'s message with ``item <index>: ``, its type and traceback kept."""
+    if isinstance(error, (UnicodeDecodeError, UnicodeEncodeError)):
+        error.reason = f"item {index}: {error.reason}"
+    elif len(error.args) == 1 and isinstance(error.args[0], str):
+        error.args = (f"item {index}: {error.args[0]}",)

@@ -666,8 +666,11 @@ class ChunkCache(_BoundedCache[Sequence[int]]):
         self._refill()
 
     def _refill(self) -> None:
-        # zip(values) makes the 1-tuples in C, with no Python step per entry.
-        self.update(zip(self.permanent, zip(self.permanent.values()), strict=True))
+        # zip(values) makes the 1-tuples in C, with no Python step per entry. From a
+        # copy (one call in C): where threads run at once, another may add to
+        # `permanent` meanwhile, and iterating it would then fail.
+        permanent = self.permanent.copy()
+        self.update(zip(permanent, zip(permanent.values()), strict=True))
 
     def __missing__(self, chunk: str) -> Sequence[int]:
         ids = self.encode_new(chunk)

@@ -55,6 +55,11 @@ class NotATokenError(BpetiteError, KeyError):
     """Bytes or text that are not exactly one token (``encode_single_token``)."""
 
 
+class UnknownModelError(BpetiteError, KeyError):
+    """A model name no built-in vocabulary is known for (``encoding_for_model``): a
+    ``KeyError``, as tiktoken raises."""
+
+
 class NotARegularFileError(BpetiteError, OSError):
     """A destination is something other than a regular file (a FIFO, a device, a socket,
     a link to nothing): publishing there would replace that node, so it is refused.
@@ -68,6 +73,41 @@ class NotARegularFileError(BpetiteError, OSError):
 
     def __str__(self) -> str:
         return f"cannot write '{self.filename}': {self.strerror}"
+
+
+class _RefusedOutput(BpetiteError, OSError):
+    """A destination refused before anything is written. `filename` is the path as
+    given and `strerror` says what is wrong there, as for :class:`NotARegularFileError`."""
+
+    #: The errno of the builtin OSError subclass each refusal also is.
+    code = errno.EINVAL
+
+    def __init__(self, path: str | os.PathLike[str], problem: str) -> None:
+        super().__init__(self.code, problem, path)
+
+    def __str__(self) -> str:
+        return f"cannot write '{self.filename}': {self.strerror}"
+
+    def __reduce__(self) -> tuple[type[_RefusedOutput], tuple[object, object]]:
+        return (type(self), (self.filename, self.strerror))
+
+
+class OutputIsADirectoryError(_RefusedOutput, IsADirectoryError):
+    """A destination is a directory, or a path ending in a separator (which names one)."""
+
+    code = errno.EISDIR
+
+
+class OutputDirectoryMissingError(_RefusedOutput, FileNotFoundError):
+    """A destination's directory does not exist (bpetite creates no directories)."""
+
+    code = errno.ENOENT
+
+
+class OutputParentNotADirectoryError(_RefusedOutput, NotADirectoryError):
+    """A destination's parent exists but is not a directory (a file)."""
+
+    code = errno.ENOTDIR
 
 
 class InvalidUtf8Error(BpetiteError, ValueError):
@@ -120,9 +160,13 @@ for _error in (
     UnknownTokenError,
     TokenIdTypeError,
     NotATokenError,
+    UnknownModelError,
     InvalidUtf8Error,
     InteropError,
     OutputExistsError,
+    OutputIsADirectoryError,
+    OutputDirectoryMissingError,
+    OutputParentNotADirectoryError,
     NotARegularFileError,
     WorkerError,
     PatternError,

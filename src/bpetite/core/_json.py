@@ -19,7 +19,7 @@ import re
 import stat
 from typing import Any, Final, NoReturn
 
-from bpetite.core._errors import ArtifactError, BpetiteError, shown
+from bpetite.core._errors import ArtifactError, BpetiteError, ParameterError, shown
 
 #: The deepest nesting accepted: bpetite's own documents are at most 3 levels deep and a
 #: ``tokenizer.json`` about 6; the bound keeps ``json`` far from the interpreter's stack.
@@ -55,6 +55,7 @@ def read_limited(
     """
     from pathlib import Path  # here: `import bpetite` need not load pathlib
 
+    check_max_bytes(max_bytes)
     source = os.fspath(path)
     with Path(path).open("rb") as file:
         info = os.fstat(file.fileno())
@@ -73,6 +74,16 @@ def read_limited(
     if size > max_bytes:
         too_big(error, source, what, None, max_bytes)
     return b"".join(blocks)
+
+
+def check_max_bytes(max_bytes: object) -> int:
+    """`max_bytes` if it is an int of at least 0: TypeError for another type (a bool
+    included), ParameterError for a negative one, each naming the keyword."""
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
+        raise TypeError(f"max_bytes must be an int, got {max_bytes!r}")
+    if max_bytes < 0:
+        raise ParameterError(f"max_bytes must be at least 0, got {max_bytes}")
+    return max_bytes
 
 
 def too_big(

@@ -24,7 +24,8 @@ from types import MappingProxyType
 from typing import Final
 
 from bpetite.core._constants import BASE_VOCAB_SIZE, BYTE_TOKENS, MAX_TOKEN_ID
-from bpetite.core._errors import ParameterError
+from bpetite.core._decoder import checked_id
+from bpetite.core._errors import ParameterError, TokenIdTypeError
 from bpetite.core._ids import index_table, mergeable_ids, skipped_ids, to_ids
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._pretokenizer import require_utf8
@@ -119,9 +120,11 @@ def misplaced_id(merges: Sequence[Merge]) -> tuple[int, int] | None:
 def check_merges(merges: Sequence[Merge]) -> Merges:
     """Return `merges` as :class:`Merges`, or raise ParameterError naming the first bad one.
 
-    Each merge must be a pair (tuple or list) of ints that :func:`misplaced_id`
-    accepts. Exact tuples and lists of two ints are checked with whole-list passes;
-    anything else is walked in rank order, which names the first bad entry.
+    Each merge must be a pair (tuple or list) of integers that :func:`misplaced_id`
+    accepts; an integer of another type (numpy's) is taken by its ``__index__``, as
+    decode takes ids, and made an int. Exact tuples and lists of two ints are checked
+    with whole-list passes; anything else is walked in rank order, which names the
+    first bad entry.
     """
     if isinstance(merges, Merges):
         return merges
@@ -132,15 +135,16 @@ def check_merges(merges: Sequence[Merge]) -> Merges:
     pairs = _int_pairs(merges)
     if pairs is not None and misplaced_id(pairs) is None:
         return Merges(pairs)
+    checked = []
     for rank, merge in enumerate(merges):
         new_id = BASE_VOCAB_SIZE + rank
-        if not (isinstance(merge, (tuple, list)) and len(merge) == 2) or not all(
-            type(part) is int and 0 <= part < new_id for part in merge
-        ):
+        pair = _id_pair(merge)
+        if pair is None or not all(0 <= part < new_id for part in pair):
             raise ParameterError(
                 f"merges[{rank}] must be two token ids below {new_id}, got {merge!r}"
             )
-    return Merges((merge[0], merge[1]) for merge in merges)  # tuple subclasses, for one
+        checked.append(pair)
+    return Merges(checked)
 
 
 def check_ids(merges: Sequence[Merge], skipped: Sequence[int]) -> tuple[list[Merge], list[Merge]]:
@@ -158,20 +162,33 @@ def check_ids(merges: Sequence[Merge], skipped: Sequence[int]) -> tuple[list[Mer
         if (not in_indices or min(map(min, in_indices)) >= 0) and misplaced_id(in_indices) is None:
             return pairs, in_indices
     ids = mergeable_ids(count, skipped)
+    checked = []
     for rank, merge in enumerate(merges):
         new_id = ids[BASE_VOCAB_SIZE + rank]
-        if not (isinstance(merge, (tuple, list)) and len(merge) == 2) or not all(
-            type(part) is int and 0 <= part < new_id for part in merge
-        ):
+        pair = _id_pair(merge)
+        if pair is None or not all(0 <= part < new_id for part in pair):
             raise ParameterError(
                 f"merges[{rank}] must be two token ids below {new_id}, got {merge!r}"
             )
-        if -1 in (table[merge[0]], table[merge[1]]):
+        if -1 in (table[pair[0]], table[pair[1]]):
             raise ParameterError(
                 f"merges[{rank}] is {merge!r}, but a merge joins mergeable tokens and a "
                 "special token holds one of those ids"
             )
-    raise AssertionError("unreachable: the whole-list checks found a bad merge")  # pragma: no cover
+        checked.append(pair)
+    # Every merge valid, some of integers of other types (numpy's), now ints.
+    return checked, indexed(checked, table)
+
+
+def _id_pair(merge: object) -> Merge | None:
+    """`merge` as a pair of ints, integers of any type by their ``__index__`` (not a
+    bool), as decode takes ids; None if it is not a tuple or list of two integers."""
+    if not (isinstance(merge, (tuple, list)) and len(merge) == 2):
+        return None
+    try:
+        return checked_id(merge[0]), checked_id(merge[1])
+    except TokenIdTypeError:
+        return None
 
 
 def _int_pairs(merges: Sequence[Merge]) -> list[Merge] | None:

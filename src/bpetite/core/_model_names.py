@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Final
 
 from bpetite.core._builtin import get_encoding
+from bpetite.core._errors import UnknownModelError
 from bpetite.core._tokenizer import Tokenizer
 
 #: Model name -> the name of its built-in vocabulary.
@@ -106,8 +107,8 @@ MODEL_PREFIX_TO_ENCODING: Final[Mapping[str, str]] = MappingProxyType(
 def encoding_name_for_model(model_name: str) -> str:
     """The name of the built-in vocabulary `model_name` uses (tiktoken's function).
 
-    An exact name first, then the first prefix it starts with; KeyError, with tiktoken's
-    advice, for a name neither knows.
+    An exact name first, then the first prefix it starts with; UnknownModelError (a
+    KeyError, as tiktoken raises), with tiktoken's advice, for a name neither knows.
 
     >>> encoding_name_for_model("gpt-4o-2024-05-13"), encoding_name_for_model("gpt-oss-20b")
     ('o200k_base', 'o200k_harmony')
@@ -120,7 +121,7 @@ def encoding_name_for_model(model_name: str) -> str:
     for prefix, encoding_name in MODEL_PREFIX_TO_ENCODING.items():
         if model_name.startswith(prefix):
             return encoding_name
-    raise KeyError(
+    raise UnknownModelError(
         f"Could not automatically map {model_name} to a tokeniser. Please use "
         "`bpetite.get_encoding` to explicitly get the tokeniser you expect."
     )

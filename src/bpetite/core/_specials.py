@@ -63,8 +63,12 @@ class SpecialTokens:
         a name that is not a special token of this tokenizer is ignored (no text can
         become its id). ``disallowed_special="all"`` is every special token not
         allowed; a collection is taken as given, so a text it names raises wherever it
-        occurs, even if it is also allowed or is no special token at all.
+        occurs, even if it is also allowed or is no special token at all. As in
+        tiktoken, ``disallowed=None`` checks nothing (it is ``()``), and
+        ``allowed=None`` is a TypeError.
         """
+        if disallowed is None:
+            disallowed = ()
         if allowed == "all" and (disallowed == "all" or disallowed == ()):
             # The default policy, on every encode call: no sets to build or check.
             return self._all, _NONE
@@ -80,7 +84,12 @@ class SpecialTokens:
             raise TypeError(
                 f"{keyword} must be 'all' or a collection of special tokens, got {policy!r}"
             )
-        names = frozenset(policy)
+        try:
+            names = frozenset(policy)
+        except TypeError:  # None, a number: not a collection
+            raise TypeError(
+                f"{keyword} must be 'all' or a collection of special tokens, got {policy!r}"
+            ) from None
         for name in names:
             if not isinstance(name, str):
                 raise TypeError(f"{keyword} must hold texts (str), got {name!r}")

@@ -144,6 +144,8 @@ def edit_specials(
         raise TypeError(f"drop must be a collection of texts, not one string: write [{drop!r}]")
     table = dict(specials)
     for text in drop:
+        if text in specials and text not in table:
+            raise ParameterError(f"drop names {text!r} twice")
         if text not in table:
             raise ParameterError(
                 f"cannot drop {text!r}: it is not a special token of this tokenizer "

@@ -179,7 +179,7 @@ class Tokenizer:
         self._vocab: dict[int, bytes] = dict(zip(model.mergeable_ids, vocab, strict=True))
         self._vocab.update(model.special_bytes())
         self._vocab_view: Mapping[int, bytes] = MappingProxyType(self._vocab)
-        self._token_ids: dict[bytes, int] = {}
+        self._token_ids: dict[bytes, int] | None = None  # made on first use: _mergeable_ids
         # For the encoder, built on first use (see __getattr__). A tuple, which the
         # collector stops scanning after its first pass; a list it would scan at each.
         self._tokens = tuple(vocab)
@@ -561,7 +561,8 @@ class Tokenizer:
         special token not allowed, so ``allowed_special=set()`` alone raises on a
         special token's text, as tiktoken does; a text named in a
         ``disallowed_special`` collection raises even if it is also allowed; a name that
-        is no special token is ignored in ``allowed_special``.
+        is no special token is ignored in ``allowed_special``; ``disallowed_special=None``
+        checks nothing, as ``()`` does.
 
         A ``str`` holding a lone surrogate is not valid text and raises
         UnicodeEncodeError (``errors="strict"``); ``errors="replace"`` repairs it as
@@ -950,6 +951,7 @@ class Tokenizer:
     @overload
     def apply_chat_template(
         self,
+        /,
         messages: Sequence[Mapping[str, Any]],
         *,
         chat_template: str | None = None,
@@ -961,6 +963,7 @@ class Tokenizer:
     @overload
     def apply_chat_template(
         self,
+        /,
         messages: Sequence[Mapping[str, Any]],
         *,
         chat_template: str | None = None,
@@ -972,6 +975,7 @@ class Tokenizer:
     @overload
     def apply_chat_template(
         self,
+        /,
         messages: Sequence[Mapping[str, Any]],
         *,
         chat_template: str | None = None,
@@ -982,6 +986,7 @@ class Tokenizer:
 
     def apply_chat_template(
         self,
+        /,
         messages: Sequence[Mapping[str, Any]],
         *,
         chat_template: str | None = None,
@@ -1064,13 +1069,21 @@ class Tokenizer:
         return StreamDecoder(self._vocab_view, errors)
 
     def _mergeable_ids(self) -> dict[bytes, int]:
-        """Bytes to the first mergeable id that has them, made on first use."""
-        if not self._token_ids:
+        """Bytes to the first mergeable id that has them, made on first use.
+
+        Built whole, then published by one assignment: threads sharing the tokenizer
+        (get_encoding's) see no table or a complete one, never one being filled; two
+        that arrive together each build the same table.
+        """
+        found = self._token_ids
+        if found is None:
             specials = set(self._special_ids.values())
+            found = {}
             for token_id, token_bytes in self._vocab.items():
                 if token_id not in specials:
-                    self._token_ids.setdefault(token_bytes, token_id)
-        return self._token_ids
+                    found.setdefault(token_bytes, token_id)
+            self._token_ids = found
+        return found
 
     # ------------------------------------------------------------------ batches
     # tiktoken's and Hugging Face's names for many texts at once (core/_batches.py):
@@ -1255,7 +1268,11 @@ class Tokenizer:
         return self._hash
 
     def __len__(self) -> int:
-        """``n_vocab``: one past the largest id, as tiktoken and Hugging Face count."""
+        """``n_vocab``: one past the largest id, special tokens included (tiktoken's count).
+
+        Hugging Face's ``len`` counts the tokens instead, fewer where some ids hold no
+        token: ``cl100k_base`` has 100,261 tokens and an ``n_vocab`` of 100,277.
+        """
         return self.n_vocab
 
     # ----------------------------------------------- tiktoken's names for the same things
