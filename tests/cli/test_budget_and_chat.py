@@ -132,8 +132,11 @@ def test_chunk_refuses_an_overlap_as_large_as_the_budget(
     result = run(
         capsys, "chunk", "--model", model, "--text", "abc", "--max-tokens", "2", "--overlap", "2"
     )
-    assert result.code == 1 and result.out == ""
-    assert result.err == "bpetite: error: --overlap (2) must be less than --max-tokens (2)\n"
+    assert result.code == 2 and result.out == ""  # a usage error, with the usage line
+    assert result.err.startswith("usage: bpetite chunk")
+    assert result.err.endswith(
+        "\nbpetite chunk: error: --overlap (2) must be less than --max-tokens (2)\n"
+    )
     usage = run(capsys, "chunk", "--model", model, "--text", "abc", "--max-tokens", "0")
     assert usage.code == 2
 

@@ -137,14 +137,14 @@ def test_chunk_names_max_tokens_as_the_option(
     [
         (
             "<|pad|>=-1",
-            "--add '<|pad|>=-1': the id after the last '=' must be 0 or more, in digits alone, "
-            "got -1; a text that itself ends in '=-1' takes its id after it: "
+            "--add '<|pad|>=-1': the id after the last '=' must be 0 or more, in digits 0-9 "
+            "alone, got -1; a text that itself ends in '=-1' takes its id after it: "
             "--add '<|pad|>=-1=ID'",
         ),
         (
             "<|pad|>=+7",
-            "--add '<|pad|>=+7': the id after the last '=' must be 0 or more, in digits alone, "
-            "got +7",
+            "--add '<|pad|>=+7': the id after the last '=' must be 0 or more, in digits 0-9 "
+            "alone, got +7",
         ),
         ("=500", "--add '=500' has no text before the '=': give TEXT=ID"),
         ("=-1", "--add '=-1' has no text before the '='"),

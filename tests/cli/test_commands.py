@@ -340,7 +340,7 @@ def test_train_vocab_size_below_256_is_a_runtime_error(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, corpus_file: Path
 ) -> None:
     result = run(capsys, *train_argv(corpus_file, 255, tmp_path / "o.json"))
-    assert_one_line_failure(result, "vocab_size must be at least 256", "got 255")
+    assert_one_line_failure(result, "--vocab-size must be at least 256", "got 255")
 
 
 @pytest.mark.parametrize("value", ["abc", "512.0", "1e3", ""])

@@ -168,7 +168,7 @@ def test_stream_replace_never_fails_and_refuses_output(
     result = run(capsys, "decode", "--model", str(model), "--stream", "--errors", "replace")
     assert (result.code, result.out) == (0, b"h\xc3A\xe2".decode("utf-8", errors="replace"))
     refused = run(capsys, "decode", "--model", str(model), "--stream", "--output", "x.txt")
-    assert refused.code == 1 and "drop --output" in refused.err
+    assert refused.code == 2 and "drop --output" in refused.err
 
 
 def test_stream_writes_each_line_before_the_next_arrives(model: Path, tokenizer: Tokenizer) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -407,3 +408,114 @@ def test_custom_patterns_without_such_constructs_export_with_the_peers_ids(patte
         special_tokens=dict(export.special_tokens), explicit_n_vocab=export.n_vocab,
     )  # fmt: skip
     assert encoding.encode(text, allowed_special="all") == tokenizer.encode(text)
+
+
+def test_a_posix_class_splits_differently_in_the_peers_and_is_refused() -> None:
+    """tiktoken's engine reads ``[[:alpha:]]`` as ASCII letters, bpetite's ``regex`` as
+    Unicode's (the Kelvin sign K is one); Oniguruma reads ``[[:digit:]]`` as every decimal
+    digit, ``regex`` as 0-9."""
+    pattern = r"[[:alpha:]]+|[\s\S]"
+    kelvin = "\u212a\u212a"
+    tokenizer = Tokenizer.train(f"{kelvin} hello " * 30, 270, pattern=pattern)
+    encoding = tiktoken.Encoding(
+        "posix", pat_str=pattern, mergeable_ranks=_tiktoken_ranks(tokenizer),
+        special_tokens=dict(tokenizer.special_tokens),
+    )  # fmt: skip
+    assert encoding.encode(kelvin) != tokenizer.encode(kelvin)  # the peer differs
+    digits = r"[[:digit:]]+|[\s\S]"
+    assert _hf_pieces(digits, "\u0661\u0662") != regex.findall(digits, "\u0661\u0662")
+    for export in (export_hf, export_tiktoken):
+        with pytest.raises(InteropError, match=r"holds the POSIX class \[:alpha:\]"):
+            export(tokenizer)
+
+
+# ------------------------------------------- a special token with a mergeable token's bytes
+
+
+@pytest.mark.parametrize("special", [" hello", "hello"])
+def test_a_special_token_with_a_mergeable_tokens_bytes_exports_with_the_peers_ids(
+    special: str,
+) -> None:
+    """Both peers match special texts before merging, so a special token may have the
+    bytes of a mergeable token; only spelling it like one in tokenizer.json's byte
+    alphabet (``hello``, not `` hello``, which is ``Ġhello`` there) is refused."""
+    base = Tokenizer.train("hello world abcd " * 50, 280, special_tokens=[END])
+    assert special.encode() in base.vocab.values()
+    tokenizer = base.with_special_tokens([special])
+    texts = [" hello world hello", "hello", "  hello", f"say hello{END}", "hellohello"]
+    export = export_tiktoken(tokenizer)
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in map(str.split, export.ranks.splitlines())
+    }
+    encoding = tiktoken.Encoding(
+        "shared", pat_str=export.pattern, mergeable_ranks=ranks,
+        special_tokens=dict(export.special_tokens), explicit_n_vocab=export.n_vocab,
+    )  # fmt: skip
+    for text in texts:
+        assert encoding.encode(text, allowed_special="all") == tokenizer.encode(text), text
+    if special == "hello":
+        with pytest.raises(InteropError, match="is spelled like the mergeable token"):
+            export_hf(tokenizer)
+        return
+    hf = tokenizers.Tokenizer.from_str(export_hf(tokenizer))
+    for text in texts:
+        assert hf.encode(text).ids == tokenizer.encode(text), text
+
+
+def test_two_mergeable_tokens_with_the_same_bytes_are_still_refused() -> None:
+    base = Tokenizer.train("ab ab ab", 258, special_tokens=())
+    (left, right), _ = base.merges  # "a"+"b", then " "+"ab"
+    twice = Tokenizer([*base.merges, (left, right)], special_tokens={})
+    for export in (export_hf, export_tiktoken):
+        with pytest.raises(InteropError, match=r"tokens 256 and 258 have the same bytes"):
+            export(twice)
+
+
+# ------------------------------- an added token of a tokenizer.json that is also mergeable
+
+
+@pytest.fixture(scope="module")
+def trained_by_tokenizers() -> Callable[[], tokenizers.Tokenizer]:
+    """A fresh ByteLevel BPE trained by ``tokenizers`` itself, the way the audit made it."""
+
+    def train() -> tokenizers.Tokenizer:
+        made = tokenizers.Tokenizer(tokenizers.models.BPE())
+        made.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+        made.decoder = tokenizers.decoders.ByteLevel()
+        trainer = tokenizers.trainers.BpeTrainer(
+            vocab_size=300,
+            special_tokens=[END],
+            initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        )
+        made.train_from_iterator([CORPUS], trainer)
+        return made
+
+    return train
+
+
+@pytest.mark.parametrize(
+    ("added", "made_by"), [("Ġthe", r"the merge \S+ \S+ makes it"), ("e", "byte 0x65")]
+)
+def test_an_added_token_that_is_also_mergeable_is_refused_naming_it(
+    trained_by_tokenizers: Callable[[], tokenizers.Tokenizer],
+    added: str,
+    made_by: str,
+    tmp_path: Path,
+) -> None:
+    """tokenizers gives such an added token the vocabulary entry's id: one id both a
+    mergeable and a special token, which bpetite cannot have."""
+    peer = trained_by_tokenizers()
+    mergeable = peer.token_to_id(added)
+    assert mergeable is not None
+    peer.add_special_tokens([added])
+    assert peer.token_to_id(added) == mergeable  # the peer made the mergeable token special
+    path = tmp_path / "tokenizer.json"
+    peer.save(str(path))
+    message = (
+        rf'the added token "{added}" \(id {mergeable}\) is also a mergeable token '
+        rf"\(.*{made_by}.*\); bpetite gives a special token an id of its own"
+    )
+    with pytest.raises(InteropError, match=message):
+        import_vocabulary([path])

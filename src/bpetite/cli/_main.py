@@ -59,7 +59,9 @@ class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
         import bpetite
 
-        sys.stdout.write(f"bpetite {bpetite.__version__}\n")  # where argparse's own goes
+        # Where argparse's --help goes: stdout, or stderr when stdout is closed; a reader
+        # that went away (`bpetite --version | head -c 0`) gets nothing, and no traceback.
+        write_stderr(f"bpetite {bpetite.__version__}\n", sys.stdout or sys.stderr)
         parser.exit()
 
 

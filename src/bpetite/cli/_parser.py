@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from bpetite._internal import BASE_VOCAB_SIZE, shown
@@ -27,9 +27,17 @@ _INTEGER: Final = re.compile(r"[+-]?[0-9]+")
 #: Where :class:`_Once` keeps the options given while one command line is parsed.
 _GIVEN: Final = "_options_given"
 
+#: A check of a command's parsed options: the usage error they make together, or None.
+UsageCheck = Callable[[argparse.Namespace], "str | None"]
+
 
 class Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors stay one bounded line, however long the value."""
+    """An ArgumentParser whose usage errors stay one bounded line, however long the value,
+    and that runs its :func:`add_usage_check` checks on the options it parsed."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.usage_checks: list[UsageCheck] = []
 
     def error(self, message: str) -> NoReturn:
         super().error(shown(" ".join(message.splitlines()), ERROR_LINE_CHARS))
@@ -39,7 +47,19 @@ class Parser(argparse.ArgumentParser):
     ) -> tuple[argparse.Namespace, list[str]]:
         parsed, extras = super().parse_known_args(args, namespace)
         vars(parsed).pop(_GIVEN, None)  # _Once's bookkeeping is no option
+        for check in self.usage_checks:
+            problem = check(parsed)
+            if problem is not None:
+                self.error(problem)
         return parsed, extras
+
+
+def add_usage_check(parser: argparse.ArgumentParser, check: UsageCheck) -> None:
+    """Report what `check` returns for `parser`'s options as a usage error (exit 2, with
+    the usage line), before the command runs: for options each valid but not together."""
+    if not isinstance(parser, Parser):
+        raise TypeError("usage checks need a bpetite.cli._parser.Parser")
+    parser.usage_checks.append(check)
 
 
 class _Once(argparse.Action):
@@ -68,9 +88,18 @@ def refuse_repeats(parser: argparse.ArgumentParser) -> None:
 
 
 def add_command(
-    subparsers: Subparsers, name: str, *, summary: str, description: str, examples: Sequence[str]
+    subparsers: Subparsers,
+    name: str,
+    *,
+    summary: str,
+    description: str,
+    examples: Sequence[str],
+    usage: str | None = None,
 ) -> argparse.ArgumentParser:
-    """Add a subcommand parser whose --help ends with worked examples."""
+    """Add a subcommand parser whose --help ends with worked examples.
+
+    `usage` replaces the usage line argparse makes, for options it cannot show apart.
+    """
     # Raw formatting keeps each example on one line, so the description is wrapped here.
     epilog = "examples:\n" + "\n".join(f"  {example}" for example in examples)
     parser: argparse.ArgumentParser = subparsers.add_parser(
@@ -78,6 +107,7 @@ def add_command(
         help=summary,
         description=textwrap.fill(description, width=_HELP_WIDTH),
         epilog=epilog,
+        usage=usage,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     refuse_repeats(parser)  # --input a --input b: which did the user mean?
@@ -120,6 +150,6 @@ def check_vocab_size(size: int) -> int:
     """Return `size` if training can reach it; otherwise a CliError, before any work."""
     if size < BASE_VOCAB_SIZE:
         raise CliError(
-            f"vocab_size must be at least {BASE_VOCAB_SIZE} (one token per byte), got {size}"
+            f"--vocab-size must be at least {BASE_VOCAB_SIZE} (one token per byte), got {size}"
         )
     return size

@@ -13,6 +13,7 @@ being approximated.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
@@ -101,9 +102,14 @@ def _mapped(table: dict[int, int], ids: Iterable[int], whose: str) -> list[int]:
 
 
 def check_distinct_bytes(tokenizer: Tokenizer, target: str) -> None:
-    """Refuse two tokens with the same bytes: `target` maps bytes (or their text) to one id."""
+    """Refuse two mergeable tokens with the same bytes: `target` maps the bytes (or their
+    text) of a mergeable token to one id. A special token is kept apart from them, matched
+    by its text before any merging, so it may have a mergeable token's bytes
+    (``specials --add hello`` on GPT-2); the peers then give bpetite's ids."""
     seen: dict[bytes, int] = {}
-    for token_id, token in tokenizer.vocab.items():
+    vocab = tokenizer.vocab
+    for token_id in mergeable_ids(tokenizer):
+        token = vocab[token_id]
         first = seen.setdefault(token, token_id)
         if first != token_id:
             raise InteropError(
@@ -198,6 +204,12 @@ _GIVEN_SPECIALS: Final = "the special_tokens given (bpetite import --special-tok
 _SAME_FLAGS: Final = {"tokenizer.json": frozenset("i"), ".tiktoken": frozenset("imsx")}
 
 
+#: A POSIX class inside a character class, ``[:alpha:]`` in ``[[:alpha:]]``: tiktoken's
+#: engine reads it as ASCII, bpetite's ``regex`` and Oniguruma each by its own Unicode
+#: definition (``[:digit:]`` is 0-9 to ``regex``, every decimal digit to Oniguruma).
+_POSIX_CLASS: Final = re.compile(r"\[:\^?[A-Za-z]+:\]")
+
+
 def refuse_unportable_pattern(tokenizer: Tokenizer, target: PeerFormat) -> None:
     r"""Refuse a custom pattern holding a construct the peer's regex engine reads otherwise.
 
@@ -205,9 +217,10 @@ def refuse_unportable_pattern(tokenizer: Tokenizer, target: PeerFormat) -> None:
     and run by the peer's own engine. This refuses what is known to differ or to fail
     there: inline flags the engine lacks or reads otherwise (``(?s)``), ``$`` (here it
     also matches before a final newline; in Oniguruma before every newline, in Rust only
-    at the end), ``^`` in Oniguruma (the start of every line), ``\Z``, and ``\X``, which
-    tiktoken's engine does not have. A pattern without them can still split some text
-    differently (docs/interop.md says what is and is not guaranteed).
+    at the end), ``^`` in Oniguruma (the start of every line), ``\Z``, a POSIX class
+    (``[[:alpha:]]``), and ``\X``, which tiktoken's engine does not have. A pattern
+    without them can still split some text differently (docs/interop.md says what is
+    and is not guaranteed).
     """
     if tokenizer.pattern_name != "custom":
         return
@@ -235,6 +248,12 @@ def _first_unportable(pattern: str, target: PeerFormat) -> str | None:
             index += 2
             continue
         if in_class:
+            posix = _POSIX_CLASS.match(pattern, index)
+            if posix is not None:
+                return (
+                    f"the POSIX class {posix.group()} (ASCII only to tiktoken's regex engine; "
+                    "Unicode, with other members, to bpetite's and to Oniguruma)"
+                )
             in_class = char != "]"
         elif char == "[":
             in_class = True

@@ -106,6 +106,22 @@ def import_tables(
                     f"{json.dumps(token, ensure_ascii=False)}"
                 )
     by_bytes: dict[bytes, int] = {}
+    #: Added tokens spelled in the byte alphabet: a byte or a merge that makes one of
+    #: them is a mergeable token the file also makes special.
+    added_by_bytes: dict[bytes, str] = {}
+    for content in added_tokens:
+        data = from_alphabet(content)
+        if data is not None:
+            added_by_bytes[data] = content
+
+    def refuse_added(data: bytes, made_by: str) -> InteropError:
+        content = added_by_bytes[data]
+        return InteropError(
+            f"{source}: the added token {json.dumps(content, ensure_ascii=False)} (id "
+            f"{added_tokens[content]}) is also a mergeable token ({made_by}); bpetite gives "
+            "a special token an id of its own, so it cannot make a mergeable token special"
+        )
+
     for token, token_id in vocab.items():
         if token in added_tokens:
             continue
@@ -121,6 +137,8 @@ def import_tables(
     byte_ids = []
     for byte in range(BASE_VOCAB_SIZE):
         byte_id = by_bytes.get(bytes((byte,)))
+        if byte_id is None and bytes((byte,)) in added_by_bytes:
+            raise refuse_added(bytes((byte,)), f"the entry for byte 0x{byte:02x}")
         if byte_id is None:
             raise InteropError(
                 f"{source}: the vocabulary has no entry for byte 0x{byte:02x} (written "
@@ -138,6 +156,8 @@ def import_tables(
             )
         made = halves[0] + halves[1]
         made_id = by_bytes.get(made)
+        if made_id is None and made in added_by_bytes:
+            raise refuse_added(made, f"{merge_at(rank)}: the merge {left} {right} makes it")
         if made_id is None:
             raise InteropError(
                 f"{merge_at(rank)}: the merge {left} {right} makes {spell(made)}, which "

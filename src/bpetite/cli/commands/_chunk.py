@@ -23,7 +23,7 @@ from bpetite.cli._files import (
     result_output,
 )
 from bpetite.cli._output import note
-from bpetite.cli._parser import add_command, non_negative_int, positive_int
+from bpetite.cli._parser import add_command, add_usage_check, non_negative_int, positive_int
 from bpetite.errors import DisallowedSpecialError, ParameterError
 
 if TYPE_CHECKING:
@@ -61,15 +61,18 @@ def register(subparsers: Subparsers) -> None:
         help="tokens a piece may share with the one before (less than N; default 0)",
     )
     add_result_output_arguments(parser, "the pieces")
+    add_usage_check(parser, _check_overlap)
     parser.set_defaults(handler=run)
+
+
+def _check_overlap(args: argparse.Namespace) -> str | None:
+    if args.overlap < args.max_tokens:
+        return None
+    return f"--overlap ({args.overlap}) must be less than --max-tokens ({args.max_tokens})"
 
 
 def run(args: argparse.Namespace) -> int:
     check_result_output(args)
-    if args.overlap >= args.max_tokens:
-        raise CliError(
-            f"--overlap ({args.overlap}) must be less than --max-tokens ({args.max_tokens})"
-        )
     tokenizer = model_from_args(args)
     text = text_of(args)
     policy = policy_of(args)

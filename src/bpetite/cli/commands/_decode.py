@@ -28,7 +28,6 @@ from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import (
     add_model_argument,
-    add_result_output_arguments,
     check_result_output,
     model_from_args,
     result_output,
@@ -41,7 +40,7 @@ from bpetite.cli._inputs import (
     read_input_bytes,
 )
 from bpetite.cli._output import note, write_all
-from bpetite.cli._parser import add_command, integer
+from bpetite.cli._parser import add_command, add_usage_check, integer
 from bpetite.errors import UnknownTokenError
 
 if TYPE_CHECKING:
@@ -49,6 +48,14 @@ if TYPE_CHECKING:
 
 #: Ids decoded and written at a time.
 SLICE_IDS: Final = 1 << 16
+#: argparse's own would offer --output with --stream, which writes as the ids arrive.
+_USAGE: Final = """%(prog)s [-h] --model PATH|NAME [--trust-custom-pattern]
+                      [--max-model-bytes N] (--ids [ID ...] | --input PATH)
+                      [--errors {strict,replace,ignore}] [--output PATH]
+                      [--force]
+   or: %(prog)s [-h] --model PATH|NAME [--trust-custom-pattern]
+                      [--max-model-bytes N] --stream
+                      [--errors {strict,replace,ignore}]"""
 
 
 def register(subparsers: Subparsers) -> None:
@@ -68,6 +75,7 @@ def register(subparsers: Subparsers) -> None:
             "bpetite decode --model tokenizer.json --errors replace --ids 72 195",
             "my-model-server | bpetite decode --model tokenizer.json --stream",
         ],
+        usage=_USAGE,
     )
     add_model_argument(parser)
     source = parser.add_mutually_exclusive_group(required=True)
@@ -90,14 +98,25 @@ def register(subparsers: Subparsers) -> None:
         help="bytes that are not UTF-8: 'strict' (default) fails, 'replace' writes U+FFFD "
         "for them (tiktoken's default), 'ignore' drops them",
     )
-    add_result_output_arguments(parser, "the text")
+    parser.add_argument(
+        "--output",
+        metavar="PATH",
+        help="write the text to PATH (atomically: whole or not at all) instead of stdout; "
+        "not with --stream, which writes each character as it arrives",
+    )
+    parser.add_argument("--force", action="store_true", help="replace --output if it exists")
+    add_usage_check(parser, _check_stream)
     parser.set_defaults(handler=run)
+
+
+def _check_stream(args: argparse.Namespace) -> str | None:
+    if args.stream and args.output is not None:
+        return "--stream writes to standard output as the ids arrive: drop --output"
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
     if args.stream:
-        if args.output is not None:
-            raise CliError("--stream writes to standard output as the ids arrive: drop --output")
         if sys.stdin is None:
             raise CliError("standard input is closed; --stream reads the ids from it")
         return decode_stream(model_from_args(args), stdin_lines(sys.stdin), args.errors)

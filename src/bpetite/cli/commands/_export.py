@@ -13,6 +13,7 @@ vocabulary the format cannot represent exactly is refused.
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,7 +40,10 @@ def register(subparsers: Subparsers) -> None:
         summary="write a model for Hugging Face transformers or tokenizers, or tiktoken",
         description=(
             "Export a bpetite model for Hugging Face (--format hf) or tiktoken (--format "
-            "tiktoken). Every format encodes every text to exactly bpetite's ids. For hf, "
+            "tiktoken). With a preset pattern (gpt2, cl100k, o200k), every format encodes "
+            "every text to exactly bpetite's ids, up to the regex engines' Unicode versions "
+            "(docs/interop.md); a custom pattern is run by the peer's own regex engine, and "
+            "refused if it holds a construct known to split otherwise there. For hf, "
             "an --output ending in .json is one tokenizer.json (tokenizers' "
             "Tokenizer.from_file); any other --output is a directory for transformers' "
             "AutoTokenizer.from_pretrained (tokenizer.json, tokenizer_config.json, "
@@ -113,12 +117,22 @@ def run(args: argparse.Namespace) -> int:
         with writing_output("--output", args.output):  # a full disk
             code, what = _write(args, tokenizer, template, directory=directory)
     except InteropError as error:
-        raise CliError(f"cannot export '{shown(args.model)}' as {args.format}: {error}") from None
+        message = _for_the_command_line(str(error), tokenizer)
+        raise CliError(f"cannot export '{shown(args.model)}' as {args.format}: {message}") from None
     except FileExistsError as error:
         raise CliError(exists_message("--output", error.filename or args.output)) from None
     write_result(code.encode("utf-8"))
     note(f"bpetite: wrote {what} '{shown(args.output)}'")
     return 0
+
+
+def _for_the_command_line(message: str, tokenizer: Tokenizer) -> str:
+    """`message` with the library's remedy of dropping a special token put in CLI terms."""
+    for text in tokenizer.special_tokens:
+        remedy = f"tokenizer.with_special_tokens(drop=[{text!r}])"
+        if remedy in message:
+            message = message.replace(remedy, f"bpetite specials --drop {shlex.quote(text)}")
+    return message
 
 
 def _write(

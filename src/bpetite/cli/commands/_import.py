@@ -83,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
     from bpetite.interop import InteropError, import_vocabulary
 
     check_output_path(args.output, force=args.force, inputs=args.inputs)
-    for path in args.inputs:
-        if not Path(path).is_file():
+    for path in args.inputs:  # a FIFO or a device is read as a stream, as --input reads one
+        if Path(path).is_dir() or not Path(path).exists():
             problem = "is a directory, not a file" if Path(path).is_dir() else "does not exist"
             raise CliError(f"input file '{shown(path)}' {problem}")
     pattern = None

@@ -2,9 +2,9 @@
 
 ``--add TEXT=ID`` puts a special at an id (adding it, or moving an existing one);
 ``--add TEXT`` gives a new one the next free id; ``--drop TEXT`` removes one. The id is
-what follows the last '=' when that is an integer (a negative one is refused, not read
-as text). An id that is a mergeable token's or another special's is refused. A JSON
-summary goes to stdout.
+what follows the last '=' when that is an integer (a negative one, or one in other
+digits than 0-9, is refused, not read as text). An id that is a mergeable token's or
+another special's is refused. A JSON summary goes to stdout.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from bpetite.cli._parser import add_command
 if TYPE_CHECKING:
     from bpetite.cli._parser import Subparsers
 
-#: What after an --add value's last '=' is read as an id; a sign is then refused.
-_INTEGER: Final = re.compile(r"[+-]?[0-9]+")
+#: What after an --add value's last '=' is read as an id; a sign, or a digit other than
+#: 0-9 (``١٢``, which int() reads as 12), is then refused.
+_INTEGER: Final = re.compile(r"[+-]?\d+")
 
 
 def register(subparsers: Subparsers) -> None:
@@ -82,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             placed[text] = token_id
     drops = [check_argument_text(text, "--drop") for text in args.drop]
+    for text in drops:
+        if drops.count(text) > 1:
+            raise CliError(f"--drop names the special token '{shown(text)}' twice")
     check_output_path(args.output, force=args.force, inputs=[args.model])
     model = model_from_args(args)
     edited = model.with_special_tokens(placed, drop=drops)
@@ -111,10 +115,10 @@ def _parse_add(given: str) -> tuple[str, int | None]:
             f"--add '{shown(given)}' has no text before the '=': give TEXT=ID (a text that "
             f"is itself '{shown(given)}' takes its id after it: --add '{shown(given)}=ID')"
         )
-    if not number.isdigit():  # a sign
+    if not (number.isascii() and number.isdigit()):  # a sign, or other digits than 0-9
         raise CliError(
             f"--add '{shown(given)}': the id after the last '=' must be 0 or more, in digits "
-            f"alone, got {number}; a text that itself ends in '={number}' takes its id after "
+            f"0-9 alone, got {number}; a text that itself ends in '={number}' takes its id after "
             f"it: --add '{shown(given)}=ID'"
         )
     return text, int(number)
