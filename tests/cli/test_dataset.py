@@ -213,3 +213,41 @@ def test_a_custom_pattern_model_needs_and_takes_trust(
     assert trusted.code == 0, trusted.err
     separator = custom.special_tokens[SPECIAL]
     assert memmap(tmp_path / "b.bin") == [*custom.encode_ordinary(TEXT), separator]
+
+
+def test_a_rerun_with_fewer_shards_leaves_none_of_the_old(
+    capsys: pytest.CaptureFixture[str], model: Path, corpus: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "shd"
+    out.mkdir()
+    base = ["dataset", "--model", model, "--input", corpus, "--output", out / "t_{shard}.bin"]
+    assert run(capsys, *base, "--shard-tokens", "50").code == 0
+    assert len(files_in(out)) > 4
+    result = run(capsys, *base, "--shard-tokens", "100000", "--force")
+    assert result.code == 0, result.err
+    assert files_in(out) == ["t_000000.bin", "t_000000.bin.json"]
+    (out / "t_000009.bin").write_bytes(b"stray")
+    result = run(capsys, *base, "--shard-tokens", "100000")
+    assert result.code == 1
+    assert result.err.splitlines()[-1] == (
+        f"bpetite: error: '{out / 't_000000.bin'}' and 2 more file(s) named like the shards "
+        f"of '{out / 't_{shard}.bin'}' already exist; pass --force to replace them (the old "
+        "shards that are not written again are removed once the new ones are all written)"
+    )
+    assert files_in(out) == ["t_000000.bin", "t_000000.bin.json", "t_000009.bin"]
+
+
+def test_a_manifest_that_is_an_input_is_called_the_manifest(
+    capsys: pytest.CaptureFixture[str], model: Path, tmp_path: Path
+) -> None:
+    precious = tmp_path / "p.bin.json"
+    precious.write_text("precious text", encoding="utf-8")
+    result = run(capsys, "dataset", "--model", model, "--input", precious,
+                 "--output", tmp_path / "p.bin", "--force")  # fmt: skip
+    assert result.code == 1
+    assert result.err.splitlines()[-1] == (
+        f"bpetite: error: the manifest of --output '{precious}' is the input given to --input "
+        f"'{precious}'; writing it would destroy the input, even with --force: choose another "
+        "path"
+    )
+    assert precious.read_text(encoding="utf-8") == "precious text"

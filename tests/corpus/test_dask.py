@@ -23,7 +23,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from bpetite import Progress, Tokenizer, count_chunks, train_files, write_dataset  # noqa: E402
-from bpetite._internal import dask_count_files  # noqa: E402
+from bpetite._internal import dask_count_files, dask_count_parts  # noqa: E402
 from bpetite.corpus import _dask  # noqa: E402
 from bpetite.corpus._counting import count_files  # noqa: E402
 from bpetite.corpus._dask import file_batches  # noqa: E402
@@ -252,3 +252,34 @@ def _artifact(tokenizer: Tokenizer) -> bytes:
         path = Path(folder) / "a.json"
         tokenizer.save(path)
         return path.read_bytes()
+
+
+def test_parquet_bytes_on_dask_are_the_local_runs(client: Any, tmp_path: Path) -> None:
+    """Progress and corpus_bytes count a Parquet file's text in UTF-8, on Dask as locally."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = ["héllo wörld", None, "naïve ☃", "x" * 300]
+    shard = tmp_path / "s.parquet"
+    pq.write_table(pa.table({"text": rows}), shard, row_group_size=2)
+    text = tmp_path / "t.txt"
+    text.write_text(TEXT, encoding="utf-8")
+    size = sum(len(row.encode("utf-8")) for row in rows if row) + len(TEXT.encode("utf-8"))
+    local: list[Progress] = []
+    remote: list[Progress] = []
+    count_files([shard, text], workers=1, progress=local.append)
+    dask_count_files([shard, text], client, progress=remote.append)
+    assert local[-1] == remote[-1] == Progress("count", "done", size, size)
+    assert dask_count_parts([shard, text], client).corpus_bytes == size
+
+
+def test_invalid_utf8_in_a_parquet_row_on_dask_names_the_row(client: Any, tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    bad = pa.Array.from_buffers(
+        pa.string(), 1, [None, pa.py_buffer(b"\0\0\0\0\3\0\0\0"), pa.py_buffer(b"a\xffb")]
+    )
+    shard = tmp_path / "s.parquet"
+    pq.write_table(pa.table({"text": pa.concat_arrays([pa.array(["ok"]), bad])}), shard)
+    with pytest.raises(InvalidUtf8Error, match="in the text of row 1 of row group 0") as raised:
+        dask_count_files([shard], client)
+    assert (raised.value.source, raised.value.offset) == (str(shard), 1)

@@ -11,7 +11,7 @@ pieces small enough that the cut falls inside a row group another worker counts.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from bpetite import Tokenizer, count_chunks, train_files  # noqa: E402
+from bpetite import Progress, Tokenizer, count_chunks, train_files, write_dataset  # noqa: E402
 from bpetite.corpus import count_files  # noqa: E402
-from bpetite.errors import ParameterError  # noqa: E402
+from bpetite.errors import InvalidUtf8Error, ParameterError  # noqa: E402
 from tests.nanochat import nanochat_text_iterator  # noqa: E402
 from tests.strategies import texts  # noqa: E402
 
@@ -193,3 +193,76 @@ def test_doc_cap_reads_a_text_file_only_that_far(tmp_path: Path) -> None:
     path.write_bytes("héllo wörld".encode() + b"\xff tail")
     assert count_files([path], workers=1, doc_cap=11) == count_chunks(["héllo wörld"])
     assert count_files([path], workers=1, doc_cap=3, max_chars=1) == count_chunks(["hél"])
+
+
+def not_utf8_rows(path: Path) -> Path:
+    """A shard whose row 1 of row group 1 is ``a\xffb``: Parquet does not check UTF-8."""
+    bad = pa.Array.from_buffers(
+        pa.string(), 1, [None, pa.py_buffer(b"\0\0\0\0\3\0\0\0"), pa.py_buffer(b"a\xffb")]
+    )
+    rows = pa.concat_arrays([pa.array(["ok one", "ok two", "ok three"]), bad])
+    pq.write_table(pa.table({"text": rows}), path, row_group_size=2)
+    return path
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda path: count_files([path], workers=1),
+        lambda path: count_files([path], workers=2, doc_cap=2),
+        lambda path: count_files([path], workers=2, max_chars=100),
+        lambda path: train_files([path], 260, workers=1),
+        lambda path: write_dataset([path], path.with_name("o.bin"), Tokenizer(()), workers=1),
+    ],
+)
+def test_invalid_utf8_in_a_row_names_the_file_row_group_and_row(
+    tmp_path: Path, call: Callable[[Path], object]
+) -> None:
+    shard = not_utf8_rows(tmp_path / "s.parquet")
+    with pytest.raises(InvalidUtf8Error) as raised:
+        call(shard)
+    assert (raised.value.source, raised.value.offset, raised.value.byte) == (str(shard), 1, 0xFF)
+    assert str(raised.value) == (
+        f"{shard}: invalid UTF-8 at byte offset 1 (byte 0xff: invalid start byte, in the "
+        "text of row 1 of row group 1, column 'text')"
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["s.parquet"]
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pa.array(["ab ab", None, "cd ab"]).dictionary_encode(),  # a pandas categorical
+        pa.array(["ab ab", None, "cd ab"], pa.large_string()),
+        *(
+            [pa.array(["ab ab", None, "cd ab"], pa.string_view())]
+            if hasattr(pa, "string_view")
+            else []
+        ),
+    ],
+)
+def test_a_dictionary_or_a_view_of_strings_is_text(tmp_path: Path, column: object) -> None:
+    shard = tmp_path / "s.parquet"
+    pq.write_table(pa.table({"text": column}), shard, row_group_size=2)
+    for workers, budget in ((1, {}), (2, {"max_chars": 100})):
+        counts = count_files([shard], workers=workers, **budget)  # type: ignore[arg-type]
+        assert counts == count_chunks(["ab ab", "cd ab"])
+
+
+@pytest.mark.parametrize(
+    ("budget", "documents"),
+    [
+        ({}, ["héllo wörld", "naïve ☃", "x"]),
+        ({"doc_cap": 3}, ["hél", "naï", "x"]),
+        ({"max_chars": 12}, ["héllo wörld", "naïve ☃"]),
+    ],
+)
+def test_a_row_groups_bytes_are_its_texts_in_utf8(
+    tmp_path: Path, budget: dict[str, int], documents: list[str]
+) -> None:
+    """What progress (and the summaries' corpus_bytes) count: the text read, not the file."""
+    shard = write_parquet(tmp_path / "s.parquet", ["héllo wörld", None, "naïve ☃", "x"])
+    events: list[Progress] = []
+    count_files([shard], workers=1, progress=events.append, **budget)  # type: ignore[arg-type]
+    size = sum(len(text.encode("utf-8")) for text in documents)
+    assert events[-1] == Progress("count", "done", size, size)

@@ -312,3 +312,64 @@ def test_val_shards_that_leave_no_training_shard_are_refused(
     with pytest.raises(ParameterError, match="leaves no shard for training"):
         write_dataset(shards, out / "t_{shard}.bin", tokenizer, shard_tokens=10**6, val_shards=1)
     assert list(out.iterdir()) == []
+
+
+def names(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.iterdir())
+
+
+def test_a_rerun_with_overwrite_removes_the_shards_it_does_not_write(
+    tokenizer: Tokenizer, shards: list[Path], tmp_path: Path
+) -> None:
+    """Loaders glob the shards: a second run with fewer shards must not leave the first's."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("kept", encoding="utf-8")  # not named like a shard
+    pattern = out / "t_{shard}.bin"
+    many = write_dataset(shards, pattern, tokenizer, shard_tokens=100, workers=1)
+    assert len(many.train.paths) > 3
+    few = write_dataset(shards, pattern, tokenizer, shard_tokens=10**6, overwrite=True)
+    assert few.train.paths == (str(out / "t_000000.bin"),)
+    assert names(out) == ["notes.txt", "t_000000.bin", "t_000000.bin.json"]
+    assert load_flat(out / "t_000000.bin") == stream(tokenizer, ROWS, bos=False, separator=True)
+
+
+def test_files_named_like_shards_are_refused_without_overwrite(
+    tokenizer: Tokenizer, shards: list[Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("t_000009.bin", "t_000009.bin.json", "t_1234567.bin"):
+        (out / name).write_bytes(b"old")
+    with pytest.raises(OutputExistsError) as caught:
+        write_dataset(shards, out / "t_{shard}.bin", tokenizer, shard_tokens=10**6, workers=1)
+    assert f"'{out / 't_000009.bin'}' and 2 more file(s) named like the shards of" in str(
+        caught.value
+    )
+    assert "overwrite=True" in str(caught.value)
+    assert names(out) == ["t_000009.bin", "t_000009.bin.json", "t_1234567.bin"]
+
+
+def test_a_failed_rerun_keeps_the_old_shards(
+    tokenizer: Tokenizer, shards: list[Path], tmp_path: Path
+) -> None:
+    """The old shards are removed only once the new ones are all written."""
+    out = tmp_path / "out"
+    out.mkdir()
+    pattern = out / "t_{shard}.bin"
+    write_dataset(shards, pattern, tokenizer, shard_tokens=100, workers=1)
+    before = {name: (out / name).read_bytes() for name in names(out)}
+    with pytest.raises(ParameterError, match="leaves no shard for training"):
+        write_dataset(shards, pattern, tokenizer, shard_tokens=10**6, val_shards=1, overwrite=True)
+    assert {name: (out / name).read_bytes() for name in names(out)} == before
+
+
+def test_a_file_named_like_a_shard_that_is_an_input_is_never_removed(
+    tokenizer: Tokenizer, tmp_path: Path
+) -> None:
+    (tmp_path / "t_000005.bin").write_text(ROWS[0], encoding="utf-8")
+    with pytest.raises(ParameterError, match="is the input") as caught:
+        write_dataset([tmp_path], tmp_path / "t_{shard}.bin", tokenizer, shard_tokens=10**6,
+                      overwrite=True)  # fmt: skip
+    assert "replacing or removing it would destroy the input" in str(caught.value)
+    assert names(tmp_path) == ["t_000005.bin"]

@@ -6,10 +6,9 @@ A model is an artifact's path, the name of a built-in vocabulary (``cl100k_base`
 wins, as a local directory wins over a hub name in Hugging Face's ``from_pretrained``,
 and a note says so; ``./gpt2`` always names a file.
 
-Slow work (training can take minutes) must not end in "the file exists" or "that
-directory is missing", so every output is checked before the work starts, and an
-output that is one of the command's own inputs is refused even with ``--force``:
-replacing it would destroy the data the result was made from. Writes are atomic.
+Slow work must not end in "the file exists" or "that directory is missing", so every
+output is checked before the work starts; one that is a file the command reads is
+refused even with ``--force``, naming the option that reads it. Writes are atomic.
 """
 
 from __future__ import annotations
@@ -88,7 +87,7 @@ def add_result_output_arguments(parser: argparse.ArgumentParser, result: str) ->
 def check_result_output(args: argparse.Namespace) -> None:
     """Refuse a bad ``--output`` before any work: one that exists, or is the model or input."""
     if args.output is not None:
-        inputs = [args.model] + ([args.input] if args.input is not None else [])
+        inputs = [("--model", args.model), ("--input", args.input or "-")]  # "-" is no file
         check_output_path(args.output, force=args.force, inputs=inputs, stdout=True)
 
 
@@ -173,15 +172,16 @@ def check_output_path(
     *,
     force: bool,
     option: str = "--output",
-    inputs: Iterable[str | Path] = (),
+    inputs: Iterable[str | Path | tuple[str, str | Path]] = (),
     stdout: bool = False,
 ) -> None:
     """Refuse an output path that cannot be written, before any slow work starts.
 
-    `inputs` are the files the command reads: an output that is one of them (by any
-    name: a symbolic or hard link counts) is refused whatever `force` says; so is a FIFO,
-    a device or a link to nothing, which the writer would replace, not write to (with
-    `stdout`, the refusal suggests stdout). The save itself checks again, atomically.
+    `option` names the output (``the manifest of --output`` for a file beside it). `inputs`
+    are the files the command reads, each a path or ``(option, path)``: an output that is
+    one of them (by any name: a link counts) is refused whatever `force` says; so is a
+    FIFO, a device or a link to nothing, which the writer would replace, not write to
+    (with `stdout`, the refusal suggests stdout). The save checks again, atomically.
     """
     if not path:  # Path("") is the current directory
         raise CliError(f"{option} '' is empty; give the path of a file")
@@ -221,14 +221,15 @@ def _refuse_non_regular(path: str, *, option: str, stdout: bool) -> None:
 
 
 def refuse_overwriting_inputs(
-    path: str, inputs: Iterable[str | Path], *, option: str = "--output"
+    path: str, inputs: Iterable[str | Path | tuple[str, str | Path]], *, option: str = "--output"
 ) -> None:
-    """Refuse `path` when it is the same file as one of `inputs` (after resolving links)."""
+    """Refuse `path` if it is one of `inputs` (by any name), naming the option that reads it."""
     try:
         target = Path(path).stat()
     except OSError:
         return  # nothing there yet: it cannot be an input
-    for source in inputs:
+    for entry in inputs:
+        reader, source = entry if isinstance(entry, tuple) else (None, entry)
         if str(source) == "-":
             continue
         try:
@@ -236,9 +237,10 @@ def refuse_overwriting_inputs(
         except OSError:
             continue
         if same:
+            given = f"given to {reader} " if reader else ""
             raise CliError(
-                f"{option} '{shown(path)}' is the input '{shown(str(source))}'; writing it "
-                f"would destroy the input, even with --force: choose another path"
+                f"{option} '{shown(path)}' is the input {given}'{shown(str(source))}'; writing "
+                f"it would destroy the input, even with --force: choose another path"
             )
 
 
@@ -276,10 +278,9 @@ def result_output(
 
     Either way the result is delivered only once it is whole: for `path` it goes to a
     temp file beside it, renamed into place when the block ends without error; for
-    stdout it goes to a private :class:`Spool` (memory, then an anonymous temp file)
-    copied to stdout after the block. A failure or a signal while the result is made,
-    or a temp folder too full to hold it, leaves stdout empty and no file. Check `path`
-    with ``check_output_path`` first, so slow work never ends in "the file exists".
+    stdout to a private :class:`Spool` (memory, then an anonymous temp file) copied to
+    stdout after the block. A failure, a signal or a full temp folder leaves stdout
+    empty and no file. Check `path` with ``check_output_path`` first.
     """
     if path is None:
         with Spool("the result") as spool:

@@ -5,19 +5,30 @@ token array written by ``bpetite dataset`` or nanoGPT's ``prepare.py``, a Parque
 a compressed file, UTF-16 text. The message then names what was met and what reads it,
 instead of the first byte that is not UTF-8. A text with a bad byte inside is none of
 these, and keeps the message that names the byte and its offset.
+
+Some such files decode as UTF-8 all the same: token ids below 128 as uint16, ASCII
+text in UTF-16 without a byte order mark. Both put NUL bytes in the first block, which
+text rarely holds; so an input whose first block holds one is looked at the same way
+(:func:`refuse_named_binary`), and refused only if it is one of these kinds.
 """
 
 from __future__ import annotations
 
 import codecs
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
 from bpetite import BpetiteError
-from bpetite._internal import MANIFEST_FORMAT, loads_json
+from bpetite._internal import MANIFEST_FORMAT, loads_json, shown
+from bpetite.cli._errors import CliError
+from bpetite.corpus import expand_inputs
+from bpetite.errors import InvalidUtf8Error
 
+#: The path that means "standard input" wherever a command reads a file.
+STDIN: Final = "-"
 #: Bytes of an input's start looked at: a NUL among them makes it binary (git's test).
 HEAD_BYTES: Final = 8192
 #: A manifest beside a ``.bin`` file is read only up to this size.
@@ -45,6 +56,54 @@ class Sample:
     tail: bytes | None  # None when the end is unknown (standard input, read in part)
 
 
+def describe_input(path: str) -> str:
+    """How error messages name an input: the path in quotes, or standard input."""
+    return "standard input" if path == STDIN else f"'{shown(path)}'"
+
+
+def decode_utf8(data: bytes, path: str, wanted: Wanted = "text") -> str:
+    """Decode `data`, all of `path`, as strict UTF-8, or fail saying what it is instead:
+    a kind of file that can be named (``_formats``), else the first bad byte's offset."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        found = what_it_is(sample_bytes(path, data, whole=True), wanted)
+        raise CliError(
+            found or not_utf8(path, data[error.start], error.start, error.reason)
+        ) from None
+    if wanted == "text":
+        refuse_named_binary(sample_bytes(path, data, whole=True))
+    return text
+
+
+def invalid_utf8(
+    error: InvalidUtf8Error, sample: Sample | None = None, *, tables: bool = False
+) -> CliError:
+    """The same wording as a whole-input decode error, so every command reads alike.
+
+    `sample` is what was read of standard input; a file is looked at again here.
+    `tables`: the corpus reader read the inputs, a Parquet file as a table, so a bad
+    byte of one is in a row's text (which the error's reason names).
+    """
+    if sample is None and error.source != STDIN:
+        sample = sample_file(error.source)
+    if tables and sample is not None and is_parquet_sample(sample):
+        return CliError(
+            f"{describe_input(error.source)} holds text that is not valid UTF-8: byte "
+            f"0x{error.byte:02x} at byte offset {error.offset} ({error.reason})"
+        )
+    found = what_it_is(sample, "text") if sample is not None else None
+    return CliError(found or not_utf8(error.source, error.byte, error.offset, error.reason))
+
+
+def not_utf8(path: str, byte: int, offset: int, reason: str) -> str:
+    """The one wording for a bad byte at `offset` of the input `path`."""
+    return (
+        f"{describe_input(path)} is not valid UTF-8: byte 0x{byte:02x} at byte offset "
+        f"{offset} ({reason})"
+    )
+
+
 def sample_file(path: str) -> Sample | None:
     """The start and end of the regular file at `path`; None for anything else (a pipe
     cannot be read twice), or if it cannot be read."""
@@ -65,18 +124,67 @@ def sample_bytes(name: str, data: bytes, *, whole: bool) -> Sample:
     return Sample(name, data[:HEAD_BYTES], data[-len(_PARQUET) :] if whole else None)
 
 
+def is_parquet_sample(sample: Sample) -> bool:
+    """True for a whole Parquet file (its magic at both ends), which the corpus commands
+    read as Parquet, not as text."""
+    return sample.head.startswith(_PARQUET) and sample.tail == _PARQUET
+
+
 def what_it_is(sample: Sample, wanted: Wanted) -> str | None:
     """One line naming the kind of file `sample` is and what reads it, or None for a text.
 
     `wanted` is what the command reads: "text" (UTF-8 text files) or "ids" (a JSON array
     of token ids, what ``bpetite encode`` prints).
     """
-    shown = "standard input" if sample.name == "-" else f"'{sample.name}'"
-    reads = (
-        "bpetite reads UTF-8 text files"
-        if wanted == "text"
-        else "decode reads a JSON array of ids, as bpetite encode prints them"
-    )
+    found = _named_kind(sample, wanted)
+    if found is None and b"\x00" in sample.head:
+        what = f"a binary file (it holds NUL bytes), not {_wanted(wanted)}"
+        return f"{_shown(sample)} is {what}; {_reads(wanted)}"
+    return found
+
+
+def refuse_named_binary(sample: Sample) -> None:
+    """Refuse an input read as UTF-8 text whose first block holds a NUL byte, if it is a
+    kind of file that can be named (a token file, an llm.c shard, UTF-16 text); NUL is
+    valid text otherwise, and such an input is read as usual. Parquet passes: the corpus
+    commands read it as a table (a stream too, once copied to a file)."""
+    if b"\x00" in sample.head[:HEAD_BYTES] and not sample.head.startswith(_PARQUET):
+        found = _named_kind(Sample(sample.name, sample.head[:HEAD_BYTES], sample.tail), "text")
+        if found is not None:
+            raise CliError(found)
+
+
+def refuse_named_binaries(inputs: Iterable[str | Path], stdin: Sample | None = None) -> None:
+    """:func:`refuse_named_binary` for each file `inputs` name (a directory: every file
+    under it): one look at its first block; and for `stdin`, what standard input starts
+    with. An input that cannot be read passes: its reader says what is wrong with it."""
+    if stdin is not None:
+        refuse_named_binary(stdin)
+    for given in inputs:
+        try:
+            files = [] if str(given) == STDIN else expand_inputs([given])
+        except (OSError, ValueError):
+            continue
+        for path in files:
+            sample = sample_file(str(path))
+            if sample is not None:
+                refuse_named_binary(sample)
+
+
+def _shown(sample: Sample) -> str:
+    return "standard input" if sample.name == "-" else f"'{sample.name}'"
+
+
+def _reads(wanted: Wanted) -> str:
+    if wanted == "text":
+        return "bpetite reads UTF-8 text files"
+    return "decode reads a JSON array of ids, as bpetite encode prints them"
+
+
+def _named_kind(sample: Sample, wanted: Wanted) -> str | None:
+    """What :func:`what_it_is` can name, but a binary file it knows only by its NULs."""
+    shown = _shown(sample)
+    reads = _reads(wanted)
     if sample.head.startswith(_PARQUET):
         whole = sample.tail == _PARQUET
         kind = "a Parquet file" if whole else "Parquet data (it starts with Parquet's magic bytes)"
@@ -107,8 +215,26 @@ def what_it_is(sample: Sample, wanted: Wanted) -> str | None:
     token_file = _token_file(sample.name) if binary else None
     if token_file is not None:
         return f"{shown} is {token_file}, not {_wanted(wanted)}; {reads}"
-    if b"\x00" in sample.head:
-        return f"{shown} is a binary file (it holds NUL bytes), not {_wanted(wanted)}; {reads}"
+    order = _utf16_order(sample.head)
+    if order is not None:
+        return (
+            f"{shown} holds a NUL in every other byte: UTF-{order} text without a byte order "
+            f"mark, or 16-bit numbers such as token ids, not {_wanted(wanted)}; {reads} "
+            f"(for UTF-16: iconv -f UTF-{order} -t UTF-8)"
+        )
+    return None
+
+
+def _utf16_order(head: bytes) -> str | None:
+    """``16LE`` or ``16BE`` when every other byte of `head` is NUL and no other is, as in
+    ASCII or Latin-1 text in UTF-16; None otherwise."""
+    even, odd = head[0 : len(head) - 1 : 2], head[1::2]
+    if len(odd) < 2:
+        return None
+    if not odd.strip(b"\x00") and b"\x00" not in even:
+        return "16LE"
+    if not even.strip(b"\x00") and b"\x00" not in odd:
+        return "16BE"
     return None
 
 
@@ -126,8 +252,9 @@ def _wanted(wanted: Wanted) -> str:
 
 
 def _token_file(name: str) -> str | None:
-    """How to describe a token array: bpetite's (its manifest beside it) or nanoGPT's."""
-    if name == "-" or not name.endswith(".bin"):
+    """How to describe a token array: bpetite's (its manifest beside it, whatever its
+    name) or, for a ``.bin`` file, nanoGPT's."""
+    if name == "-":
         return None
     manifest = Path(name + ".json")
     dtype = None
@@ -144,6 +271,8 @@ def _token_file(name: str) -> str | None:
             f"a token file written by bpetite dataset ({dtype} ids, described by "
             f"'{manifest}'; numpy.fromfile('{name}', dtype={numpy_dtype}) reads it)"
         )
+    if not name.endswith(".bin"):
+        return None
     return (
         "a .bin file, most likely token ids as bpetite dataset or nanoGPT write them "
         "(numpy.fromfile reads them, with the dtype they were written in)"

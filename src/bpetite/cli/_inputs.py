@@ -22,25 +22,29 @@ from bpetite import BpetiteError, Tokenizer
 from bpetite._internal import parse_json_ids, shown, unknown_id
 from bpetite.cli._delivered import delivered
 from bpetite.cli._errors import CliError
-from bpetite.cli._formats import HEAD_BYTES, Sample, Wanted, sample_bytes, sample_file, what_it_is
+from bpetite.cli._formats import (
+    HEAD_BYTES,
+    Sample,
+    refuse_named_binary,
+    sample_bytes,
+    what_it_is,
+)
+from bpetite.cli._formats import STDIN as STDIN  # the names commands take from here
+from bpetite.cli._formats import decode_utf8 as decode_utf8
+from bpetite.cli._formats import describe_input as describe_input
+from bpetite.cli._formats import invalid_utf8 as invalid_utf8
+from bpetite.cli._formats import not_utf8 as not_utf8
 from bpetite.corpus import DEFAULT_BLOCK_SIZE, decode_blocks, read_blocks
 from bpetite.errors import InvalidUtf8Error
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
 
-#: The path that means "standard input" wherever a command reads a file.
-STDIN: Final = "-"
 #: An input is held in memory up to this size while it is read, then spooled to a
 #: temp file (removed by the system even if the process is killed).
 SPOOL_BYTES: Final = 64 << 20
 #: An id list is parsed this many bytes at a time (cut at a comma).
 ID_BLOCK_BYTES: Final = 1 << 20
-
-
-def describe_input(path: str) -> str:
-    """How error messages name an input: the path in quotes, or standard input."""
-    return "standard input" if path == STDIN else f"'{shown(path)}'"
 
 
 def open_failure(error: OSError, path: str, option: str) -> CliError:
@@ -66,40 +70,9 @@ def read_input_bytes(path: str, option: str = "--input") -> bytes:
         raise open_failure(error, path, option) from None
 
 
-def decode_utf8(data: bytes, path: str, wanted: Wanted = "text") -> str:
-    """Decode `data`, all of `path`, as strict UTF-8, or fail saying what it is instead:
-    a kind of file that can be named (``_formats``), else the first bad byte's offset."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        found = what_it_is(sample_bytes(path, data, whole=True), wanted)
-        raise CliError(
-            found or not_utf8(path, data[error.start], error.start, error.reason)
-        ) from None
-
-
 def read_input_text(path: str, option: str = "--input") -> str:
     """The text of `path` (``-`` for standard input): its exact bytes as strict UTF-8."""
     return decode_utf8(read_input_bytes(path, option), path)
-
-
-def invalid_utf8(error: InvalidUtf8Error, sample: Sample | None = None) -> CliError:
-    """The same wording as a whole-input decode error, so every command reads alike.
-
-    `sample` is what was read of standard input; a file is looked at again here.
-    """
-    if sample is None and error.source != STDIN:
-        sample = sample_file(error.source)
-    found = what_it_is(sample, "text") if sample is not None else None
-    return CliError(found or not_utf8(error.source, error.byte, error.offset, error.reason))
-
-
-def not_utf8(path: str, byte: int, offset: int, reason: str) -> str:
-    """The one wording for a bad byte at `offset` of the input `path`."""
-    return (
-        f"{describe_input(path)} is not valid UTF-8: byte 0x{byte:02x} at byte offset "
-        f"{offset} ({reason})"
-    )
 
 
 class Spool(tempfile.SpooledTemporaryFile[bytes]):
@@ -174,6 +147,8 @@ def _copy_checked(source: IO[bytes], target: IO[bytes], name: str, option: str =
                 raise open_failure(error, name, option) from None
             if block is None:
                 return
+            if not target.tell():
+                refuse_named_binary(Sample(name, block, None))
             target.write(block)
             yield block
 
@@ -200,6 +175,14 @@ def check_argument_text(text: str, option: str) -> str:
         shown = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else repr(bad)
         raise CliError(f"{option} is not valid UTF-8: {shown} at character {error.start}") from None
     return text
+
+
+def peek_stdin() -> Sample | None:
+    """The first bytes of standard input, left in place for the reader that follows."""
+    stream = sys.stdin
+    if stream is None or not hasattr(stream.buffer, "peek"):
+        return None
+    return Sample(STDIN, bytes(stream.buffer.peek(HEAD_BYTES)[:HEAD_BYTES]), None)
 
 
 def _stdin() -> IO[bytes]:

@@ -1,8 +1,8 @@
 """What is read of each document: a Parquet file's text column, nanochat's budget, and
 the delimiter that cuts a text file into documents.
 
-``--text-column``, ``--max-chars``, ``--doc-cap`` and ``--doc-delimiter`` for
-``train``, ``count`` and ``dataset``; the library's errors about such inputs as one
+``--input``, ``--text-column``, ``--max-chars``, ``--doc-cap``, ``--doc-delimiter``
+and ``--dask`` for the corpus commands; the library's errors about such inputs as one
 line each; standard input and pipes counted as they are read, or copied to a file, for
 a budget that must take every document in input order, or to be cut into documents.
 """
@@ -21,13 +21,8 @@ from typing import IO, Final
 
 from bpetite import SplitPattern
 from bpetite.cli._errors import CliError
-from bpetite.cli._inputs import (
-    STDIN,
-    check_argument_text,
-    describe_input,
-    invalid_utf8,
-    open_failure,
-)
+from bpetite.cli._formats import STDIN, Sample, describe_input, invalid_utf8, refuse_named_binary
+from bpetite.cli._inputs import check_argument_text, open_failure
 from bpetite.cli._output import note
 from bpetite.corpus import count_pieces, decode_blocks, is_parquet, read_blocks
 from bpetite.errors import InvalidUtf8Error, ParameterError
@@ -35,17 +30,28 @@ from bpetite.errors import InvalidUtf8Error, ParameterError
 #: A character count as nanochat's speedrun writes it: 2000000000, 2_000_000_000 or 2e9.
 _CHAR_COUNT: Final = re.compile(r"[0-9][0-9_]*(?:[eE][0-9]+)?")
 
+#: The largest character count taken: a signed 64-bit integer, as Arrow's kernels need.
+MAX_CHAR_COUNT: Final = (1 << 63) - 1
+
 #: A backslash escape written into --doc-delimiter, which is taken literally.
 _ESCAPE: Final = re.compile(r"\\[nrt]")
 
 
 def char_count(text: str) -> int:
-    """An argparse type: a positive whole number of characters, ``2e9`` allowed."""
+    """An argparse type: a positive whole number of characters, ``2e9`` allowed (exactly:
+    the digits times a power of ten), at most :data:`MAX_CHAR_COUNT`."""
     if not _CHAR_COUNT.fullmatch(text.strip()):
         raise argparse.ArgumentTypeError(f"expected a whole number of characters, got '{text}'")
-    value = int(float(text)) if text.strip().lower().count("e") else int(text)
+    digits, _, exponent = text.strip().lower().partition("e")
+    value = int(digits)
+    if value and exponent:
+        if int(exponent) > len(str(MAX_CHAR_COUNT)):  # past the limit whatever the digits
+            raise argparse.ArgumentTypeError(f"must be at most {MAX_CHAR_COUNT:,}, got {text}")
+        value *= 10 ** int(exponent)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    if value > MAX_CHAR_COUNT:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_CHAR_COUNT:,}, got {text}")
     return value
 
 
@@ -95,6 +101,33 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_input_argument(container: argparse._ActionsContainer, *, required: bool) -> None:
+    """``--input PATH...``: files, directories (every regular file under them) or ``-``."""
+    container.add_argument(
+        "--input",
+        nargs="+",
+        required=required,
+        metavar="PATH",
+        help="UTF-8 files, Parquet files or directories (every regular file under them, "
+        "sorted); '-' for stdin. Each text file is one document, each row of a Parquet "
+        "file's --text-column another: no chunk spans two documents. Parquet is known by "
+        "its content (PAR1), not its name, and needs the bpetite[parquet] extra (pyarrow)",
+    )
+
+
+def add_dask_argument(parser: argparse.ArgumentParser, *, merging: bool = False) -> None:
+    """``--dask ADDRESS``: count on a Dask cluster, a task per batch of files (and, `merging`,
+    keep the merge loop's words on its workers)."""
+    work = "count (and, from 16 MiB of distinct chunks, merge)" if merging else "count"
+    parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help=f"{work} on a Dask cluster (a scheduler's address, or 'local' for a cluster "
+        "of processes here), a task per batch of files; every input must be a shared path. Needs "
+        "the bpetite[dask] extra; the result is the same",
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Reading:
     """What is read of each document: a Parquet file's text column, and the budget."""
@@ -138,11 +171,34 @@ def reading_of(args: argparse.Namespace) -> Reading:
 
 
 def document_count(files: Sequence[Path], streams: int, reading: Reading) -> int | None:
-    """How many documents the inputs are; None if a Parquet file is among them (its rows
-    are documents, counted only by reading them), or if a delimiter cuts the files."""
+    """How many documents were read; None if a Parquet file is among them (its rows are
+    documents, counted only by reading them), or if a delimiter cuts the files.
+
+    With ``--max-chars``, the documents taken: in input order, up to the one that takes
+    the total of characters (each file's first ``--doc-cap``) past it, as the library
+    takes them. Under a budget every stream is a file (spooled), so `streams` is 0.
+    """
     if reading.doc_delimiter is not None or any(is_parquet(path) for path in files):
         return None
-    return len(files) + streams
+    if reading.max_chars is None:
+        return len(files) + streams
+    taken = 0
+    for number, path in enumerate(files, 1):
+        taken += _characters(path, reading.doc_cap)
+        if taken > reading.max_chars:
+            return number
+    return len(files)
+
+
+def _characters(path: Path, cap: int | None) -> int:
+    """How many characters of the text file at `path` are read: all, or the first `cap`."""
+    chars = 0
+    with path.open("rb") as stream:
+        for text in decode_blocks(read_blocks(stream), str(path)):
+            chars += len(text)
+            if cap is not None and chars >= cap:
+                return cap
+    return chars
 
 
 @contextmanager
@@ -155,7 +211,7 @@ def library_errors(names: dict[str, str] | None = None) -> Iterator[None]:
     except InvalidUtf8Error as error:
         if error.source in names:
             error = InvalidUtf8Error(names[error.source], error.offset, error.byte, error.reason)
-        raise invalid_utf8(error) from None
+        raise invalid_utf8(error, tables=True) from None
     except ImportError as error:  # pyarrow, for a Parquet input
         raise CliError(str(error)) from None
     except ParameterError as error:  # a Parquet file without the column, or unreadable
@@ -186,11 +242,11 @@ def spool_streams(ordered: Sequence[Path | str], folder: Path) -> tuple[list[Pat
             if entry == STDIN:
                 if sys.stdin is None:
                     raise CliError("standard input is closed; give --input a file instead of '-'")
-                _copy(sys.stdin.buffer, target)
+                _copy(sys.stdin.buffer, target, entry)
             else:
                 try:
                     with Path(entry).open("rb") as source:
-                        _copy(source, target)
+                        _copy(source, target, entry)
                 except OSError as error:
                     raise open_failure(error, entry, "--input") from None
         names[str(spool)] = entry
@@ -198,8 +254,10 @@ def spool_streams(ordered: Sequence[Path | str], folder: Path) -> tuple[list[Pat
     return files, names
 
 
-def _copy(source: IO[bytes], target: IO[bytes]) -> None:
-    for block in read_blocks(source):
+def _copy(source: IO[bytes], target: IO[bytes], name: str) -> None:
+    for number, block in enumerate(read_blocks(source)):
+        if number == 0:
+            refuse_named_binary(Sample(name, block, None))
         target.write(block)
 
 
@@ -225,6 +283,8 @@ def _count_open(
     def blocks() -> Iterator[bytes]:
         nonlocal size
         for block in read_blocks(stream):
+            if not size:
+                refuse_named_binary(Sample(name, block, None))
             size += len(block)
             yield block
 

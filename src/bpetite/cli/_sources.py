@@ -26,11 +26,8 @@ from bpetite import (
 from bpetite._internal import shown
 from bpetite.cli._cluster import cluster
 from bpetite.cli._errors import CliError
-from bpetite.cli._inputs import (
-    STDIN,
-    check_argument_text,
-    open_failure,
-)
+from bpetite.cli._formats import STDIN, refuse_named_binaries
+from bpetite.cli._inputs import check_argument_text, open_failure
 from bpetite.cli._parser import positive_int
 from bpetite.cli._progress import PhaseProgress, counting_progress
 from bpetite.cli._reading import (
@@ -40,25 +37,13 @@ from bpetite.cli._reading import (
     library_errors,
     spool_streams,
 )
+from bpetite.cli._reading import add_dask_argument as add_dask_argument  # for the commands
+from bpetite.cli._reading import add_input_argument as add_input_argument
 from bpetite.corpus import (
     count_expanded,
     expand_inputs,
     load_counts,
 )
-
-
-def add_input_argument(container: argparse._ActionsContainer, *, required: bool) -> None:
-    """``--input PATH...``: files, directories (every regular file under them) or ``-``."""
-    container.add_argument(
-        "--input",
-        nargs="+",
-        required=required,
-        metavar="PATH",
-        help="UTF-8 files, Parquet files or directories (every regular file under them, "
-        "sorted); '-' for stdin. Each text file is one document, each row of a Parquet "
-        "file's --text-column another: no chunk spans two documents. Parquet is known by "
-        "its content (PAR1), not its name, and needs the bpetite[parquet] extra (pyarrow)",
-    )
 
 
 def add_workers_argument(parser: argparse.ArgumentParser) -> None:
@@ -94,19 +79,6 @@ def split_pattern(
     pattern = regex if regex is not None else preset or "gpt2"  # "" is a regex, refused there
     probe = Tokenizer((), pattern=pattern, special_tokens=tuple(specials))
     return probe.split_pattern
-
-
-def add_dask_argument(parser: argparse.ArgumentParser, *, merging: bool = False) -> None:
-    """``--dask ADDRESS``: count on a Dask cluster, a task per batch of files (and, `merging`,
-    keep the merge loop's words on its workers)."""
-    work = "count (and, from 16 MiB of distinct chunks, merge)" if merging else "count"
-    parser.add_argument(
-        "--dask",
-        metavar="ADDRESS",
-        help=f"{work} on a Dask cluster (a scheduler's address, or 'local' for a cluster "
-        "of processes here), a task per batch of files; every input must be a shared path. Needs "
-        "the bpetite[dask] extra; the result is the same",
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +122,7 @@ def gather_inputs(inputs: Sequence[str]) -> Sources:
             expanded = _expand(path)
             files += expanded
             ordered += expanded
+    refuse_named_binaries(files)  # a token file or UTF-16 can decode as UTF-8
     return Sources(tuple(files), tuple(streams), tuple(ordered))
 
 
@@ -236,9 +209,11 @@ def _count_on_dask(
         )
 
 
-def load_count_files(paths: Sequence[str], pattern: SplitPattern | str = "gpt2") -> Counted:
-    """Load and sum ``--counts`` files, which must have been cut with `pattern`; every
-    defect becomes one line naming the file."""
+def load_count_files(
+    paths: Sequence[str], pattern: SplitPattern | str = "gpt2", *, of_model: bool = False
+) -> Counted:
+    """Load and sum ``--counts`` files, which must have been cut with `pattern` (the
+    model's, if `of_model`); every defect becomes one line naming the file."""
     total: Counter[bytes] = Counter()
     for path in paths:
         quoted = shown(path)
@@ -253,11 +228,34 @@ def load_count_files(paths: Sequence[str], pattern: SplitPattern | str = "gpt2")
         except OSError as error:
             raise open_failure(error, path, "--counts") from None
         except (KeyError, ValueError) as error:  # the counts reader's documented failures
+            recorded = getattr(error, "recorded_pattern", None)  # valid, but another pattern
+            if isinstance(recorded, str):
+                raise _other_pattern(quoted, recorded, pattern, of_model=of_model) from None
             detail = str(error.args[0]) if error.args else type(error).__name__
             detail = detail.removeprefix(f"{path}: ")
             raise CliError(f"--counts '{quoted}' is not a valid counts file: {detail}") from None
         total = _add(total, counts)
     return Counted(total, 0, 0)
+
+
+def _other_pattern(
+    quoted: str, recorded: str, pattern: SplitPattern | str, *, of_model: bool
+) -> CliError:
+    """A counts file cut with another pattern: which, and what to pass (or count again with)."""
+    theirs, flag = _pattern_words(recorded)
+    said = f"--counts '{quoted}' was counted with {theirs}"
+    if not of_model:
+        return CliError(f"{said}: pass {flag} to train on it")
+    ours, flag = _pattern_words(pattern.source if isinstance(pattern, SplitPattern) else pattern)
+    return CliError(f"{said}, but the model uses {ours}: count with it (bpetite count {flag})")
+
+
+def _pattern_words(source: str) -> tuple[str, str]:
+    """How to name the pattern `source` (a preset's name or a regex), and its flag."""
+    name = next((name for name, preset in PRESETS.items() if source in (name, preset)), None)
+    if name is not None:
+        return f"the '{name}' pattern", f"--pattern {name}"
+    return f"the custom pattern '{shown(source)}'", "--pattern-regex with that regex"
 
 
 def _is_stream(path: str) -> bool:

@@ -68,6 +68,7 @@ from bpetite.corpus._parquet import (
     is_parquet,
     read_texts,
     row_groups,
+    text_size,
 )
 from bpetite.corpus._streaming import (
     DEFAULT_BLOCK_SIZE,
@@ -126,7 +127,8 @@ class Piece:
 
     Or, when `row_group` is set, that row group of the Parquet file at `path`: each of
     its rows one document, the first `rows` of them if `rows` is set (the budget's
-    cut). `size` is what the piece reads from disk, for progress.
+    cut). `size` is the bytes of text the piece reads, for progress and summaries: a
+    text file's bytes, or the UTF-8 bytes of a row group's documents (as capped).
     """
 
     path: str
@@ -260,11 +262,12 @@ def plan_inputs(
     :func:`plan_pieces` cuts it, or with `doc_delimiter` many documents
     (:mod:`bpetite.corpus._delimited`), cut into pieces of whole documents. With a
     budget, each text file is read here up to its cap (which checks it is UTF-8 that
-    far), and with `max_chars` the Parquet column's lengths, or a delimited file's
-    documents, are read too: this process walks the documents in order and stops after
-    the one that takes the total past `max_chars`, so the cut is the same for any
-    number of workers, which then read exactly the pieces listed. A delimited file's
-    `doc_cap` is left to the workers, which cut each document.
+    far), and with `max_chars` a delimited file's documents are read too: this process
+    walks the documents in order and stops after the one that takes the total past
+    `max_chars`, so the cut is the same for any number of workers, which then read
+    exactly the pieces listed. A delimited file's `doc_cap` is left to the workers,
+    which cut each document. A Parquet row group's text is read here for its size (and
+    its lengths, with `max_chars`), which checks it is UTF-8.
     """
     budget = Budget() if budget is None else budget
     pieces: list[Piece] = []
@@ -277,13 +280,17 @@ def plan_inputs(
                 raise parquet_refusal(path)
             for group in row_groups(path, text_column):
                 rows = None
-                if max_chars is not None:
-                    for row, length in enumerate(capped_lengths(group, text_column, budget)):
+                if max_chars is None:
+                    size = text_size(group, text_column, budget)
+                else:
+                    lengths, sizes = capped_lengths(group, text_column, budget)
+                    for row, length in enumerate(lengths):
                         taken += length
                         if taken > max_chars:
                             rows = row + 1
                             break
-                pieces.append(Piece(group.path, 0, None, group.size, group.index, rows))
+                    size = sum(sizes[:rows])
+                pieces.append(Piece(group.path, 0, None, size, group.index, rows))
                 if rows is not None:
                     return pieces
             continue
@@ -390,8 +397,10 @@ class SurveyTask:
             if is_parquet(path):
                 if job.doc_delimiter is not None:
                     raise parquet_refusal(path)
-                groups = row_groups(path, job.text_column)
-                pieces = [Piece(group.path, 0, None, group.size, group.index) for group in groups]
+                pieces = [
+                    Piece(group.path, 0, None, text_size(group, job.text_column), group.index)
+                    for group in row_groups(path, job.text_column)
+                ]
                 surveyed.append((path.stat().st_size, pieces))
             else:
                 check_file_utf8(str(path), job.block_size, on_bytes)
@@ -458,7 +467,8 @@ def count_files(
     :meth:`Tokenizer.train_from_iterator`'s budget over them, cut the same way for any
     number of workers. Directories expand as in :func:`expand_inputs`. Invalid UTF-8
     raises :class:`InvalidUtf8Error` naming the file and the offset of its first bad
-    byte; every file is checked (quickly) before counting starts, so the error comes
+    byte (in a Parquet file, the row group and row, and the offset in that row's text);
+    every file is checked (quickly) before counting starts, so the error comes
     before any progress report. A worker process that dies raises
     :class:`WorkerError` naming its pid and the signal or exit status; no worker
     outlives the call, however it ends.

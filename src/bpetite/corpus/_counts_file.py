@@ -34,6 +34,20 @@ class _MissingCountsKey(CountsFileError, MissingKeyError):
     """A counts file without one of its four keys: a CountsFileError and a KeyError."""
 
 
+class _OtherPattern(CountsFileError):
+    """A valid counts file counted with another split pattern than the one asked for.
+
+    `recorded_pattern` is the pattern source the file records, for a caller to name it.
+    """
+
+    def __init__(self, message: str, recorded_pattern: str) -> None:
+        super().__init__(message)
+        self.recorded_pattern = recorded_pattern
+
+    def __reduce__(self) -> tuple[type[_OtherPattern], tuple[str, str]]:
+        return (type(self), (str(self), self.recorded_pattern))
+
+
 FORMAT_NAME: Final = "bpetite-chunk-counts"
 FORMAT_VERSION: Final = 1
 _KEYS: Final = ("format", "version", "pretokenizer_pattern", "counts")
@@ -162,10 +176,13 @@ def parse_counts(
         fail(f"version must be {FORMAT_VERSION}, the only one this bpetite reads; got {version!r}")
     recorded = document["pretokenizer_pattern"]
     if recorded != split.source:
-        fail(
-            f"pretokenizer_pattern differs from the {_pattern_name(split.source)} pattern "
-            f"asked for, so its chunks would not be ours: got {_pattern_name(recorded)}"
+        message = (
+            f"{source}: pretokenizer_pattern differs from the {_pattern_name(split.source)} "
+            f"pattern asked for, so its chunks would not be ours: got {_pattern_name(recorded)}"
         )
+        if not isinstance(recorded, str):
+            fail(message.removeprefix(f"{source}: "))
+        raise _OtherPattern(message, recorded)
     pairs = document["counts"]
     if not isinstance(pairs, list):
         fail(f"counts must be a list of [chunk, count] pairs, got {_show(pairs)}")

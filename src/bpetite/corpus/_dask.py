@@ -44,7 +44,7 @@ from bpetite.corpus._counting import (
     expand_inputs,
 )
 from bpetite.corpus._delimited import check_delimiter, parquet_refusal
-from bpetite.corpus._parquet import DEFAULT_TEXT_COLUMN, is_parquet, row_groups
+from bpetite.corpus._parquet import DEFAULT_TEXT_COLUMN, is_parquet, row_groups, text_size
 from bpetite.corpus._streaming import DEFAULT_BLOCK_SIZE, check_block_size
 from bpetite.corpus._workers import default_workers
 
@@ -129,8 +129,8 @@ class CountsOnDask:
     pickled dict of chunks (UTF-8) to counts; a chunk is in the same share in every task, so a
     share's parts add up to exact counts for its chunks. ``workers[k]`` is the worker
     meant to hold share ``k``. The merge loop takes the futures (the lists are emptied),
-    so that the parts are freed once its shares hold them. `corpus_bytes` is the size of
-    the files counted.
+    so that the parts are freed once its shares hold them. `corpus_bytes` is the bytes of
+    text counted: a text file's size, a Parquet file's documents in UTF-8.
     """
 
     client: Any
@@ -202,7 +202,7 @@ def _start_counting(
     for path in files:  # refused here, as locally, before any task runs
         if doc_delimiter is not None and is_parquet(path):
             raise parquet_refusal(path)
-    sizes = [Path(path).stat().st_size for path in files]
+    sizes = _text_sizes(files, client, text_column)
     batches = file_batches(sizes, len(client.nthreads()))
     # pure=False: a file named twice is two documents, so counted twice, never cached.
     source = resolve_pattern(pattern).source  # a str crosses the network; workers compile it
@@ -217,6 +217,32 @@ def _start_counting(
         **more,
     )
     return futures, [sum(sizes[index] for index in batch) for batch in batches]
+
+
+def _text_sizes(files: list[str], client: Any, text_column: str) -> list[int]:
+    """The bytes of text in each file, as a local count measures them: a text file's
+    size, a Parquet file's documents in UTF-8 (read on the cluster, which checks them;
+    the error raised is the first failing file's)."""
+    sizes = [Path(path).stat().st_size for path in files]
+    parquet = [index for index, path in enumerate(files) if is_parquet(path)]
+    if parquet:
+        futures = client.map(
+            _parquet_text_size,
+            [files[index] for index in parquet],
+            text_column=text_column,
+            pure=False,
+        )
+        try:
+            for index, future in zip(parquet, futures, strict=True):
+                sizes[index] = future.result()
+        finally:
+            client.cancel(futures)
+    return sizes
+
+
+def _parquet_text_size(path: str, text_column: str) -> int:
+    """On a worker: the UTF-8 bytes of the documents of the Parquet file at `path`."""
+    return sum(text_size(group, text_column) for group in row_groups(path, text_column))
 
 
 def file_batches(sizes: Sequence[int], workers: int) -> list[range]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -35,7 +36,7 @@ from typing import Any, Final, Literal
 from bpetite.core._atomic import check_destination, publish_atomically, write_atomically
 from bpetite.core._budget import Budget
 from bpetite.core._constants import END_OF_TEXT_TOKEN
-from bpetite.core._errors import NotATokenError, ParameterError
+from bpetite.core._errors import NotATokenError, OutputExistsError, ParameterError
 from bpetite.core._progress import ProgressCallback, ignore_progress
 from bpetite.core._tokenizer import Tokenizer
 from bpetite.corpus._assemble import EncodeOptions, SplitFile, encode_all, in_val, plan_documents
@@ -150,7 +151,10 @@ def write_dataset(
     `block_size` or `piece_bytes`. Invalid UTF-8 raises InvalidUtf8Error naming the
     file and offset; it is found while encoding, and nothing is written. With several
     bad files it names the first in input order, whatever `workers`. Existing outputs
-    raise OutputExistsError unless `overwrite`. `progress` gets ``"encode"`` events in
+    raise OutputExistsError unless `overwrite`; with `shard_tokens`, so does any file
+    already named like a shard (or its manifest), and with `overwrite` those the new
+    shards do not replace are removed once every new shard is written, so that a
+    loader globbing the shards never mixes two runs. `progress` gets ``"encode"`` events in
     input bytes. On spawn or forkserver start methods, a script needs the usual
     ``if __name__ == "__main__":`` guard to use several workers.
 
@@ -203,6 +207,7 @@ def write_dataset(
         for path in (train_path, val_path):  # each shard's directory must exist
             if path is not None:
                 check_destination(path.with_name(_shard_name(path, 0).name), overwrite=True)
+                _check_no_shards(path, overwrite=overwrite)
     else:
         destinations = [train_path, manifest_path(train_path)]
         if val_path is not None:
@@ -212,8 +217,12 @@ def write_dataset(
     sources = [document.path for document in expanded if document.name != STDIN]
     if not isinstance(model, Tokenizer):
         sources.append(Path(model))
+    patterns = [path for path in (train_path, val_path) if path is not None]
     if shard_tokens is None:
         _refuse_inputs(destinations, sources)
+    else:  # files named like shards are replaced or removed: none may be an input
+        stale = [path for pattern in patterns for path in _shard_files(pattern)]
+        _refuse_inputs(stale, sources, doing="replacing or removing")
 
     report = progress or ignore_progress
     temp_dir = Path(
@@ -299,6 +308,12 @@ def write_dataset(
         raise
     finally:
         _remove_tree(temp_dir)
+    if shard_tokens is not None:  # only now that the new shards are all written
+        kept = {path for written in arrays for path in _files_of(written)}
+        for pattern in patterns:
+            for path in _shard_files(pattern):
+                if path not in kept:
+                    path.unlink(missing_ok=True)
     splits = {
         name: [written for written in arrays if written.split == name] for name in ("train", "val")
     }
@@ -445,6 +460,36 @@ def _shard_array(
 
 def _shard_name(pattern: Path, shard: int) -> Path:
     return pattern.with_name(pattern.name.replace(SHARD_FIELD, f"{shard:06d}"))
+
+
+def _shard_files(pattern: Path) -> list[Path]:
+    """The files in `pattern`'s directory named like one of its shards or their manifests,
+    sorted: a loader that globs the shards would read them with the new ones."""
+    parts = [re.escape(part) for part in pattern.name.split(SHARD_FIELD)]
+    named = re.compile(parts[0] + "(?P<n>[0-9]{6,})" + "(?P=n)".join(parts[1:]) + r"(?:\.json)?")
+    try:
+        entries = list(os.scandir(pattern.parent))
+    except FileNotFoundError:
+        return []
+    return sorted(
+        pattern.with_name(entry.name)
+        for entry in entries
+        if named.fullmatch(entry.name) and not entry.is_dir(follow_symlinks=False)
+    )
+
+
+def _check_no_shards(pattern: Path, *, overwrite: bool) -> None:
+    """Refuse, unless `overwrite`, a directory that already holds files named like shards
+    of `pattern`: new shards would replace some and leave the others beside them."""
+    found = _shard_files(pattern)
+    if not found or overwrite:
+        return
+    others = f" and {len(found) - 1} more file(s)" if len(found) > 1 else ""
+    raise OutputExistsError(
+        f"'{found[0]}'{others} named like the shards of '{pattern}' already exist; pass "
+        "overwrite=True to replace them (the old shards that are not written again are "
+        "removed once the new ones are all written)"
+    )
 
 
 def _copy_shard(
@@ -597,10 +642,12 @@ def _files_of(written: _Array) -> tuple[Path, Path]:
     return written.destination, manifest_path(written.destination)
 
 
-def _refuse_inputs(destinations: Sequence[Path], sources: Sequence[Path]) -> None:
+def _refuse_inputs(
+    destinations: Sequence[Path], sources: Sequence[Path], doing: str = "writing"
+) -> None:
     """Refuse an output that is an input document or the model's file, by any name (a
     symbolic or hard link counts): replacing it would destroy what the dataset is made
-    from, whatever `overwrite` says."""
+    from, whatever `overwrite` says. `doing` is what would be done to it."""
     existing = []
     for destination in destinations:
         with contextlib.suppress(OSError):  # nothing there yet: it cannot be an input
@@ -615,7 +662,7 @@ def _refuse_inputs(destinations: Sequence[Path], sources: Sequence[Path]) -> Non
         for destination, target in existing:
             if os.path.samestat(target, found):
                 raise ParameterError(
-                    f"the output '{destination}' is the input '{source}'; writing it would "
+                    f"the output '{destination}' is the input '{source}'; {doing} it would "
                     "destroy the input, even with overwrite=True: choose another output"
                 )
 

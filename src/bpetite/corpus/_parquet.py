@@ -4,6 +4,10 @@ A file is recognised by its content, not its name: Parquet's magic bytes ``PAR1`
 its start and its end. It is read one row group at a time, only the text column, so
 memory is bounded by the largest row group (nanochat's FineWeb-Edu shards hold about
 1,000 documents per group), never by the file. A null in the column is no document.
+The column may hold strings, large strings, string views or a dictionary of strings
+(a pandas categorical); every value read is checked to be UTF-8, which Parquet does
+not promise. A row group's size, for progress and summaries, is the UTF-8 bytes of its
+documents' text as read (a text file's is its bytes), whatever the compression.
 
 pyarrow is imported only when a Parquet file is met; it is the optional extra
 ``bpetite[parquet]``, and without it reading one raises ImportError saying so.
@@ -17,7 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bpetite.core._budget import Budget
-from bpetite.core._errors import ParameterError
+from bpetite.core._errors import InvalidUtf8Error, ParameterError
 
 #: Parquet's magic number, at the start and at the end of every Parquet file.
 PARQUET_MAGIC: Final = b"PAR1"
@@ -85,6 +89,16 @@ def row_groups(path: str | os.PathLike[str], column: str = DEFAULT_TEXT_COLUMN) 
     ]
 
 
+def text_size(group: RowGroup, column: str, budget: Budget | None = None) -> int:
+    """The UTF-8 bytes of the documents of `group` (each cut to the budget's `doc_cap`):
+    what reading it takes in, as a text file's size is; its text is checked on the way."""
+    import pyarrow.compute  # type: ignore[import-untyped]
+
+    lengths = pyarrow.compute.binary_length(_capped(read_column(group, column), budget))
+    total: int | None = pyarrow.compute.sum(lengths).as_py()
+    return total or 0
+
+
 def open_parquet(path: str | os.PathLike[str]) -> Any:
     """A ``pyarrow.parquet.ParquetFile`` for `path`; ParameterError if it cannot be read."""
     parquet = pyarrow_parquet()
@@ -110,7 +124,9 @@ def _column_index(file: Any, path: str | os.PathLike[str], column: str) -> int:
             "name the text column with text_column (--text-column)"
         )
     kind = schema.field(index).type
-    if not (pyarrow.types.is_string(kind) or pyarrow.types.is_large_string(kind)):
+    if pyarrow.types.is_dictionary(kind):  # a pandas categorical column
+        kind = kind.value_type
+    if not _is_text(kind):
         raise ParameterError(
             f"column {column!r} of '{os.fspath(path)}' holds {kind}, not text; name the text "
             "column with text_column (--text-column)"
@@ -120,10 +136,60 @@ def _column_index(file: Any, path: str | os.PathLike[str], column: str) -> int:
     return next(leaf for leaf in range(len(leaves)) if leaves.column(leaf).path == column)
 
 
+def _is_text(kind: Any) -> bool:
+    import pyarrow
+
+    is_view = getattr(pyarrow.types, "is_string_view", None)  # pyarrow 16 and later
+    return bool(
+        pyarrow.types.is_string(kind)
+        or pyarrow.types.is_large_string(kind)
+        or (is_view is not None and is_view(kind))
+    )
+
+
 def read_column(group: RowGroup, column: str) -> Any:
-    """The non-null values of `column` in `group`, as a pyarrow array of strings."""
+    """The non-null values of `column` in `group`, as a pyarrow array of strings.
+
+    A dictionary or a view of strings is cast to strings. Raises InvalidUtf8Error
+    naming the file, the row group and the row if a value is not UTF-8.
+    """
+    import pyarrow
+
     table = open_parquet(group.path).read_row_group(group.index, columns=[column])
-    return table.column(0).combine_chunks().drop_null()
+    chunks = table.column(0)
+    if not (pyarrow.types.is_string(chunks.type) or pyarrow.types.is_large_string(chunks.type)):
+        chunks = chunks.cast(pyarrow.large_string())
+    values = chunks.combine_chunks()
+    try:
+        values.validate(full=True)  # Parquet's readers do not check the UTF-8
+    except pyarrow.ArrowInvalid as error:
+        raise _not_utf8(values, group, column, error) from None
+    return values.drop_null()
+
+
+def _not_utf8(values: Any, group: RowGroup, column: str, error: Exception) -> Exception:
+    """The first value of `values` (the rows of `group`) that is not UTF-8, as an error."""
+    import pyarrow
+
+    for row, value in enumerate(values.cast(pyarrow.large_binary()).to_pylist()):
+        try:
+            if value is not None:
+                value.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            where = f"in the text of row {row} of row group {group.index}, column {column!r}"
+            return InvalidUtf8Error(
+                group.path, bad.start, value[bad.start], f"{bad.reason}, {where}"
+            )
+    return ParameterError(f"'{group.path}' is not a readable Parquet file: {error}")
+
+
+def _capped(values: Any, budget: Budget | None) -> Any:
+    """`values`, each cut to the budget's `doc_cap` characters."""
+    if budget is None or budget.doc_cap is None:
+        return values
+    import pyarrow.compute
+
+    return pyarrow.compute.utf8_slice_codeunits(values, 0, budget.doc_cap)
 
 
 def read_texts(group: RowGroup, column: str, budget: Budget, rows: int | None = None) -> list[str]:
@@ -131,20 +197,16 @@ def read_texts(group: RowGroup, column: str, budget: Budget, rows: int | None = 
     values = read_column(group, column)
     if rows is not None:
         values = values.slice(0, rows)
-    if budget.doc_cap is not None:
-        import pyarrow.compute  # type: ignore[import-untyped]
-
-        values = pyarrow.compute.utf8_slice_codeunits(values, 0, budget.doc_cap)
-    texts: list[str] = values.to_pylist()
+    texts: list[str] = _capped(values, budget).to_pylist()
     return texts
 
 
-def capped_lengths(group: RowGroup, column: str, budget: Budget) -> list[int]:
-    """How many characters of each document of `group` the budget takes, in row order."""
+def capped_lengths(group: RowGroup, column: str, budget: Budget) -> tuple[list[int], list[int]]:
+    """How many characters of each document of `group` the budget takes, in row order,
+    and how many UTF-8 bytes those characters are."""
     import pyarrow.compute
 
-    lengths = pyarrow.compute.utf8_length(read_column(group, column))
-    if budget.doc_cap is not None:
-        lengths = pyarrow.compute.min_element_wise(lengths, budget.doc_cap)
-    counted: list[int] = lengths.to_pylist()
-    return counted
+    values = _capped(read_column(group, column), budget)
+    chars: list[int] = pyarrow.compute.utf8_length(values).to_pylist()
+    sizes: list[int] = pyarrow.compute.binary_length(values).to_pylist()
+    return chars, sizes

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     pattern = split_pattern(args.pattern, args.pattern_regex)
     check_output_path(args.output, force=args.force)
     sources = gather_inputs(args.input)
-    refuse_overwriting_inputs(args.output, sources.paths)
+    refuse_overwriting_inputs(args.output, [("--input", path) for path in sources.paths])
     started = time.perf_counter()
     counted = count_sources(
         sources, args.workers, pattern=pattern, dask=args.dask, reading=reading_of(args)

@@ -15,8 +15,8 @@ from bpetite._internal import END_OF_TEXT_TOKEN, SHARD_HINT, WIDER_DTYPE, shown
 from bpetite.cli._cluster import cluster
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, check_output_path, library_model, model_from_args
-from bpetite.cli._formats import HEAD_BYTES, Sample
-from bpetite.cli._inputs import invalid_utf8
+from bpetite.cli._formats import invalid_utf8, refuse_named_binaries
+from bpetite.cli._inputs import peek_stdin
 from bpetite.cli._output import exists_message, write_json, writing_output
 from bpetite.cli._parser import add_command, positive_int
 from bpetite.cli._progress import PhaseProgress, counting_progress
@@ -184,11 +184,11 @@ def run(args: argparse.Namespace) -> int:
         if path != "-" and not Path(path).exists():
             raise CliError(f"--input '{shown(path)}' does not exist")
     if not args.shard_tokens:  # shards are named once counted: the library checks those
-        inputs = [*args.input, *([] if model is tokenizer else [args.model])]
+        inputs = [("--input", path) for path in args.input] + [("--model", args.model)]
         given = [args.output, args.val_output or str(outputs[-1])][: len(outputs)]
         for path, option in zip(given, ("--output", "--val-output"), strict=False):
-            for name in (path, f"{path}.json"):  # the array, then its manifest
-                check_output_path(name, force=args.force, option=option, inputs=inputs)
+            for name, label in ((path, option), (f"{path}.json", f"the manifest of {option}")):
+                check_output_path(name, force=args.force, option=label, inputs=inputs)
     reading = reading_of(args)
     separator = args.separator
     if separator is None and args.bos is None:
@@ -196,7 +196,8 @@ def run(args: argparse.Namespace) -> int:
     if args.no_separator:
         separator = None
     # What standard input starts with, to name it if it is no text (it is read only once).
-    stdin_head = _peek_stdin() if "-" in args.input else None
+    stdin = peek_stdin() if "-" in args.input else None
+    refuse_named_binaries(args.input, stdin)  # a token file or UTF-16 can decode as UTF-8
 
     started = time.perf_counter()
     with ExitStack() as stack:
@@ -226,8 +227,7 @@ def run(args: argparse.Namespace) -> int:
                 dask=client,
             )
         except InvalidUtf8Error as error:
-            sample = None if stdin_head is None else Sample("-", stdin_head, None)
-            raise invalid_utf8(error, sample if error.source == "-" else None) from None
+            raise invalid_utf8(error, stdin if error.source == "-" else None, tables=True) from None
         except ImportError as error:  # pyarrow, for a Parquet input
             raise CliError(str(error)) from None
         except ParameterError as error:  # name the flag that fixes it
@@ -238,6 +238,8 @@ def run(args: argparse.Namespace) -> int:
                 message = "standard input " + message.removeprefix("'-' ")
             raise CliError(message) from None
         except FileExistsError as error:
+            if args.shard_tokens:  # the library names the shard, or the files like shards
+                raise CliError(str(error).replace("overwrite=True", "--force")) from None
             raise CliError(exists_message("--output", str(error.filename or args.output))) from None
     summary: dict[str, object] = {
         "dtype": result.train.dtype,
@@ -273,17 +275,6 @@ def _split_summary(split: DatasetSplit, *, sharded: bool) -> dict[str, object]:
     summary["tokens"] = split.tokens
     summary["documents"] = split.documents
     return summary
-
-
-def _peek_stdin() -> bytes | None:
-    """The first bytes of standard input, left in place for the reader that follows."""
-    stream = sys.stdin
-    if stream is None:
-        return None
-    buffer = stream.buffer
-    if not hasattr(buffer, "peek"):
-        return None
-    return bytes(buffer.peek(HEAD_BYTES)[:HEAD_BYTES])
 
 
 def _fraction(text: str) -> float:

@@ -23,7 +23,7 @@ from bpetite.cli._files import (
     save_model,
 )
 from bpetite.cli._output import write_json
-from bpetite.cli._parser import add_command, check_vocab_size, positive_int, vocab_size
+from bpetite.cli._parser import add_command, positive_int, vocab_size
 from bpetite.cli._progress import PhaseProgress, training_progress
 from bpetite.cli._reading import add_budget_arguments, reading_of
 from bpetite.cli._sources import (
@@ -110,7 +110,7 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Every check that can fail fast runs before the corpus is read.
-    target = check_vocab_size(args.vocab_size)
+    target = args.vocab_size  # checked against the model's size once it is loaded
     if args.max_token_bytes is not None and args.max_token_bytes < 2:
         raise CliError(
             f"--max-token-bytes must be at least 2 (every merged token has two bytes), "
@@ -121,17 +121,17 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(
             "--max-chars, --doc-cap and --doc-delimiter apply to --input, not to --counts"
         )
-    check_output_path(args.output, force=args.force, inputs=[args.model])
+    check_output_path(args.output, force=args.force, inputs=[("--model", args.model)])
     model = model_from_args(args)
     _check_room(model, target)
 
     started = time.perf_counter()
     if args.counts is not None:
-        refuse_overwriting_inputs(args.output, args.counts)
-        counted = load_count_files(args.counts, model.split_pattern)
+        refuse_overwriting_inputs(args.output, [("--counts", path) for path in args.counts])
+        counted = load_count_files(args.counts, model.split_pattern, of_model=True)
     else:
         sources = gather_inputs(args.input)
-        refuse_overwriting_inputs(args.output, sources.paths)
+        refuse_overwriting_inputs(args.output, [("--input", path) for path in sources.paths])
         counted = count_sources(
             sources, args.workers, pattern=model.split_pattern, stream=sys.stderr, reading=reading
         )
