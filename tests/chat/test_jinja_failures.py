@@ -198,3 +198,49 @@ def test_a_tool_given_as_a_function_is_refused_not_rendered_as_a_name(
         MESSAGES, chat_template=source, tools=[schema], tokenize=False
     )
     assert ours == expected and '"name": "get_weather"' in ours
+
+
+@pytest.mark.parametrize(
+    ("template", "messages"),
+    [
+        ('{{ "\\ud800" }}{% for m in messages %}{{ m.content }}{% endfor %}', MESSAGES),
+        ("chatml", [{"role": "user", "content": "a\ud800"}]),
+        ("harmony", [{"role": "user", "content": "a\ud800"}]),
+    ],
+)
+def test_text_with_a_lone_surrogate_to_encode_is_a_parameter_error(
+    tokenizer: Tokenizer, template: str, messages: list[dict[str, str]]
+) -> None:
+    """Not the encoder's UnicodeEncodeError about a text the caller never saw: the
+    rendered text's surrogate and its position; the text itself is returned as rendered."""
+    specials = tokenizer.with_special_tokens(
+        ["<|im_start|>", "<|im_end|>", "<|start|>", "<|message|>", "<|end|>"]
+    )
+    rendered = specials.apply_chat_template(messages, chat_template=template, tokenize=False)
+    position = rendered.index("\ud800")
+    with pytest.raises(
+        ParameterError, match=rf"holds a lone surrogate '\\ud800' at position {position}, "
+    ):
+        specials.apply_chat_template(messages, chat_template=template)
+
+
+def test_template_variables_may_have_the_renderers_parameter_names(tokenizer: Tokenizer) -> None:
+    """transformers passes a template any keyword: bpetite's own parameter names too."""
+    rendered = tokenizer.apply_chat_template(
+        MESSAGES,
+        chat_template="{{ tokenizer }}{{ source }}{{ conversation }}",
+        tokenize=False,
+        tokenizer="a",
+        source="b",
+        conversation="c",
+    )
+    assert rendered == "abc"
+
+
+def test_a_template_variable_named_self_is_refused(tokenizer: Tokenizer) -> None:
+    """Jinja keeps ``self`` for the template (and transformers' render(**kwargs) cannot
+    take it): a clear ParameterError, not a TypeError from deep inside jinja2."""
+    with pytest.raises(ParameterError, match="cannot be named 'self'"):
+        tokenizer.apply_chat_template(
+            MESSAGES, chat_template="{{ self }}", tokenize=False, self="x"
+        )

@@ -268,3 +268,16 @@ def test_the_cli_loads_a_custom_pattern_model_when_trusted(
     assert trusted.code == 0, trusted.err
     (result,) = json.loads(trusted.out)["overall"]["results"]
     assert result["tokens"] == len(custom.encode("hello world hello"))
+
+
+def test_names_are_shown_without_their_control_characters() -> None:
+    """A file name can hold an escape sequence or a byte that is not UTF-8: the table and
+    the page show it (as error messages show the byte), the JSON keeps it exact."""
+    name = "a\x1b[31m\x07\udcff.txt"
+    report = evaluate_compression([("m\x01", Tokenizer([]))], [(name, "hi")])
+    assert report.table()[1][:2] == ("a␛[31m␇\\udcff.txt", "m␁")
+    assert report.to_json()["texts"][0]["name"] == name
+    page = report.to_html()
+    page.encode("utf-8")  # no surrogate left
+    assert not [char for char in page if ord(char) < 0x20 and char not in "\n"]
+    assert "a␛[31m␇\\udcff.txt" in "".join(parse(page).text)

@@ -341,6 +341,21 @@ def test_the_page_has_the_policy_of_show_and_no_script(tokenizer: Tokenizer) -> 
     assert not re.search(r"https?://", page.replace("http-equiv", ""))
 
 
+def test_the_page_has_its_style_in_the_head_and_the_fragment_its_own(
+    tokenizer: Tokenizer,
+) -> None:
+    """A page's ``<style>`` belongs in its head; a notebook's fragment carries its own."""
+    explanation = tokenizer.explain("ab ab")
+    page = explanation.to_html()
+    head, body = page.split("</head>")
+    assert head.count("<style>") == 1 and "<style>" not in body
+    assert ".bpe .tokens" in head
+    fragment = notebook_html(explanation)
+    style = re.search(r"<style>.*?</style>\n", fragment, re.DOTALL)
+    assert style and ".bpe .tokens" in style.group()
+    assert fragment.replace(style.group(), "") in body  # the same fragment, its style moved
+
+
 def test_every_chunk_of_the_page_is_a_bidi_isolate(tokenizer: Tokenizer) -> None:
     """HTML's rendering rules make an element with a ``dir`` a bidi isolate, so a
     right-to-left chunk cannot trade places with its neighbours (the browser test

@@ -27,7 +27,7 @@ from bpetite.visualize import (
     visible,
     vocabulary_stats,
 )
-from bpetite.visualize._html import marker_for, visible_parts
+from bpetite.visualize._html import marker_for, visible_name, visible_parts
 from tests.rendering import expected_label, parse_page, parse_plain
 
 # A corpus that makes merged tokens out of pipes, backslashes, brackets and the
@@ -106,6 +106,9 @@ def test_a_literal_middle_dot_is_text_not_a_marker() -> None:
         ("\u200d", "⟨U+200D⟩"),  # zero-width joiner
         ("\u202e", "⟨U+202E⟩"),  # right-to-left override
         ("\u2028", "⟨U+2028⟩"),  # line separator
+        ("\uffff", "⟨U+FFFF⟩"),  # noncharacters: a parse error in an HTML page
+        ("\ufdd0", "⟨U+FDD0⟩"),
+        ("\U0010fffe", "⟨U+10FFFE⟩"),
         ("a", None),
         ("·", None),
         ("你", None),
@@ -113,6 +116,12 @@ def test_a_literal_middle_dot_is_text_not_a_marker() -> None:
 )
 def test_invisible_characters_get_markers(char: str, marker: str | None) -> None:
     assert marker_for(char) == marker
+
+
+def test_a_name_keeps_its_spaces_and_shows_its_bytes_and_controls() -> None:
+    """A file name as a page or the terminal shows it: a byte that is not UTF-8 (a lone
+    surrogate in Python) as error messages show it, a control character by its marker."""
+    assert visible_name("my in\udcff\x1b[31m.txt") == "my in\\udcff␛[31m.txt"
 
 
 def test_visible_leaves_no_control_character() -> None:

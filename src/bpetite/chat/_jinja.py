@@ -38,11 +38,17 @@ REASONING_FIELDS: Final = ("reasoning_content", "thinking", "reasoning")
 def render_jinja(
     source: str,
     conversation: list[dict[str, Any]],
+    /,
     *,
     add_generation_prompt: bool,
     **variables: Any,
 ) -> str:
-    """Render the Jinja template `source` for `conversation`, as ``transformers`` does."""
+    """Render the Jinja template `source` for `conversation`, as ``transformers`` does.
+
+    The two are positional only, so a template variable may have either name.
+    """
+    if "self" in variables:
+        raise ParameterError("a template variable cannot be named 'self': Jinja keeps it")
     template = _compiled(source)
     import jinja2
 

@@ -43,6 +43,7 @@ _HARMONY_DEFAULT_FOR: Final = "o200k_harmony"
 
 def apply_chat_template(
     tokenizer: Tokenizer,
+    /,
     messages: Sequence[Mapping[str, Any]],
     *,
     chat_template: str | None = None,
@@ -57,11 +58,15 @@ def apply_chat_template(
     no format of its own. `add_generation_prompt` ends with the opening of an
     assistant turn, for a model to complete. `template_vars` are passed to a Jinja
     template as ``transformers`` passes its keyword arguments (``bos_token``,
-    ``tools``, ``documents``...); the built-in formats take none.
+    ``tools``, ``documents``...), under any name but the parameters' own; the built-in
+    formats take none.
 
     A template that fails (``raise_exception``, a syntax error, ``1/0``, a macro that
     calls itself forever) raises ParameterError with the template's message, chained from
-    the template's exception; a missing jinja2, ImportError.
+    the template's exception; a missing jinja2, ImportError. Text to encode that holds a
+    lone surrogate (a template's ``"\\ud800"``, a message's) raises ParameterError naming
+    its position in the rendered text; with ``tokenize=False`` the text is returned as
+    rendered.
     """
     conversation = checked_messages(messages)
     for flag, name in ((add_generation_prompt, "add_generation_prompt"), (tokenize, "tokenize")):
@@ -89,6 +94,7 @@ def apply_chat_template(
         parts = harmony_parts(conversation, add_generation_prompt=add_generation_prompt)
         if not tokenize:
             return "".join(text for text, _ in parts)
+        _check_unicode("".join(text for text, _ in parts))
         specials = _required_specials(
             tokenizer, {text for text, special in parts if special}, HARMONY
         )
@@ -112,7 +118,21 @@ def apply_chat_template(
         )
     if not tokenize:
         return rendered
+    _check_unicode(rendered)
     return tokenizer.encode(rendered, allowed_special="all", disallowed_special=())
+
+
+def _check_unicode(rendered: str) -> None:
+    """Refuse rendered text holding a lone surrogate, which no encoding can write."""
+    if rendered.isascii():
+        return
+    try:
+        rendered.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ParameterError(
+            f"the rendered text holds a lone surrogate {rendered[error.start]!r} at position "
+            f"{error.start}, which is not valid Unicode and cannot be encoded"
+        ) from None
 
 
 def _chatml(conversation: list[dict[str, Any]], add_generation_prompt: bool) -> str:

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from bpetite.core._errors import ParameterError
 from bpetite.core._tokenizer import Tokenizer
-from bpetite.visualize._html import html_page
+from bpetite.visualize._html import html_page, visible_name
 
 #: Figures in the JSON and the page are rounded to this many decimals.
 DECIMALS: Final = 4
@@ -99,17 +99,23 @@ class CompressionReport:
 
         Counts have thousands separators and each figure column a fixed number of
         decimals (FIGURE_DECIMALS), so a column lines up and reads alike on every row.
+        Names are shown as :func:`~bpetite.visualize._html.visible_name` shows them: no
+        control character of a file name reaches a terminal.
         """
         rows: list[tuple[str, ...]] = [TABLE_COLUMNS]
         for text in [*self.texts, self.overall]:
-            rows += [(text.name, *row) for row in _formatted(text, self.models)]
+            rows += [
+                (visible_name(text.name), visible_name(model), *cells)
+                for model, *cells in _formatted(text, self.models)
+            ]
         return rows
 
     def to_html(self) -> str:
         """One self-contained page: a bar chart (inline SVG) and a table per text.
 
         Same rules as ``show --html``: inline CSS, no script, no external resource, a
-        Content-Security-Policy that forbids every fetch, and every name escaped.
+        Content-Security-Policy that forbids every fetch, and every name escaped, its
+        invisible characters shown (:func:`~bpetite.visualize._html.visible_name`).
         """
         sections = "\n".join(
             _html_section(index, text, self.models)
@@ -117,7 +123,7 @@ class CompressionReport:
         )
         legend = " ".join(
             f'<span class="key"><span class="swatch" style="background:{_colour(i)}"></span>'
-            f"{html.escape(model)}</span>"
+            f"{_escaped(model)}</span>"
             for i, model in enumerate(self.models)
         )
         title = f"bpetite: compression of {len(self.models)} models on {len(self.texts)} texts"
@@ -213,32 +219,37 @@ def _html_section(index: int, text: TextResult, models: Sequence[str]) -> str:
     scale = _BAR_WIDTH / max(max(values), 1e-9)
     height = _BAR_HEIGHT * len(models) + 8
     # Names are shown whole: the label column widens for the longest one.
-    labels = max(_LABEL_WIDTH, max(map(_label_pixels, models)) + 16)
+    labels = max(_LABEL_WIDTH, max(_label_pixels(visible_name(model)) for model in models) + 16)
     bars = []
     for row, (model, value, cells) in enumerate(zip(models, values, shown, strict=True)):
         y = 4 + row * _BAR_HEIGHT
         width = round(value * scale, 1)
         bars.append(
             f'<text x="{labels - 8}" y="{y + 15}" text-anchor="end">'
-            f"{html.escape(model)}</text>"
+            f"{_escaped(model)}</text>"
             f'<rect class="bar" x="{labels}" y="{y + 2}" width="{width}" '
             f'height="{_BAR_HEIGHT - 6}" fill="{_colour(row)}" '
-            f'data-model="{html.escape(model)}" data-value="{value}"></rect>'
+            f'data-model="{_escaped(model)}" data-value="{value}"></rect>'
             f'<text x="{labels + width + 6}" y="{y + 15}">{cells[2]}</text>'
         )
     head = "".join(f"<th>{html.escape(column)}</th>" for column in TABLE_COLUMNS[1:])
     rows = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in cells) + "</tr>"
+        "<tr>" + "".join(f"<td>{_escaped(cell)}</td>" for cell in cells) + "</tr>"
         for cells in shown
     )
     label = f"bytes per token on {text.name}"
     return f"""<section class="text" id="text-{index}">
-<h2>{html.escape(text.name)}</h2>
+<h2>{_escaped(text.name)}</h2>
 <p class="size">{text.bytes:,} bytes, {text.words:,} words</p>
-<svg role="img" aria-label="{html.escape(label)}" width="{labels + _BAR_WIDTH + 80}" \
+<svg role="img" aria-label="{_escaped(label)}" width="{labels + _BAR_WIDTH + 80}" \
 height="{height}">{"".join(bars)}</svg>
 <table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>
 </section>"""
+
+
+def _escaped(name: str) -> str:
+    """`name` for a page: escaped, its invisible characters shown."""
+    return html.escape(visible_name(name))
 
 
 def _label_pixels(name: str) -> int:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from bpetite.core._constants import BASE_VOCAB_SIZE
-from bpetite.visualize._html import html_page, marker_for, token_label
+from bpetite.visualize._html import html_page, marker_for, token_label, visible_name
 
 #: The chart's plot area in SVG units, and its margins for the axes' labels.
 _WIDTH: Final = 420
@@ -144,10 +144,11 @@ def render_page(
     start_tokens: int,
     shown_bytes: int,
 ) -> str:
-    """The whole page: :func:`render_fragment` in the shared page head (its CSP included)."""
+    """The whole page: :func:`render_fragment`'s ``<div>`` in the shared page head (its
+    CSP included), the fragment's styles moved into the head."""
     what = "encoding" if kind == "encode" else "training"
     heading = f"bpetite: {what}, step by step"
-    fragment = render_fragment(
+    page, css, body = _fragment(
         kind=kind,
         title=title,
         rows=rows,
@@ -156,7 +157,10 @@ def render_page(
         start_tokens=start_tokens,
         shown_bytes=shown_bytes,
     )
-    return html_page(heading, _PAGE_CSS) + fragment + "\n</body>\n</html>\n"
+    return (
+        html_page(heading, _PAGE_CSS + css)
+        + f'<div class="bpe" id="{page}">\n{body}</div>\n</body>\n</html>\n'
+    )
 
 
 def render_fragment(
@@ -169,11 +173,39 @@ def render_fragment(
     start_tokens: int,
     shown_bytes: int,
 ) -> str:
-    """One ``<div>`` holding its own styles: what a notebook shows, and the page's body.
+    """One ``<div>`` holding its own styles: what a notebook shows.
 
     Its ids start with a prefix drawn from its content, so several explanations in one
     notebook never check each other's radios.
     """
+    page, css, body = _fragment(
+        kind=kind,
+        title=title,
+        rows=rows,
+        chunks=chunks,
+        total_bytes=total_bytes,
+        start_tokens=start_tokens,
+        shown_bytes=shown_bytes,
+    )
+    return f'<div class="bpe" id="{page}">\n<style>{css}</style>\n{body}</div>'
+
+
+def _fragment(
+    *,
+    kind: Kind,
+    title: str,
+    rows: Sequence[MergeRow],
+    chunks: Sequence[Sequence[PageNode]],
+    total_bytes: int,
+    start_tokens: int,
+    shown_bytes: int,
+) -> tuple[str, str, str]:
+    """The fragment's id, its styles, and what its ``<div>`` holds besides them.
+
+    `title` (a file's or a model's name in it) is shown as
+    :func:`~bpetite.visualize._html.visible_name` shows a name.
+    """
+    title = visible_name(title)
     steps = len(rows)
     never = steps + 1  # a step that never comes: a root is never merged into a parent
     digest = hashlib.blake2b(digest_size=4)
@@ -205,8 +237,8 @@ def render_fragment(
             f"{total_bytes:,}; the table and the chart cover all of it.</p>\n"
         )
     after = rows[-1].tokens_after if rows else start_tokens
-    return (
-        f'<div class="bpe" id="{page}">\n<style>{_CSS}{chr(10).join(rules)}\n</style>\n'
+    css = f"{_CSS}{chr(10).join(rules)}\n"
+    body = (
         f"<header>\n<h1>BPE {verb}, step by step</h1>\n{source}"
         f'<p class="status">Step <b class="k"></b> of {steps} · vocabulary size <b class="v"></b>'
         f" · {total_bytes:,} bytes: {start_tokens:,} tokens before any merge, {after:,} after "
@@ -219,8 +251,9 @@ def render_fragment(
         f'<div class="grid">\n<section class="text" aria-label="{what}">\n'
         f'<div class="tokens">{"".join(_chunk_html(chunk, never) for chunk in chunks)}</div>\n'
         f'</section>\n<section class="side">\n{_chart(points, x_of, y_of, kind)}\n'
-        f"{_table(page, kind, rows, start_tokens)}\n</section>\n</div>\n</div>"
+        f"{_table(page, kind, rows, start_tokens)}\n</section>\n</div>\n"
     )
+    return page, css, body
 
 
 # --------------------------------------------------------------------------- the text

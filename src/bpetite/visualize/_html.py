@@ -91,8 +91,9 @@ def marker_for(char: str) -> str | None:
     """The visible stand-in for an invisible or cursor-moving character, else None.
 
     ``" " -> "·"``, ``"\\t" -> "→"``, ``"\\n" -> "↵"``, ``"\\x1b" -> "␛"``,
-    ``"\\u00a0" -> "⟨U+00A0⟩"``. Escapes must never reach a terminal raw: a token
-    holding ``ESC [ 2 J`` would otherwise clear the user's screen.
+    ``"\\u00a0" -> "⟨U+00A0⟩"``, a noncharacter ``"\\uffff" -> "⟨U+FFFF⟩"``. Escapes must
+    never reach a terminal raw: a token holding ``ESC [ 2 J`` would otherwise clear the
+    user's screen.
     """
     if char in WHITESPACE_MARKERS:
         return WHITESPACE_MARKERS[char]
@@ -101,9 +102,34 @@ def marker_for(char: str) -> str | None:
         return chr(0x2400 + code)  # the Unicode "control pictures" block: ␀ ␁ ... ␟
     if code == 0x7F:
         return "␡"
-    if unicodedata.category(char) in _INVISIBLE_CATEGORIES:
+    if unicodedata.category(char) in _INVISIBLE_CATEGORIES or _is_noncharacter(code):
         return f"⟨U+{code:04X}⟩"
     return None
+
+
+def _is_noncharacter(code: int) -> bool:
+    """U+FDD0..U+FDEF and the last two code points of every plane (U+FFFE, U+FFFF...):
+    never meant to be shown, and an error for an HTML parser."""
+    return 0xFDD0 <= code <= 0xFDEF or (code & 0xFFFE) == 0xFFFE
+
+
+def visible_name(name: str) -> str:
+    """`name` (a file's, a model's) with nothing a page or a terminal would act on or hide.
+
+    A lone surrogate, which is how Python holds a byte of a file name that is not UTF-8,
+    becomes its escape as error messages show it (``"\\udcff"``); every other invisible
+    character its marker (:func:`marker_for`), except that a space stays a space:
+    ``"a b\\x1b[31m.txt" -> "a b␛[31m.txt"``.
+    """
+    out = []
+    for char in name:
+        if "\ud800" <= char <= "\udfff":
+            out.append(f"\\u{ord(char):04x}")
+        elif char == " ":
+            out.append(char)
+        else:
+            out.append(marker_for(char) or char)
+    return "".join(out)
 
 
 def visible_parts(text: str) -> tuple[Part, ...]:
@@ -265,7 +291,8 @@ def render_html(pieces: Sequence[TokenPiece], *, source: str = "", show_ids: boo
     their order; the hover title gives the id and bytes. A
     Content-Security-Policy forbids any fetch, so the page cannot reach the network
     even if a future edit slipped a URL in. `source` (e.g. the model path) is shown
-    in the header, escaped like everything else.
+    in the header, escaped like everything else, its invisible characters shown
+    (:func:`visible_name`).
     """
     summary = summarize(pieces)
     palette = "\n".join(
@@ -275,7 +302,7 @@ def render_html(pieces: Sequence[TokenPiece], *, source: str = "", show_ids: boo
     )
     css = _CSS.replace("/* palette */", palette)
     tokens = "".join(_html_token(index, piece) for index, piece in enumerate(pieces))
-    source_line = f'<p class="source">{html.escape(source)}</p>\n' if source else ""
+    source_line = f'<p class="source">{html.escape(visible_name(source))}</p>\n' if source else ""
     title = f"bpetite: {plural(summary.tokens, 'token')}"
     return (
         html_page(title, css, ' class="ids"' if show_ids else "")
@@ -374,7 +401,7 @@ _SNIPPET_CSS: Final = """
 def render_snippet(pieces: Sequence[TokenPiece], *, caption: str) -> str:
     """The tokens of :func:`render_html` as one ``<div>`` with its own scoped styles.
 
-    What a notebook shows for a tokenizer: `caption` (escaped) above the tokens, each a
+    What a notebook shows for a tokenizer: `caption` (escaped, as a name) above the tokens, each a
     ``<span class="t ...">`` exactly as on the page, with its id and bytes on hover.
     """
     palette = "\n".join(
@@ -391,6 +418,6 @@ def render_snippet(pieces: Sequence[TokenPiece], *, caption: str) -> str:
     tokens = "".join(_html_token(index, piece) for index, piece in enumerate(pieces))
     return (
         f'<div class="bpetite-tokens">\n<style>{_SNIPPET_CSS}{palette}\n</style>\n'
-        f"<p>{html.escape(caption)}</p>\n"
+        f"<p>{html.escape(visible_name(caption))}</p>\n"
         f'<div class="tokens">{tokens}</div>\n</div>'
     )

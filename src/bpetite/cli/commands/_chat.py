@@ -26,7 +26,13 @@ from bpetite.cli._files import (
     model_from_args,
     result_output,
 )
-from bpetite.cli._inputs import decode_utf8, describe_input, open_failure, read_input_bytes
+from bpetite.cli._inputs import (
+    check_argument_text,
+    decode_utf8,
+    describe_input,
+    open_failure,
+    read_input_bytes,
+)
 from bpetite.cli._output import note
 from bpetite.cli._parser import add_command
 from bpetite.errors import ParameterError
@@ -79,10 +85,11 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "--var",
-        action="append",
-        default=[],
+        action=_Variable,
+        default={},
         metavar="NAME=VALUE",
-        help="a text variable for a Jinja template (bos_token, eos_token...); repeatable",
+        help="a text variable for a Jinja template (bos_token, eos_token...); repeatable, "
+        "one NAME each",
     )
     form = parser.add_mutually_exclusive_group()
     form.add_argument("--text", action="store_true", help="print the rendered text instead")
@@ -103,7 +110,9 @@ def run(args: argparse.Namespace) -> int:
             "give --template to render the conversation, or --openai-estimate to count it "
             "by OpenAI's rule (not both)"
         )
-    variables = _variables(args.var)
+    variables = {
+        name: check_argument_text(value, f"--var {name}") for name, value in args.var.items()
+    }
     template_file = args.template is not None and args.template not in FORMATS
     if args.output is not None:
         inputs = [args.model, args.messages] + ([args.template] if template_file else [])
@@ -137,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
             ) from None
         result = len(rendered) if args.count else rendered
     if isinstance(result, str):
-        data = result.encode("utf-8")
+        data = _rendered_text(result)
     elif isinstance(result, int):
         data = f"{result}\n".encode("ascii")
     else:
@@ -168,14 +177,48 @@ def _for_the_command_line(message: str) -> str:
     return message.replace(_LIBRARY_REMEDY, _COMMAND_LINE_REMEDY)
 
 
-def _variables(pairs: list[str]) -> dict[str, str]:
-    variables: dict[str, str] = {}
-    for pair in pairs:
-        name, equals, value = pair.partition("=")
+#: The names bpetite chat passes apply_chat_template itself, and what it passes there.
+_PASSED: Final = {
+    "messages": "the conversation of --messages",
+    "chat_template": "--template",
+    "add_generation_prompt": "--add-generation-prompt",
+    "tokenize": "--text",
+}
+
+
+class _Variable(argparse.Action):
+    """``--var NAME=VALUE`` into a dict; a name given twice, or one the command passes
+    itself (:data:`_PASSED`), is a usage error."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        name, equals, value = str(values).partition("=")
         if not equals or not name.isidentifier():
-            raise CliError(f"--var takes NAME=VALUE, got '{shown(pair)}'")
-        variables[name] = value
-    return variables
+            parser.error(f"--var takes NAME=VALUE, got '{shown(str(values))}'")
+        if name == "self":
+            parser.error("--var cannot set 'self': Jinja keeps that name for the template")
+        if name in _PASSED:
+            parser.error(f"--var cannot set '{name}': bpetite chat passes it ({_PASSED[name]})")
+        variables: dict[str, str] = getattr(namespace, self.dest)
+        if name in variables:
+            parser.error(f"--var names '{name}' twice")
+        setattr(namespace, self.dest, {**variables, name: value})
+
+
+def _rendered_text(text: str) -> bytes:
+    """`text` in UTF-8; a lone surrogate in it (a template's ``"\\ud800"``) is a failure."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise CliError(
+            f"the rendered text holds a lone surrogate {text[error.start]!r} at position "
+            f"{error.start}, which is not valid Unicode and cannot be encoded"
+        ) from None
 
 
 def _template(path: str) -> str:

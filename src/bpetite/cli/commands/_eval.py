@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from bpetite import Tokenizer, evaluate_compression
 from bpetite._internal import MAX_ARTIFACT_BYTES
 from bpetite.cli._errors import CliError
-from bpetite.cli._files import check_output_path, load_model, write_file
+from bpetite.cli._files import MODEL_HELP, check_output_path, load_model, write_file
 from bpetite.cli._inputs import STDIN, read_input_text
 from bpetite.cli._output import is_terminal, note, stderr_console, write_json
 from bpetite.cli._parser import add_command, positive_int
@@ -30,11 +30,12 @@ def register(subparsers: Subparsers) -> None:
             "text) and report bytes per token, tokens per word (whitespace-separated "
             "words) and the token count relative to the first model, per text and "
             "overall: a table on stderr, JSON on stdout, and with --html a self-contained "
-            "page with a bar chart per text. A model is a bpetite artifact, or a "
-            "tokenizer.json or .tiktoken file that 'bpetite import' accepts."
+            "page with a bar chart per text. A model is a bpetite artifact, a "
+            "tokenizer.json or .tiktoken file that 'bpetite import' accepts, or the name "
+            "of a built-in vocabulary (cl100k_base, o200k_base...)."
         ),
         examples=[
-            "bpetite eval --model mine.json --model gpt2.json --input sample.txt",
+            "bpetite eval --model mine.json --model cl100k_base --input sample.txt",
             "bpetite eval --model a.json --model b.json --input texts/ --html report.html",
         ],
     )
@@ -42,8 +43,9 @@ def register(subparsers: Subparsers) -> None:
         "--model",
         action="append",
         required=True,
-        metavar="PATH",
-        help="a model to compare; repeat for each (the first is the ratio's baseline)",
+        metavar="PATH|NAME",
+        help="a model to compare; repeat for each (the first is the ratio's baseline). A "
+        + MODEL_HELP,
     )
     parser.add_argument(
         "--trust-custom-pattern",
@@ -134,12 +136,13 @@ def _print_table(report: CompressionReport) -> None:
     columns, *rows = report.table()
     if is_terminal(sys.stderr):
         from rich.table import Table
+        from rich.text import Text
 
         table = Table(title="compression (bytes/token: higher is better)")
         for index, column in enumerate(columns):
             table.add_column(column, justify="left" if index < 2 else "right")
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*map(Text, row))  # a name is text, never rich markup
         stderr_console().print(table)
         return
     widths = [max(len(row[i]) for row in [columns, *rows]) for i in range(len(columns))]

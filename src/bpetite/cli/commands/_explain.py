@@ -15,7 +15,7 @@ from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, check_output_path, load_model, write_file
 from bpetite.cli._inputs import check_argument_text, describe_input, read_input_text
 from bpetite.cli._output import is_terminal, note, write_result
-from bpetite.cli._parser import add_command, positive_int, vocab_size
+from bpetite.cli._parser import add_command, check_vocab_size, positive_int, vocab_size
 from bpetite.cli._render import render_for_terminal
 from bpetite.reference import EncodeStep, TrainStep, render_trace, show
 from bpetite.visualize import (
@@ -79,14 +79,13 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--pattern",
         choices=tuple(PRESETS),
-        default="gpt2",
         help="with --train: the split pattern preset (default gpt2)",
     )
     parser.add_argument(
         "--max-token-bytes",
         type=positive_int,
         metavar="N",
-        help="with --train: never make a token longer than N bytes",
+        help="with --train: never make a token longer than N bytes (at least 2)",
     )
     parser.add_argument(
         "--min-frequency",
@@ -141,23 +140,30 @@ def _check_combination(args: argparse.Namespace) -> None:
             raise CliError("--train learns its own merges: drop --model")
         if args.vocab_size is None:
             raise CliError("--train needs --vocab-size N, the vocabulary to learn")
+        check_vocab_size(args.vocab_size)  # at least 256, as for 'bpetite train'
         if args.vocab_size > MAX_TRAIN_VOCAB:
             raise CliError(
                 f"--vocab-size must be at most {MAX_TRAIN_VOCAB:,} to explain a training run, "
                 f"got {args.vocab_size:,}: train larger vocabularies with 'bpetite train'"
+            )
+        if args.max_token_bytes is not None and args.max_token_bytes < 2:
+            raise CliError(
+                f"--max-token-bytes must be at least 2 (every merged token has two bytes), "
+                f"got {args.max_token_bytes}"
             )
         if args.input is None:
             raise CliError("--train reads its corpus from --input FILE ('-' for stdin)")
         return
     if args.model is None:
         raise CliError("give --model PATH to explain an encode, or --train to explain training")
-    for flag, value in (
-        ("--vocab-size", args.vocab_size),
-        ("--max-token-bytes", args.max_token_bytes),
-        ("--min-frequency", args.min_frequency),
+    for flag, value, used in (
+        ("--vocab-size", args.vocab_size, "merges"),
+        ("--pattern", args.pattern, "split pattern"),
+        ("--max-token-bytes", args.max_token_bytes, "merges"),
+        ("--min-frequency", args.min_frequency, "merges"),
     ):
         if value is not None:
-            raise CliError(f"{flag} is for --train; an encode uses the model's merges")
+            raise CliError(f"{flag} is for --train; an encode uses the model's {used}")
 
 
 def _encode(args: argparse.Namespace) -> Explanation:
@@ -186,7 +192,7 @@ def _train(args: argparse.Namespace) -> Explanation:
     return explain_train(
         text,
         args.vocab_size,
-        pattern=PRESETS[args.pattern],
+        pattern=PRESETS[args.pattern or "gpt2"],
         max_token_bytes=args.max_token_bytes,
         min_frequency=args.min_frequency,
         title=f"{describe_input(args.input)}, vocab size {args.vocab_size}",

@@ -32,10 +32,10 @@ def register(subparsers: Subparsers) -> None:
             "newlines as '↵', carriage returns as '␍', other control characters as their "
             "Unicode control pictures (escape as '␛', so it is shown, never run), other "
             "invisible characters (zero-width, bidi, exotic spaces, C1 controls) as "
-            "⟨U+XXXX⟩, and a token that is only part of a UTF-8 character as its bytes in "
-            "hex, ⟨f0 9f⟩. The rendering goes to stdout; the token count and bytes per "
-            "token to stderr. With --html, a self-contained page is written instead "
-            "(nothing on stdout)."
+            "⟨U+XXXX⟩, as are noncharacters such as U+FFFF, and a token that is only part "
+            "of a UTF-8 character as its bytes in hex, ⟨f0 9f⟩. The rendering goes to "
+            "stdout; the token count and bytes per token to stderr. With --html, a "
+            "self-contained page is written instead (nothing on stdout)."
         ),
         examples=[
             'bpetite show --model tokenizer.json --text "Hello world 👋"',
