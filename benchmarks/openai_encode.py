@@ -92,7 +92,7 @@ def _build(fresh: dict[str, Encode], names: list[str], encoding: str, cache: Pat
         if name == "tiktoken":
             fresh[name] = peers.tiktoken_of(tokenizer, ranks).encode_ordinary
         elif name == "bpetite":  # a tokenizer copies as its definition: a new cache
-            fresh[name] = copy.copy(tokenizer).encode_ordinary
+            fresh[name] = peers.with_tables(copy.copy(tokenizer)).encode_ordinary
         else:
             fresh[name] = peers.bundled_encoder(name, encoding, cache)
 

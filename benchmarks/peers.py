@@ -47,6 +47,17 @@ OPENAI_PATTERNS = {"gpt2": "gpt2", "cl100k_base": "cl100k", "o200k_base": "o200k
 PIECE_BYTES = 200_000
 
 
+def with_tables(tokenizer: Tokenizer) -> Tokenizer:
+    """`tokenizer` with its encoder's tables built, its chunk cache still empty of text.
+
+    A tokenizer builds its tables on its first encode (tiktoken in its constructor), so
+    a cold encode timed without this would time the build too. One byte is a whole
+    token, which the cache holds from the start: encoding it adds nothing to the cache.
+    """
+    tokenizer.encode_ordinary("a")
+    return tokenizer
+
+
 def installed(package: str) -> bool:
     """Whether the distribution `package` (a name of ``harness.PACKAGES``) is importable."""
     return importlib.util.find_spec(package.replace("-", "_")) is not None

@@ -241,7 +241,7 @@ def _build(fresh: dict[str, Encode], model: Tokenizer, names: tuple[str, ...]) -
     """
     for name in names:
         if name == "bpetite":
-            fresh[name] = Tokenizer(model.merges).encode
+            fresh[name] = peers.with_tables(Tokenizer(model.merges)).encode
         elif name == "tiktoken":
             fresh[name] = partial(peers.tiktoken_of(model).encode, allowed_special="all")
         else:
