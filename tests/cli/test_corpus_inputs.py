@@ -260,7 +260,8 @@ def test_utf16_without_a_byte_order_mark_is_named(
     monkeypatch: pytest.MonkeyPatch,
     order: str,
 ) -> None:
-    data = TEXT.replace("ï", "i").replace("é", "e").encode(f"utf-16-{order.lower()}")
+    ascii_text = TEXT.replace("ï", "i").replace("é", "e") * 4  # past the 256 bytes needed
+    data = ascii_text.encode(f"utf-16-{order.lower()}")
     path = tmp_path / "u16.txt"
     path.write_bytes(data)
     expected = (
@@ -286,4 +287,23 @@ def test_a_text_with_a_nul_byte_is_still_text(
     result = run(capsys, "count", "--input", path, "--output", tmp_path / "c.json")
     assert summary(result)["documents"] == 1
     encoded = run(capsys, "encode", "--model", model, "--input", path)
+    assert json.loads(encoded.out) == Tokenizer.load(model).encode(text)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("bzh.txt", "BZh9 is my password\0 and more\n"),  # bzip2's magic, and words
+        ("records.txt", "a\0b\0c\0d\0"),  # short: a NUL in every other byte
+        ("notes.bin", "hello\0world, a plain UTF-8 text with one NUL\n"),  # no manifest
+    ],
+)
+def test_text_that_decodes_is_refused_only_on_certain_evidence(
+    capsys: pytest.CaptureFixture[str], model: Path, tmp_path: Path, name: str, text: str
+) -> None:
+    """Magic bytes, a name or a few NULs do not make a text that decodes something else."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    encoded = run(capsys, "encode", "--model", model, "--input", path)
+    assert encoded.code == 0, encoded
     assert json.loads(encoded.out) == Tokenizer.load(model).encode(text)

@@ -33,6 +33,8 @@ STDIN: Final = "-"
 HEAD_BYTES: Final = 8192
 #: A manifest beside a ``.bin`` file is read only up to this size.
 _MANIFEST_BYTES: Final = 64 << 20
+#: The least of a text that decodes as UTF-8 to be called UTF-16 by its NULs.
+_UTF16_LEAST: Final = 256
 _PARQUET: Final = b"PAR1"
 #: llm.c's and modded-nanogpt's shard header starts: int32 20240520, then version 1.
 _LLMC_HEAD: Final = (20240520).to_bytes(4, "little") + (1).to_bytes(4, "little")
@@ -144,12 +146,15 @@ def what_it_is(sample: Sample, wanted: Wanted) -> str | None:
 
 
 def refuse_named_binary(sample: Sample) -> None:
-    """Refuse an input read as UTF-8 text whose first block holds a NUL byte, if it is a
-    kind of file that can be named (a token file, an llm.c shard, UTF-16 text); NUL is
-    valid text otherwise, and such an input is read as usual. Parquet passes: the corpus
-    commands read it as a table (a stream too, once copied to a file)."""
-    if b"\x00" in sample.head[:HEAD_BYTES] and not sample.head.startswith(_PARQUET):
-        found = _named_kind(Sample(sample.name, sample.head[:HEAD_BYTES], sample.tail), "text")
+    """Refuse an input read as UTF-8 text whose first block holds a NUL byte, if it is
+    certainly another kind of file (a token file with bpetite's manifest beside it, an
+    llm.c shard, UTF-16 text of at least :data:`_UTF16_LEAST` bytes); NUL is valid text
+    otherwise, and such an input is read as usual. Magic bytes and names are not enough
+    for text that decodes ("BZh..." is a bzip2 header and a word). Parquet passes: the
+    corpus commands read it as a table (a stream too, once copied to a file)."""
+    head = sample.head[:HEAD_BYTES]
+    if b"\x00" in head and not head.startswith(_PARQUET):
+        found = _named_kind(Sample(sample.name, head, sample.tail), "text", certain=True)
         if found is not None:
             raise CliError(found)
 
@@ -181,10 +186,37 @@ def _reads(wanted: Wanted) -> str:
     return "decode reads a JSON array of ids, as bpetite encode prints them"
 
 
-def _named_kind(sample: Sample, wanted: Wanted) -> str | None:
-    """What :func:`what_it_is` can name, but a binary file it knows only by its NULs."""
+def _named_kind(sample: Sample, wanted: Wanted, *, certain: bool = False) -> str | None:
+    """What :func:`what_it_is` can name, but a binary file it knows only by its NULs;
+    `certain`, only what no text that decodes as UTF-8 could be mistaken for."""
     shown = _shown(sample)
     reads = _reads(wanted)
+    by_magic = None if certain else _by_magic(sample, shown, wanted, reads)
+    if by_magic is not None:
+        return by_magic
+    if sample.head[:8] == _LLMC_HEAD and len(sample.head) >= 12:
+        tokens = int.from_bytes(sample.head[8:12], "little")
+        return (
+            f"{shown} is a token shard in llm.c's format (header magic 20240520, version 1, "
+            f"{tokens:,} uint16 ids after its 1,024-byte header, as bpetite dataset --format "
+            f"llmc writes it), not {_wanted(wanted)}; {reads}"
+        )
+    binary = b"\x00" in sample.head or not _utf8_so_far(sample.head)
+    token_file = _token_file(sample.name, by_name=not certain) if binary else None
+    if token_file is not None:
+        return f"{shown} is {token_file}, not {_wanted(wanted)}; {reads}"
+    order = _utf16_order(sample.head)
+    if order is not None and (not certain or len(sample.head) >= _UTF16_LEAST):
+        return (
+            f"{shown} holds a NUL in every other byte: UTF-{order} text without a byte order "
+            f"mark, or 16-bit numbers such as token ids, not {_wanted(wanted)}; {reads} "
+            f"(for UTF-16: iconv -f UTF-{order} -t UTF-8)"
+        )
+    return None
+
+
+def _by_magic(sample: Sample, shown: str, wanted: Wanted, reads: str) -> str | None:
+    """Parquet, a compressed file or UTF-16 with a byte order mark, by its first bytes."""
     if sample.head.startswith(_PARQUET):
         whole = sample.tail == _PARQUET
         kind = "a Parquet file" if whole else "Parquet data (it starts with Parquet's magic bytes)"
@@ -203,24 +235,6 @@ def _named_kind(sample: Sample, wanted: Wanted) -> str | None:
         return (
             f"{shown} is UTF-16 text (it starts with a UTF-16 byte order mark); bpetite reads "
             f"UTF-8: convert it first, e.g. iconv -f UTF-16 -t UTF-8"
-        )
-    if sample.head[:8] == _LLMC_HEAD and len(sample.head) >= 12:
-        tokens = int.from_bytes(sample.head[8:12], "little")
-        return (
-            f"{shown} is a token shard in llm.c's format (header magic 20240520, version 1, "
-            f"{tokens:,} uint16 ids after its 1,024-byte header, as bpetite dataset --format "
-            f"llmc writes it), not {_wanted(wanted)}; {reads}"
-        )
-    binary = b"\x00" in sample.head or not _utf8_so_far(sample.head)
-    token_file = _token_file(sample.name) if binary else None
-    if token_file is not None:
-        return f"{shown} is {token_file}, not {_wanted(wanted)}; {reads}"
-    order = _utf16_order(sample.head)
-    if order is not None:
-        return (
-            f"{shown} holds a NUL in every other byte: UTF-{order} text without a byte order "
-            f"mark, or 16-bit numbers such as token ids, not {_wanted(wanted)}; {reads} "
-            f"(for UTF-16: iconv -f UTF-{order} -t UTF-8)"
         )
     return None
 
@@ -251,9 +265,9 @@ def _wanted(wanted: Wanted) -> str:
     return "UTF-8 text" if wanted == "text" else "a JSON array of token ids"
 
 
-def _token_file(name: str) -> str | None:
+def _token_file(name: str, *, by_name: bool = True) -> str | None:
     """How to describe a token array: bpetite's (its manifest beside it, whatever its
-    name) or, for a ``.bin`` file, nanoGPT's."""
+    name) or, `by_name`, a ``.bin`` file, nanoGPT's."""
     if name == "-":
         return None
     manifest = Path(name + ".json")
@@ -271,7 +285,7 @@ def _token_file(name: str) -> str | None:
             f"a token file written by bpetite dataset ({dtype} ids, described by "
             f"'{manifest}'; numpy.fromfile('{name}', dtype={numpy_dtype}) reads it)"
         )
-    if not name.endswith(".bin"):
+    if not by_name or not name.endswith(".bin"):
         return None
     return (
         "a .bin file, most likely token ids as bpetite dataset or nanoGPT write them "

@@ -182,6 +182,10 @@ def document_count(files: Sequence[Path], streams: int, reading: Reading) -> int
         return None
     if reading.max_chars is None:
         return len(files) + streams
+    cap = reading.doc_cap
+    sizes = (path.stat().st_size for path in files)  # a character takes a byte at least
+    if sum(size if cap is None else min(size, cap) for size in sizes) <= reading.max_chars:
+        return len(files)  # the budget takes every file: none is read again
     taken = 0
     for number, path in enumerate(files, 1):
         taken += _characters(path, reading.doc_cap)
