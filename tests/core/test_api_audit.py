@@ -368,3 +368,9 @@ def test_the_schema_states_the_pattern_limit_without_a_private_name() -> None:
     prose = _prose("schema.md")
     assert "MAX_CUSTOM_PATTERN_CHARS" not in prose
     assert f"limited to {MAX_CUSTOM_PATTERN_CHARS:,} characters" in prose
+
+
+def test_a_merge_that_is_no_tuple_or_list_is_told_what_a_merge_is() -> None:
+    """A numpy row is not a pair (it is neither tuple nor list): the message says what is."""
+    with pytest.raises(ParameterError, match=r"\(a tuple or list of two integers\), got array"):
+        Tokenizer([np.array([97, 98])])  # type: ignore[list-item]

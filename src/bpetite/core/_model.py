@@ -141,7 +141,8 @@ def check_merges(merges: Sequence[Merge]) -> Merges:
         pair = _id_pair(merge)
         if pair is None or not all(0 <= part < new_id for part in pair):
             raise ParameterError(
-                f"merges[{rank}] must be two token ids below {new_id}, got {merge!r}"
+                f"merges[{rank}] must be two token ids below {new_id} (a tuple or list of "
+                f"two integers), got {merge!r}"
             )
         checked.append(pair)
     return Merges(checked)
@@ -168,7 +169,8 @@ def check_ids(merges: Sequence[Merge], skipped: Sequence[int]) -> tuple[list[Mer
         pair = _id_pair(merge)
         if pair is None or not all(0 <= part < new_id for part in pair):
             raise ParameterError(
-                f"merges[{rank}] must be two token ids below {new_id}, got {merge!r}"
+                f"merges[{rank}] must be two token ids below {new_id} (a tuple or list of "
+                f"two integers), got {merge!r}"
             )
         if -1 in (table[pair[0]], table[pair[1]]):
             raise ParameterError(
