@@ -244,3 +244,16 @@ def test_a_template_variable_named_self_is_refused(tokenizer: Tokenizer) -> None
         tokenizer.apply_chat_template(
             MESSAGES, chat_template="{{ self }}", tokenize=False, self="x"
         )
+
+
+@pytest.mark.parametrize(
+    "option", [{"continue_final_message": True}, {"truncation": True, "max_length": 3}]
+)
+def test_transformers_own_options_are_refused_not_passed_to_the_template(
+    tokenizer: Tokenizer, option: dict[str, Any]
+) -> None:
+    """transformers acts on these itself (continue the last message, cut the ids); taken
+    as template variables they would be silently ignored, so they are refused."""
+    for template in ("{{ messages[0].content }}", "chatml"):
+        with pytest.raises(ParameterError, match="transformers' options of apply_chat_template"):
+            tokenizer.apply_chat_template(MESSAGES, chat_template=template, **option)

@@ -41,6 +41,22 @@ _CHATML_SPECIALS: Final = ("<|im_start|>", "<|im_end|>")
 _HARMONY_DEFAULT_FOR: Final = "o200k_harmony"
 
 
+#: transformers' own keywords of ``apply_chat_template``, which it handles and never
+#: passes to the template: refused here rather than read as template variables.
+_TRANSFORMERS_OPTIONS: Final = frozenset(
+    {
+        "continue_final_message",
+        "truncation",
+        "max_length",
+        "padding",
+        "return_dict",
+        "return_tensors",
+        "return_assistant_tokens_mask",
+        "tokenizer_kwargs",
+    }
+)
+
+
 def apply_chat_template(
     tokenizer: Tokenizer,
     /,
@@ -84,6 +100,13 @@ def apply_chat_template(
         raise TypeError(
             f"chat_template must be a format name or a Jinja template (str), "
             f"got {type(chat_template).__name__}"
+        )
+    options = sorted(_TRANSFORMERS_OPTIONS.intersection(template_vars))
+    if options:
+        raise ParameterError(
+            f"{', '.join(options)}: transformers' options of apply_chat_template, which "
+            "bpetite's does not take (it returns the whole rendering, as ids or text); "
+            "they never reach a template there, so they are not passed to one here"
         )
     if chat_template in FORMATS and template_vars:
         raise ParameterError(

@@ -43,6 +43,18 @@ class SpecialMatch(NamedTuple):
     text: str
 
 
+def disallowed_special_error(token: str, position: int) -> DisallowedSpecialError:
+    """The error for the special token `token` found at `position` where the call does
+    not allow it; its advice holds whichever keyword disallowed it."""
+    return DisallowedSpecialError(
+        f"the text contains the special token {token!r} at position {position}, which "
+        "this call does not allow. To encode it as its special id, allow it "
+        f"(allowed_special={{{token!r}}} or 'all') and leave it out of disallowed_special; "
+        "to encode it as ordinary text, use encode_ordinary() or pass "
+        "allowed_special=set(), disallowed_special=()"
+    )
+
+
 class SpecialTokens:
     """An ordered table of special texts and their ids, and the regexes that find them."""
 
@@ -111,12 +123,7 @@ class SpecialTokens:
                 "disallowed_special names; to encode it as ordinary text, leave it out of "
                 "disallowed_special"
             )
-        raise DisallowedSpecialError(
-            f"the text contains the special token {token!r} at position {match.start()}, "
-            "which this call does not allow. To encode it as its special id pass "
-            f"allowed_special={{{token!r}}} (or 'all'); to encode it as ordinary text pass "
-            f"disallowed_special=() or use encode_ordinary()"
-        )
+        raise disallowed_special_error(token, match.start())
 
     def matcher(self, specials: frozenset[str]) -> re.Pattern[str]:
         """A regex finding any of `specials`: at each position the longest one first.

@@ -46,14 +46,13 @@ from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Final, TypeVar
 
 from bpetite.core._errors import (
-    DisallowedSpecialError,
     InvalidUtf8Error,
     ParameterError,
     PatternError,
 )
 from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._regex import compile_pattern
-from bpetite.core._specials import SpecialPolicy, SpecialTokens
+from bpetite.core._specials import SpecialPolicy, SpecialTokens, disallowed_special_error
 
 if TYPE_CHECKING:
     from bpetite.core._regex import Pattern
@@ -402,16 +401,6 @@ def _refusing(
     match = matcher.search(carry)
     if match is not None:
         raise disallowed_special_error(match.group(), offset + match.start())
-
-
-def disallowed_special_error(token: str, position: int) -> DisallowedSpecialError:
-    """The error ``Tokenizer.encode`` raises for `token` at `position`, word for word."""
-    return DisallowedSpecialError(
-        f"the text contains the special token {token!r} at position {position}, "
-        "which this call does not allow. To encode it as its special id pass "
-        f"allowed_special={{{token!r}}} (or 'all'); to encode it as ordinary text pass "
-        f"disallowed_special=() or use encode_ordinary()"
-    )
 
 
 def last_safe_point(text: str, start: int, stop: int) -> int:
