@@ -15,6 +15,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the type checker sees the names where they live
+    from bpetite.chat._render import check_rendered_text
     from bpetite.core._artifact import MAX_ARTIFACT_BYTES
     from bpetite.core._atomic import atomic_writer, check_destination, write_atomically
     from bpetite.core._builtin import (
@@ -39,10 +40,12 @@ if TYPE_CHECKING:  # the type checker sees the names where they live
     from bpetite.corpus._dataset import SHARD_HINT
     from bpetite.corpus._encoding import WIDER_DTYPE
     from bpetite.corpus._manifest import MANIFEST_FORMAT
+    from bpetite.corpus._streaming import measure_text
     from bpetite.corpus._train_files import train_counted
 
 #: Each name's home module.
 _HOMES = {
+    "check_rendered_text": "bpetite.chat._render",
     "MAX_ARTIFACT_BYTES": "bpetite.core._artifact",
     "atomic_writer": "bpetite.core._atomic",
     "check_destination": "bpetite.core._atomic",
@@ -70,6 +73,7 @@ _HOMES = {
     "SHARD_HINT": "bpetite.corpus._dataset",
     "WIDER_DTYPE": "bpetite.corpus._encoding",
     "MANIFEST_FORMAT": "bpetite.corpus._manifest",
+    "measure_text": "bpetite.corpus._streaming",
     "train_counted": "bpetite.corpus._train_files",
 }
 
@@ -86,11 +90,13 @@ __all__ = [
     "CountsOnDask",
     "atomic_writer",
     "check_destination",
+    "check_rendered_text",
     "compile_pattern",
     "dask_client",
     "dask_count_files",
     "dask_count_parts",
     "loads_json",
+    "measure_text",
     "merged_ids",
     "parse_json_ids",
     "parse_ranks",

@@ -75,6 +75,8 @@ MOVED = {
 }
 #: Plumbing the shells share: reached through bpetite._internal, never the face.
 PLUMBING = {
+    "check_rendered_text",
+    "measure_text",
     "write_atomically",
     "atomic_writer",
     "shown",

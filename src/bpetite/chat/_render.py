@@ -117,7 +117,7 @@ def apply_chat_template(
         parts = harmony_parts(conversation, add_generation_prompt=add_generation_prompt)
         if not tokenize:
             return "".join(text for text, _ in parts)
-        _check_unicode("".join(text for text, _ in parts))
+        check_rendered_text("".join(text for text, _ in parts))
         specials = _required_specials(
             tokenizer, {text for text, special in parts if special}, HARMONY
         )
@@ -141,11 +141,11 @@ def apply_chat_template(
         )
     if not tokenize:
         return rendered
-    _check_unicode(rendered)
+    check_rendered_text(rendered)
     return tokenizer.encode(rendered, allowed_special="all", disallowed_special=())
 
 
-def _check_unicode(rendered: str) -> None:
+def check_rendered_text(rendered: str) -> None:
     """Refuse rendered text holding a lone surrogate, which no encoding can write."""
     if rendered.isascii():
         return

@@ -146,6 +146,15 @@ def vocab_size(text: str) -> int:
     return integer(text)
 
 
+def check_max_token_bytes(value: int | None) -> int | None:
+    """Return `value` (None: no limit) if training can keep to it; otherwise a CliError."""
+    if value is not None and value < 2:
+        raise CliError(
+            f"--max-token-bytes must be at least 2 (every merged token has two bytes), got {value}"
+        )
+    return value
+
+
 def check_vocab_size(size: int) -> int:
     """Return `size` if training can reach it; otherwise a CliError, before any work."""
     if size < BASE_VOCAB_SIZE:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Final
 
 from bpetite import SplitPattern
+from bpetite._internal import measure_text
 from bpetite.cli._errors import CliError
 from bpetite.cli._formats import STDIN, Sample, describe_input, invalid_utf8, refuse_named_binary
 from bpetite.cli._inputs import check_argument_text, open_failure
@@ -188,21 +189,10 @@ def document_count(files: Sequence[Path], streams: int, reading: Reading) -> int
         return len(files)  # the budget takes every file: none is read again
     taken = 0
     for number, path in enumerate(files, 1):
-        taken += _characters(path, reading.doc_cap)
+        taken += measure_text(str(path), reading.doc_cap)[0]
         if taken > reading.max_chars:
             return number
     return len(files)
-
-
-def _characters(path: Path, cap: int | None) -> int:
-    """How many characters of the text file at `path` are read: all, or the first `cap`."""
-    chars = 0
-    with path.open("rb") as stream:
-        for text in decode_blocks(read_blocks(stream), str(path)):
-            chars += len(text)
-            if cap is not None and chars >= cap:
-                return cap
-    return chars
 
 
 @contextmanager

@@ -127,7 +127,7 @@ def check_destination(destination: Path, *, overwrite: bool) -> Path:
     if not stat.S_ISLNK(mode):
         what = _kind(mode)
         if what is not None:
-            raise NotARegularFileError(destination, f"it is {what}")
+            raise _not_regular(destination, f"it is {what}")
     if not overwrite:
         raise OutputExistsError(_exists_message(destination))
     if not stat.S_ISLNK(mode):
@@ -138,12 +138,17 @@ def check_destination(destination: Path, *, overwrite: bool) -> Path:
     try:
         what = _kind(target.stat().st_mode)
     except OSError:  # a link to nothing, or a loop of links
-        raise NotARegularFileError(
+        raise _not_regular(
             destination, f"it is a symbolic link to '{target}', which does not exist"
         ) from None
     if what is not None:
-        raise NotARegularFileError(destination, f"it is a symbolic link to {what}, '{target}'")
+        raise _not_regular(destination, f"it is a symbolic link to {what}, '{target}'")
     return target
+
+
+def _not_regular(destination: str | os.PathLike[str], what: str) -> NotARegularFileError:
+    """The refusal of a destination that is `what` rather than a regular file."""
+    return NotARegularFileError(destination, f"{what}, and bpetite only replaces regular files")
 
 
 def _as_path(path: str | os.PathLike[str]) -> Path:

@@ -67,7 +67,11 @@ def decode_text(
 
 def decode_bytes(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> bytes:
     """Return the concatenated bytes of `token_ids`; unknown ids raise UnknownTokenError."""
-    token_ids = listed_ids(token_ids, "decode()")
+    return _joined(listed_ids(token_ids, "decode()"), vocab)
+
+
+def _joined(token_ids: Sequence[int], vocab: Mapping[int, bytes]) -> bytes:
+    """:func:`decode_bytes` of ids :func:`listed_ids` has checked already."""
     token_bytes = vocab.__getitem__
     try:
         if len(token_ids) <= JOIN_WINDOW:
@@ -139,7 +143,7 @@ def decode_with_offsets(
     ('héé!', [0, 1, 1, 2])
     """
     token_ids = listed_ids(token_ids, "decode_with_offsets()")
-    data = decode_bytes(token_ids, vocab)
+    data = _joined(token_ids, vocab)
     offsets = token_starts(token_ids, vocab)
     return data.decode("utf-8", errors="strict"), offsets
 

@@ -60,24 +60,10 @@ class UnknownModelError(BpetiteError, KeyError):
     ``KeyError``, as tiktoken raises."""
 
 
-class NotARegularFileError(BpetiteError, OSError):
-    """A destination is something other than a regular file (a FIFO, a device, a socket,
-    a link to nothing): publishing there would replace that node, so it is refused.
-
-    `filename` is the path as given; `strerror` says what is there, so a caller can
-    put its own words ("cannot write --output ...") before it.
-    """
-
-    def __init__(self, path: str | os.PathLike[str], what: str) -> None:
-        super().__init__(errno.EINVAL, f"{what}, and bpetite only replaces regular files", path)
-
-    def __str__(self) -> str:
-        return f"cannot write '{self.filename}': {self.strerror}"
-
-
 class _RefusedOutput(BpetiteError, OSError):
     """A destination refused before anything is written. `filename` is the path as
-    given and `strerror` says what is wrong there, as for :class:`NotARegularFileError`."""
+    given; `strerror` says what is wrong there, so a caller can put its own words
+    ("cannot write --output ...") before it."""
 
     #: The errno of the builtin OSError subclass each refusal also is.
     code = errno.EINVAL
@@ -90,6 +76,11 @@ class _RefusedOutput(BpetiteError, OSError):
 
     def __reduce__(self) -> tuple[type[_RefusedOutput], tuple[object, object]]:
         return (type(self), (self.filename, self.strerror))
+
+
+class NotARegularFileError(_RefusedOutput):
+    """A destination is something other than a regular file (a FIFO, a device, a socket,
+    a link to nothing): publishing there would replace that node, so it is refused."""
 
 
 class OutputIsADirectoryError(_RefusedOutput, IsADirectoryError):

@@ -137,14 +137,7 @@ def check_merges(merges: Sequence[Merge]) -> Merges:
         return Merges(pairs)
     checked = []
     for rank, merge in enumerate(merges):
-        new_id = BASE_VOCAB_SIZE + rank
-        pair = _id_pair(merge)
-        if pair is None or not all(0 <= part < new_id for part in pair):
-            raise ParameterError(
-                f"merges[{rank}] must be two token ids below {new_id} (a tuple or list of "
-                f"two integers), got {merge!r}"
-            )
-        checked.append(pair)
+        checked.append(_checked_pair(rank, merge, BASE_VOCAB_SIZE + rank))
     return Merges(checked)
 
 
@@ -165,13 +158,7 @@ def check_ids(merges: Sequence[Merge], skipped: Sequence[int]) -> tuple[list[Mer
     ids = mergeable_ids(count, skipped)
     checked = []
     for rank, merge in enumerate(merges):
-        new_id = ids[BASE_VOCAB_SIZE + rank]
-        pair = _id_pair(merge)
-        if pair is None or not all(0 <= part < new_id for part in pair):
-            raise ParameterError(
-                f"merges[{rank}] must be two token ids below {new_id} (a tuple or list of "
-                f"two integers), got {merge!r}"
-            )
+        pair = _checked_pair(rank, merge, ids[BASE_VOCAB_SIZE + rank])
         if -1 in (table[pair[0]], table[pair[1]]):
             raise ParameterError(
                 f"merges[{rank}] is {merge!r}, but a merge joins mergeable tokens and a "
@@ -180,6 +167,17 @@ def check_ids(merges: Sequence[Merge], skipped: Sequence[int]) -> tuple[list[Mer
         checked.append(pair)
     # Every merge valid, some of integers of other types (numpy's), now ints.
     return checked, indexed(checked, table)
+
+
+def _checked_pair(rank: int, merge: object, below: int) -> Merge:
+    """Merge `rank` as a pair of ints below `below`, or ParameterError naming it."""
+    pair = _id_pair(merge)
+    if pair is None or not all(0 <= part < below for part in pair):
+        raise ParameterError(
+            f"merges[{rank}] must be two token ids below {below} (a tuple or list of "
+            f"two integers), got {merge!r}"
+        )
+    return pair
 
 
 def _id_pair(merge: object) -> Merge | None:

@@ -92,13 +92,11 @@ class SpecialTokens:
 
     @staticmethod
     def _texts(policy: SpecialPolicy, keyword: str) -> frozenset[str]:
-        if isinstance(policy, str):
-            raise TypeError(
-                f"{keyword} must be 'all' or a collection of special tokens, got {policy!r}"
-            )
         try:
+            if isinstance(policy, str):  # iterable, but its characters are no policy
+                raise TypeError
             names = frozenset(policy)
-        except TypeError:  # None, a number: not a collection
+        except TypeError:  # a str, None, a number: not a collection
             raise TypeError(
                 f"{keyword} must be 'all' or a collection of special tokens, got {policy!r}"
             ) from None

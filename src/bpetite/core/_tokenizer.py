@@ -1077,7 +1077,7 @@ class Tokenizer:
         """
         found = self._token_ids
         if found is None:
-            specials = set(self._special_ids.values())
+            specials = self._specials.id_set
             found = {}
             for token_id, token_bytes in self._vocab.items():
                 if token_id not in specials:

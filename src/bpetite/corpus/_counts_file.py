@@ -176,13 +176,13 @@ def parse_counts(
         fail(f"version must be {FORMAT_VERSION}, the only one this bpetite reads; got {version!r}")
     recorded = document["pretokenizer_pattern"]
     if recorded != split.source:
-        message = (
-            f"{source}: pretokenizer_pattern differs from the {_pattern_name(split.source)} "
+        detail = (
+            f"pretokenizer_pattern differs from the {_pattern_name(split.source)} "
             f"pattern asked for, so its chunks would not be ours: got {_pattern_name(recorded)}"
         )
         if not isinstance(recorded, str):
-            fail(message.removeprefix(f"{source}: "))
-        raise _OtherPattern(message, recorded)
+            fail(detail)
+        raise _OtherPattern(f"{source}: {detail}", recorded)
     pairs = document["counts"]
     if not isinstance(pairs, list):
         fail(f"counts must be a list of [chunk, count] pairs, got {_show(pairs)}")

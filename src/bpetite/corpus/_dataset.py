@@ -189,6 +189,7 @@ def write_dataset(
         val_path = train_path.with_name(default_val) if val_output is None else Path(val_output)
     elif val_output is not None:
         raise ParameterError("val_output needs val_fraction (or val_shards with shard_tokens)")
+    stale: list[Path] = []  # with shard_tokens, the files already named like shards
     if shard_tokens is not None:
         for path in (train_path, val_path):
             if path is not None and SHARD_FIELD not in path.name:
@@ -207,7 +208,9 @@ def write_dataset(
         for path in (train_path, val_path):  # each shard's directory must exist
             if path is not None:
                 check_destination(path.with_name(_shard_name(path, 0).name), overwrite=True)
-                _check_no_shards(path, overwrite=overwrite)
+                found = _shard_files(path)
+                _check_no_shards(path, found, overwrite=overwrite)
+                stale += found
     else:
         destinations = [train_path, manifest_path(train_path)]
         if val_path is not None:
@@ -221,7 +224,6 @@ def write_dataset(
     if shard_tokens is None:
         _refuse_inputs(destinations, sources)
     else:  # files named like shards are replaced or removed: none may be an input
-        stale = [path for pattern in patterns for path in _shard_files(pattern)]
         _refuse_inputs(stale, sources, doing="replacing or removing")
 
     report = progress or ignore_progress
@@ -478,10 +480,9 @@ def _shard_files(pattern: Path) -> list[Path]:
     )
 
 
-def _check_no_shards(pattern: Path, *, overwrite: bool) -> None:
-    """Refuse, unless `overwrite`, a directory that already holds files named like shards
-    of `pattern`: new shards would replace some and leave the others beside them."""
-    found = _shard_files(pattern)
+def _check_no_shards(pattern: Path, found: Sequence[Path], *, overwrite: bool) -> None:
+    """Refuse, unless `overwrite`, the files `found` named like shards of `pattern`: new
+    shards would replace some and leave the others beside them."""
     if not found or overwrite:
         return
     others = f" and {len(found) - 1} more file(s)" if len(found) > 1 else ""

@@ -211,14 +211,15 @@ class _Variable(argparse.Action):
 
 
 def _rendered_text(text: str) -> bytes:
-    """`text` in UTF-8; a lone surrogate in it (a template's ``"\\ud800"``) is a failure."""
+    """`text` in UTF-8; a lone surrogate in it (a template's ``"\\ud800"``) is a failure,
+    in the library's words."""
+    from bpetite._internal import check_rendered_text  # here: the chat tier loads on use
+
     try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise CliError(
-            f"the rendered text holds a lone surrogate {text[error.start]!r} at position "
-            f"{error.start}, which is not valid Unicode and cannot be encoded"
-        ) from None
+        check_rendered_text(text)
+    except ParameterError as error:
+        raise CliError(str(error)) from None
+    return text.encode("utf-8")
 
 
 def _template(path: str) -> str:

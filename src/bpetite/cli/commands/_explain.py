@@ -15,7 +15,13 @@ from bpetite.cli._errors import CliError
 from bpetite.cli._files import add_model_argument, check_output_path, load_model, write_file
 from bpetite.cli._inputs import check_argument_text, describe_input, read_input_text
 from bpetite.cli._output import is_terminal, note, write_result
-from bpetite.cli._parser import add_command, check_vocab_size, positive_int, vocab_size
+from bpetite.cli._parser import (
+    add_command,
+    check_max_token_bytes,
+    check_vocab_size,
+    positive_int,
+    vocab_size,
+)
 from bpetite.cli._render import render_for_terminal
 from bpetite.reference import EncodeStep, TrainStep, render_trace, show
 from bpetite.visualize import (
@@ -146,11 +152,7 @@ def _check_combination(args: argparse.Namespace) -> None:
                 f"--vocab-size must be at most {MAX_TRAIN_VOCAB:,} to explain a training run, "
                 f"got {args.vocab_size:,}: train larger vocabularies with 'bpetite train'"
             )
-        if args.max_token_bytes is not None and args.max_token_bytes < 2:
-            raise CliError(
-                f"--max-token-bytes must be at least 2 (every merged token has two bytes), "
-                f"got {args.max_token_bytes}"
-            )
+        check_max_token_bytes(args.max_token_bytes)
         if args.input is None:
             raise CliError("--train reads its corpus from --input FILE ('-' for stdin)")
         return
@@ -192,7 +194,7 @@ def _train(args: argparse.Namespace) -> Explanation:
     return explain_train(
         text,
         args.vocab_size,
-        pattern=PRESETS[args.pattern or "gpt2"],
+        pattern=args.pattern or "gpt2",
         max_token_bytes=args.max_token_bytes,
         min_frequency=args.min_frequency,
         title=f"{describe_input(args.input)}, vocab size {args.vocab_size}",

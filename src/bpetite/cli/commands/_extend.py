@@ -23,7 +23,7 @@ from bpetite.cli._files import (
     save_model,
 )
 from bpetite.cli._output import write_json
-from bpetite.cli._parser import add_command, positive_int, vocab_size
+from bpetite.cli._parser import add_command, check_max_token_bytes, positive_int, vocab_size
 from bpetite.cli._progress import PhaseProgress, training_progress
 from bpetite.cli._reading import add_budget_arguments, reading_of
 from bpetite.cli._sources import (
@@ -111,11 +111,7 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     # Every check that can fail fast runs before the corpus is read.
     target = args.vocab_size  # checked against the model's size once it is loaded
-    if args.max_token_bytes is not None and args.max_token_bytes < 2:
-        raise CliError(
-            f"--max-token-bytes must be at least 2 (every merged token has two bytes), "
-            f"got {args.max_token_bytes}"
-        )
+    check_max_token_bytes(args.max_token_bytes)
     reading = reading_of(args)
     if args.counts is not None and (reading.budgeted or reading.doc_delimiter is not None):
         raise CliError(

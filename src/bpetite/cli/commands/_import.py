@@ -84,9 +84,10 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_path(args.output, force=args.force, inputs=args.inputs)
     for path in args.inputs:  # a FIFO or a device is read as a stream, as --input reads one
-        if Path(path).is_dir() or not Path(path).exists():
-            problem = "is a directory, not a file" if Path(path).is_dir() else "does not exist"
-            raise CliError(f"input file '{shown(path)}' {problem}")
+        if Path(path).is_dir():
+            raise CliError(f"input file '{shown(path)}' is a directory, not a file")
+        if not Path(path).exists():
+            raise CliError(f"input file '{shown(path)}' does not exist")
     pattern = None
     if args.pattern is not None or args.pattern_regex is not None:
         pattern = split_pattern(args.pattern, args.pattern_regex)

@@ -16,6 +16,7 @@ from bpetite.cli._inputs import check_argument_text
 from bpetite.cli._output import write_json
 from bpetite.cli._parser import (
     add_command,
+    check_max_token_bytes,
     check_vocab_size,
     positive_int,
     vocab_size,
@@ -140,11 +141,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--max-chars and --doc-cap apply to --input, not to --counts")
     if args.counts is not None and reading.doc_delimiter is not None:
         raise CliError("--doc-delimiter applies to --input, not to --counts")
-    if args.max_token_bytes is not None and args.max_token_bytes < 2:
-        raise CliError(
-            f"--max-token-bytes must be at least 2 (every merged token has two bytes), "
-            f"got {args.max_token_bytes}"
-        )
+    check_max_token_bytes(args.max_token_bytes)
     for path in outputs.values():
         check_output_path(path, force=args.force)
 
