@@ -167,13 +167,17 @@ def refuse_named_binaries(inputs: Iterable[str | Path], stdin: Sample | None = N
         refuse_named_binary(stdin)
     for given in inputs:
         try:
-            files = [] if str(given) == STDIN else expand_inputs([given])
+            refuse_named_binary_files([] if str(given) == STDIN else expand_inputs([given]))
         except (OSError, ValueError):
             continue
-        for path in files:
-            sample = sample_file(str(path))
-            if sample is not None:
-                refuse_named_binary(sample)
+
+
+def refuse_named_binary_files(files: Iterable[str | Path]) -> None:
+    """:func:`refuse_named_binaries` for files already expanded (no directory among them)."""
+    for path in files:
+        sample = sample_file(str(path))
+        if sample is not None:
+            refuse_named_binary(sample)
 
 
 def _shown(sample: Sample) -> str:

@@ -24,16 +24,15 @@ from bpetite.cli._delivered import delivered
 from bpetite.cli._errors import CliError
 from bpetite.cli._formats import (
     HEAD_BYTES,
+    STDIN,
     Sample,
+    decode_utf8,
+    describe_input,
+    invalid_utf8,
     refuse_named_binary,
     sample_bytes,
     what_it_is,
 )
-from bpetite.cli._formats import STDIN as STDIN  # the names commands take from here
-from bpetite.cli._formats import decode_utf8 as decode_utf8
-from bpetite.cli._formats import describe_input as describe_input
-from bpetite.cli._formats import invalid_utf8 as invalid_utf8
-from bpetite.cli._formats import not_utf8 as not_utf8
 from bpetite.corpus import DEFAULT_BLOCK_SIZE, decode_blocks, read_blocks
 from bpetite.errors import InvalidUtf8Error
 

@@ -26,7 +26,7 @@ from bpetite import (
 from bpetite._internal import shown
 from bpetite.cli._cluster import cluster
 from bpetite.cli._errors import CliError
-from bpetite.cli._formats import STDIN, refuse_named_binaries
+from bpetite.cli._formats import STDIN, refuse_named_binary_files
 from bpetite.cli._inputs import check_argument_text, open_failure
 from bpetite.cli._parser import positive_int
 from bpetite.cli._progress import PhaseProgress, counting_progress
@@ -37,8 +37,6 @@ from bpetite.cli._reading import (
     library_errors,
     spool_streams,
 )
-from bpetite.cli._reading import add_dask_argument as add_dask_argument  # for the commands
-from bpetite.cli._reading import add_input_argument as add_input_argument
 from bpetite.corpus import (
     count_expanded,
     expand_inputs,
@@ -122,7 +120,7 @@ def gather_inputs(inputs: Sequence[str]) -> Sources:
             expanded = _expand(path)
             files += expanded
             ordered += expanded
-    refuse_named_binaries(files)  # a token file or UTF-16 can decode as UTF-8
+    refuse_named_binary_files(files)  # a token file or UTF-16 can decode as UTF-8
     return Sources(tuple(files), tuple(streams), tuple(ordered))
 
 

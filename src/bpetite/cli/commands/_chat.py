@@ -26,13 +26,8 @@ from bpetite.cli._files import (
     model_from_args,
     result_output,
 )
-from bpetite.cli._inputs import (
-    check_argument_text,
-    decode_utf8,
-    describe_input,
-    open_failure,
-    read_input_bytes,
-)
+from bpetite.cli._formats import decode_utf8, describe_input
+from bpetite.cli._inputs import check_argument_text, open_failure, read_input_bytes
 from bpetite.cli._output import note
 from bpetite.cli._parser import add_command
 from bpetite.errors import ParameterError

@@ -11,10 +11,13 @@ from bpetite.cli._errors import CliError
 from bpetite.cli._files import check_output_path, refuse_overwriting_inputs
 from bpetite.cli._output import exists_message, write_json
 from bpetite.cli._parser import add_command
-from bpetite.cli._reading import add_budget_arguments, reading_of
-from bpetite.cli._sources import (
+from bpetite.cli._reading import (
+    add_budget_arguments,
     add_dask_argument,
     add_input_argument,
+    reading_of,
+)
+from bpetite.cli._sources import (
     add_pattern_arguments,
     add_workers_argument,
     count_sources,

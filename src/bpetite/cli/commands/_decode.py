@@ -32,13 +32,8 @@ from bpetite.cli._files import (
     model_from_args,
     result_output,
 )
-from bpetite.cli._inputs import (
-    STDIN,
-    first_unknown_id,
-    not_utf8,
-    parse_id_list,
-    read_input_bytes,
-)
+from bpetite.cli._formats import STDIN, not_utf8
+from bpetite.cli._inputs import first_unknown_id, parse_id_list, read_input_bytes
 from bpetite.cli._output import note, write_all
 from bpetite.cli._parser import add_command, add_usage_check, integer
 from bpetite.errors import UnknownTokenError

@@ -28,8 +28,9 @@ from bpetite.cli._files import (
     model_from_args,
     result_output,
 )
+from bpetite.cli._formats import invalid_utf8
 from bpetite.cli._id_writers import write_count, write_id_batches, write_offsets
-from bpetite.cli._inputs import check_argument_text, invalid_utf8, read_input_text, spool_checked
+from bpetite.cli._inputs import check_argument_text, read_input_text, spool_checked
 from bpetite.cli._output import note
 from bpetite.cli._parser import add_command, non_negative_int
 from bpetite.corpus import (

@@ -11,7 +11,8 @@ from bpetite import Tokenizer, evaluate_compression
 from bpetite._internal import MAX_ARTIFACT_BYTES
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import MODEL_HELP, check_output_path, load_model, write_file
-from bpetite.cli._inputs import STDIN, read_input_text
+from bpetite.cli._formats import STDIN
+from bpetite.cli._inputs import read_input_text
 from bpetite.cli._output import is_terminal, note, stderr_console, write_json
 from bpetite.cli._parser import add_command, positive_int
 from bpetite.visualize import CompressionReport

@@ -25,9 +25,8 @@ from bpetite.cli._files import (
 from bpetite.cli._output import write_json
 from bpetite.cli._parser import add_command, check_max_token_bytes, positive_int, vocab_size
 from bpetite.cli._progress import PhaseProgress, training_progress
-from bpetite.cli._reading import add_budget_arguments, reading_of
+from bpetite.cli._reading import add_budget_arguments, add_input_argument, reading_of
 from bpetite.cli._sources import (
-    add_input_argument,
     add_workers_argument,
     count_sources,
     gather_inputs,

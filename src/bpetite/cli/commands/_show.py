@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, TextIO
 
 from bpetite._internal import shown
 from bpetite.cli._files import add_model_argument, check_output_path, model_from_args, write_file
-from bpetite.cli._inputs import check_argument_text, describe_input, read_input_text
+from bpetite.cli._formats import describe_input
+from bpetite.cli._inputs import check_argument_text, read_input_text
 from bpetite.cli._output import is_terminal, note, write_result
 from bpetite.cli._parser import add_command
 from bpetite.cli._render import render_for_terminal, text_pieces

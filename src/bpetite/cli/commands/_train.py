@@ -22,12 +22,15 @@ from bpetite.cli._parser import (
     vocab_size,
 )
 from bpetite.cli._progress import PhaseProgress, training_progress
-from bpetite.cli._reading import add_budget_arguments, reading_of
+from bpetite.cli._reading import (
+    add_budget_arguments,
+    add_dask_argument,
+    add_input_argument,
+    reading_of,
+)
 from bpetite.cli._sources import (
     Counted,
     Sources,
-    add_dask_argument,
-    add_input_argument,
     add_pattern_arguments,
     add_workers_argument,
     count_sources,
