@@ -74,12 +74,14 @@ def library_model(path: str, tokenizer: Tokenizer) -> Tokenizer | str:
     return path if Path(path).stat().st_size <= MAX_ARTIFACT_BYTES else tokenizer
 
 
-def add_result_output_arguments(parser: argparse.ArgumentParser, result: str) -> None:
+def add_result_output_arguments(
+    parser: argparse.ArgumentParser, result: str, also: str = ""
+) -> None:
     """``--output PATH`` and ``--force``, for a command whose `result` goes to stdout."""
     parser.add_argument(
         "--output",
         metavar="PATH",
-        help=f"write {result} to PATH (atomically: whole or not at all) instead of stdout",
+        help=f"write {result} to PATH (atomically: whole or not at all) instead of stdout{also}",
     )
     parser.add_argument("--force", action="store_true", help="replace --output if it exists")
 
@@ -103,9 +105,8 @@ MODEL_HELP = (
 def builtin_model(value: str) -> str | None:
     """The built-in vocabulary ``--model value`` names, or None for a file.
 
-    A vocabulary's name, or an OpenAI model's as tiktoken maps it (an exact name or a
-    known prefix, ``gpt-4o-2024-05-13``), is a built-in unless a file of that name
-    exists; a directory or nothing there leaves the name to the built-in.
+    A vocabulary's name, or an OpenAI model's as tiktoken maps it (``gpt-4o-2024-05-13``
+    by its prefix), is a built-in unless a file so named exists (not a directory).
     """
     return None if Path(value).is_file() else _vocabulary_named(value)
 

@@ -639,7 +639,7 @@ def count_row_group(
     """Add the chunks of each document of a Parquet piece (a row group) to `counts`."""
     if piece.row_group is None:
         raise ValueError(f"{piece!r} is not a row group")
-    group = RowGroup(piece.path, piece.row_group, piece.size)
+    group = RowGroup(piece.path, piece.row_group)
     split = resolve_pattern(pattern).split
     for document in read_texts(group, text_column, Budget(doc_cap=doc_cap), piece.rows):
         counts.update(split(document))

@@ -297,7 +297,7 @@ def _count_files(
     for path in paths:
         if is_parquet(path):
             for group in row_groups(path, text_column):
-                piece = Piece(path, 0, None, group.size, group.index)
+                piece = Piece(path, 0, None, 0, group.index)  # its size: no progress here
                 count_row_group(piece, counts, None, pattern, text_column, None)
         else:
             piece = Piece(path, 0, None, Path(path).stat().st_size)

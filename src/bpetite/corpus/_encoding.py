@@ -141,7 +141,7 @@ def _encode_rows(
         raise ValueError(f"{piece!r} is not a row group")
     typecode = TYPECODES[job.dtype]
     before, after, extra = _framing(job)
-    group = RowGroup(piece.path, piece.row_group, piece.size)
+    group = RowGroup(piece.path, piece.row_group)
     sizes = []
     for text in read_texts(group, job.text_column, Budget(doc_cap=job.doc_cap), piece.rows):
         try:

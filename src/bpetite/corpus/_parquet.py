@@ -63,11 +63,10 @@ def check_text_column(column: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class RowGroup:
-    """Row group `index` of the Parquet file at `path`, and its text column's size on disk."""
+    """Row group `index` of the Parquet file at `path`."""
 
     path: str
     index: int
-    size: int
 
 
 def row_groups(path: str | os.PathLike[str], column: str = DEFAULT_TEXT_COLUMN) -> list[RowGroup]:
@@ -77,16 +76,8 @@ def row_groups(path: str | os.PathLike[str], column: str = DEFAULT_TEXT_COLUMN) 
     (naming those it has) or the column does not hold text.
     """
     file = open_parquet(path)
-    index = _column_index(file, path, column)
-    metadata = file.metadata
-    return [
-        RowGroup(
-            os.fspath(path),
-            group,
-            metadata.row_group(group).column(index).total_compressed_size,
-        )
-        for group in range(metadata.num_row_groups)
-    ]
+    _column_index(file, path, column)
+    return [RowGroup(os.fspath(path), group) for group in range(file.metadata.num_row_groups)]
 
 
 def text_size(group: RowGroup, column: str, budget: Budget | None = None) -> int:

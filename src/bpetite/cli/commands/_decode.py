@@ -28,6 +28,7 @@ from bpetite._internal import shown
 from bpetite.cli._errors import CliError
 from bpetite.cli._files import (
     add_model_argument,
+    add_result_output_arguments,
     check_result_output,
     model_from_args,
     result_output,
@@ -93,13 +94,9 @@ def register(subparsers: Subparsers) -> None:
         help="bytes that are not UTF-8: 'strict' (default) fails, 'replace' writes U+FFFD "
         "for them (tiktoken's default), 'ignore' drops them",
     )
-    parser.add_argument(
-        "--output",
-        metavar="PATH",
-        help="write the text to PATH (atomically: whole or not at all) instead of stdout; "
-        "not with --stream, which writes each character as it arrives",
+    add_result_output_arguments(
+        parser, "the text", "; not with --stream, which writes each character as it arrives"
     )
-    parser.add_argument("--force", action="store_true", help="replace --output if it exists")
     add_usage_check(parser, _check_stream)
     parser.set_defaults(handler=run)
 
