@@ -35,6 +35,9 @@ from tests.strategies import MULTILINGUAL
 
 CHECK = REPO_ROOT / "tests" / "pyodide"
 
+# The first test may install Pyodide (npm ci, up to 600 s) before it runs (up to 300 s).
+pytestmark = pytest.mark.timeout(1200)
+
 TEXTS = [
     "Größenwahn! Съешь ещё 中文テキスト 한국어 العربية हिन्दी 😀👍🏽 It's 3:45pm.\r\n",
     MULTILINGUAL,
