@@ -372,6 +372,35 @@ def test_a_signal_python_swallowed_is_raised_again(
     assert captured.err.decode() == f"bpetite: error: {how}; nothing was written\n"
 
 
+@pytest.mark.parametrize(("signum", "code", "how"), SIGNALS)
+def test_a_signal_python_wrapped_in_another_error_is_still_the_signal(
+    monkeypatch: pytest.MonkeyPatch,
+    capfdbinary: pytest.CaptureFixture[bytes],
+    signum: int,
+    code: int,
+    how: str,
+) -> None:
+    """A signal landing in ``__set_name__`` while an imported module builds a class (as
+    ``ipaddress`` does, under SIGTERM at a command's start) comes out of CPython 3.11 as
+    a RuntimeError raised from it: the command still ends in the signal's one line."""
+
+    class Signalling:
+        def __set_name__(self, owner: type, name: str) -> None:
+            os.kill(os.getpid(), signum)  # the handler raises here
+
+    def start_with_a_signal_in_set_name() -> None:
+        start_command()
+
+        class Built:
+            attribute = Signalling()
+
+    monkeypatch.setattr(_main, "start_command", start_with_a_signal_in_set_name)
+    result = main(["encode", "--model", "gpt2", "--text", "hello"])
+    captured = capfdbinary.readouterr()
+    assert (result, captured.out) == (code, b"")
+    assert captured.err.decode() == f"bpetite: error: {how}; nothing was written\n"
+
+
 # --------------------------------------------------------------------------- before the first byte
 
 

@@ -84,6 +84,17 @@ def _run(argv: Sequence[str] | None, *, install: bool = False) -> int:
         return _stopped("interrupted", _signals.EXIT_INTERRUPTED)
     except _signals.Terminated:
         return _stopped("terminated by SIGTERM", _signals.EXIT_TERMINATED)
+    except Exception as error:
+        # A signal's exception that Python wrapped on its way out: CPython 3.11 raises
+        # RuntimeError from an exception in __set_name__, which a signal can land in
+        # while a module that is being imported builds its classes.
+        signalled = _signals.signal_within(error)
+        if signalled is None:
+            raise
+        if isinstance(signalled, KeyboardInterrupt):
+            _signals.forget_interrupt()
+            return _stopped("interrupted", _signals.EXIT_INTERRUPTED)
+        return _stopped("terminated by SIGTERM", _signals.EXIT_TERMINATED)
 
 
 def _ignore_signals_until_exit() -> None:

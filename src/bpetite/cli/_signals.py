@@ -118,6 +118,19 @@ def raise_lost_signal() -> None:
         _raise_for(_State.lost)
 
 
+def signal_within(error: BaseException) -> BaseException | None:
+    """The KeyboardInterrupt or :class:`Terminated` that `error` was raised from (its
+    causes and contexts followed), if it was raised from one; else None."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, (KeyboardInterrupt, Terminated)):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
 def forget_interrupt() -> None:
     """Let the exit code be the one returned after a KeyboardInterrupt was caught.
 
