@@ -17,6 +17,7 @@ import contextlib
 import fcntl
 import json
 import os
+import select
 import shutil
 import struct
 import subprocess
@@ -28,6 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+#: A hang guard, not a timing: the browser answers each command in well under a second.
+_SILENCE_SECONDS = 60
 
 _BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
@@ -206,6 +210,8 @@ class DevTools:
 
     def _read(self) -> dict[str, Any]:
         while b"\0" not in self._buffer:
+            if not select.select([self._replies], [], [], _SILENCE_SECONDS)[0]:
+                raise DevToolsError(f"the browser sent nothing for {_SILENCE_SECONDS} s")
             data = self._replies.read(65536)
             if not data:
                 raise DevToolsError("the browser closed the pipe")
