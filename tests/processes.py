@@ -17,12 +17,18 @@ from types import FrameType
 HANG_SECONDS = 60
 
 
+class Hung(Exception):
+    """What :func:`watchdog` raises. Not TimeoutError: that is an OSError, which
+    ``multiprocessing`` swallows while it waits for a process (``Process.join`` then
+    returns as if the process had ended, and the next wait blocks for good)."""
+
+
 @contextlib.contextmanager
 def watchdog(seconds: int = HANG_SECONDS) -> Iterator[None]:
-    """Raise TimeoutError in the main thread if the block is still running after `seconds`."""
+    """Raise :class:`Hung` in the main thread if the block is still running after `seconds`."""
 
     def expire(signum: int, frame: FrameType | None) -> None:
-        raise TimeoutError(f"still running after {seconds} s: it hangs")
+        raise Hung(f"still running after {seconds} s: it hangs")
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.alarm(seconds)
