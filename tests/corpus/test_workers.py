@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.util
 import os
 import random
 import re
@@ -260,6 +261,28 @@ def test_a_worker_that_exits_without_its_counts_names_the_exit_code(
         r"a counting worker \(pid \d+\) exited with status 3 before sending its counts",
         str(caught.value),
     )
+    assert children_of(os.getpid()) == []
+
+
+@needs_fork
+@needs_proc
+def test_a_worker_stuck_after_its_last_report_is_killed_and_the_counts_stand(
+    monkeypatch: pytest.MonkeyPatch, big_corpus: Path
+) -> None:
+    """A worker that never exits once it has sent everything (here a finalizer that
+    blocks, as a flush of a standard stream whose lock another thread held at the fork
+    does) cannot hold the caller: its counts are in, and it is killed."""
+    real = counting.count_piece
+
+    def count_then_block_at_exit(piece: Piece, *args: object) -> None:
+        real(piece, *args)  # type: ignore[arg-type]
+        multiprocessing.util.Finalize(None, time.sleep, args=(3600,), exitpriority=0)
+
+    expected = count_files([big_corpus], workers=1)
+    monkeypatch.setattr(counting, "count_piece", count_then_block_at_exit)
+    monkeypatch.setattr(pool, "EXIT_SECONDS", 0.5)
+    with watchdog():
+        assert count_files([big_corpus], workers=2) == expected
     assert children_of(os.getpid()) == []
 
 

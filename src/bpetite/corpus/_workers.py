@@ -70,6 +70,11 @@ POLL_SECONDS: Final = 0.1
 #: Measurements: docs/design-notes.md#corpus-conversations-poll-before-they-block
 SPIN_SECONDS: Final = 0.001
 
+#: How long a worker that has sent its last report may take to exit before it is killed:
+#: all it has left is to flush its standard streams, which can block for good in a child
+#: forked while another thread of the parent held one of their locks.
+EXIT_SECONDS: Final = 10.0
+
 #: Gives the CPU to any other runnable process, or returns at once if there is none.
 _yield_cpu: Final[Callable[[], None]] = getattr(os, "sched_yield", lambda: time.sleep(0))
 
@@ -258,8 +263,10 @@ def run_in_workers(
                 report(Progress(role.stage, "update", done, total))
         if failures:  # every worker has ended, so no earlier piece can still report
             raise failures[min(failures)]
+        # Each has sent its last report; one still running at the deadline is killed below.
+        deadline = time.monotonic() + EXIT_SECONDS
         for worker in started:
-            worker.join()  # each has sent its last report and is only exiting
+            worker.join(max(deadline - time.monotonic(), 0))
     finally:
         _stop(started)
         for receiver in pending:
