@@ -79,22 +79,17 @@ def _run(argv: Sequence[str] | None, *, install: bool = False) -> int:
         _signals.raise_lost_signal()
         _signals.ignore_signals()
         return code
-    except KeyboardInterrupt:
-        _signals.forget_interrupt()
-        return _stopped("interrupted", _signals.EXIT_INTERRUPTED)
-    except _signals.Terminated:
-        return _stopped("terminated by SIGTERM", _signals.EXIT_TERMINATED)
-    except Exception as error:
-        # A signal's exception that Python wrapped on its way out: CPython 3.11 raises
-        # RuntimeError from an exception in __set_name__, which a signal can land in
-        # while a module that is being imported builds its classes.
+    except BaseException as error:
+        # The signal's own exception, or one Python wrapped it in on its way out
+        # (CPython 3.11 raises RuntimeError from an exception in __set_name__, where a
+        # signal can land while an imported module builds its classes).
         signalled = _signals.signal_within(error)
         if signalled is None:
             raise
-        if isinstance(signalled, KeyboardInterrupt):
-            _signals.forget_interrupt()
-            return _stopped("interrupted", _signals.EXIT_INTERRUPTED)
-        return _stopped("terminated by SIGTERM", _signals.EXIT_TERMINATED)
+        if isinstance(signalled, _signals.Terminated):
+            return _stopped("terminated by SIGTERM", _signals.EXIT_TERMINATED)
+        _signals.forget_interrupt()
+        return _stopped("interrupted", _signals.EXIT_INTERRUPTED)
 
 
 def _ignore_signals_until_exit() -> None:
