@@ -277,3 +277,58 @@ def test_tiktokens_encode_bytes_examples() -> None:
     for text in ("today\n \n", "today\n  \n", "x \n\t"):
         data = text.encode() + b"\xe2"
         assert tokenizer.encode_bytes(data) == tiktoken_encode_bytes(encoding, data)
+
+
+# ---------------------------------------------------------------------- the unstable end
+
+
+def unstable_of(encoder: Any, text: str, **policy: Any) -> tuple[list[int], set[tuple[int, ...]]]:
+    """``encode_with_unstable``'s stable ids and its sequences as a set (tiktoken's order
+    is a hash set's)."""
+    stable, sequences = encoder.encode_with_unstable(text, **policy)
+    return stable, set(map(tuple, sequences))
+
+
+#: Ends of every kind tiktoken's rules tell apart: a word cut short, whitespace-only
+#: tokens before the last chunk, a trailing Unicode space (U+3000, U+0085) and one
+#: that is not (U+001C), a character of several tokens, nothing after a special token.
+UNSTABLE_ENDS = [
+    "hello fanta", "hello wor", "def f(x):\n    ", "a\n\n", " \n\n ", "ab \n", "  !", "x  ",
+    "日本", "hé", "😀", "\u3000a\u3000", "ab\u3000", "abc\u0085", "x\x1c", "it'", 'he said "',
+    "", "a b c d e f ",
+]  # fmt: skip
+
+
+@NAMES
+@pytest.mark.parametrize("text", UNSTABLE_ENDS)
+def test_the_unstable_end_is_tiktokens_on_chosen_texts(name: str, text: str) -> None:
+    tokenizer, encoding = pair(name)
+    assert unstable_of(tokenizer, text) == unstable_of(encoding, text)
+
+
+@NAMES
+@given(text=st.one_of(texts, tricky_text, st.sampled_from(MULTILINGUAL.split(" "))))
+@settings(max_examples=EXAMPLES // 4, deadline=None)
+def test_the_unstable_end_is_tiktokens(name: str, text: str) -> None:
+    tokenizer, encoding = pair(name)
+    stable, sequences = tokenizer.encode_with_unstable(text, disallowed_special=())
+    assert (stable, set(map(tuple, sequences))) == unstable_of(
+        encoding, text, disallowed_special=()
+    )
+    assert sequences == sorted(sequences)
+    # The stable ids are the start of the text's own encoding.
+    assert tokenizer.encode_ordinary(text)[: len(stable)] == stable
+
+
+def test_the_unstable_end_after_a_special_token_and_its_policy() -> None:
+    tokenizer, encoding = pair("cl100k_base")
+    end = "<|endoftext|>"
+    for text in (f"x{end}", f"x{end} ab", f"{end}\n"):
+        assert unstable_of(tokenizer, text, allowed_special="all") == unstable_of(
+            encoding, text, allowed_special="all"
+        )
+    # tiktoken's defaults: a special token's text is refused unless allowed.
+    with pytest.raises(DisallowedSpecialError):
+        tokenizer.encode_with_unstable(f"x{end}")
+    with pytest.raises(ValueError):
+        encoding.encode_with_unstable(f"x{end}")

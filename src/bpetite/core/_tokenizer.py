@@ -68,6 +68,7 @@ from bpetite.core._specials import SpecialMatch, SpecialPolicy, SpecialTokens
 from bpetite.core._token_budget import TokenBudget, check_budget, check_overlap
 from bpetite.core._trainer import check_limit, check_vocab_size, train_merges
 from bpetite.core._unicode import checked_text, encode_invalid_utf8
+from bpetite.core._unstable import all_space, completions, widened_end
 
 if TYPE_CHECKING:
     import numpy as np
@@ -105,6 +106,7 @@ class Tokenizer:
         "_encoder",
         "_hash",
         "_model",
+        "_sorted_tokens",
         "_special_ids",
         "_specials",
         "_token_ids",
@@ -180,6 +182,7 @@ class Tokenizer:
         self._vocab.update(model.special_bytes())
         self._vocab_view: Mapping[int, bytes] = MappingProxyType(self._vocab)
         self._token_ids: dict[bytes, int] | None = None  # made on first use: _mergeable_ids
+        self._sorted_tokens: list[bytes] | None = None  # made on first use: encode_with_unstable
         # For the encoder, built on first use (see __getattr__). A tuple, which the
         # collector stops scanning after its first pass; a list it would scan at each.
         self._tokens = tuple(vocab)
@@ -769,6 +772,69 @@ class Tokenizer:
             encode_chunk=self._encoder.encode_chunk,
             mergeable_id=self._mergeable_ids().get,
             token_bytes=self._vocab.__getitem__,
+        )
+
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialPolicy = (),
+        disallowed_special: SpecialPolicy = "all",
+    ) -> tuple[list[int], list[list[int]]]:
+        """tiktoken's ``encode_with_unstable``: the ids of `text` that more text cannot
+        change, and every token sequence its unstable end may start, sorted.
+
+        The unstable end is the last chunk, with any whitespace-only tokens before it;
+        ``core/_unstable.py`` says how the sequences are found. tiktoken's results, id
+        for id, and its defaults: a special token's text raises
+        :class:`~bpetite.DisallowedSpecialError` unless allowed.
+
+        >>> tokenizer = Tokenizer.train("hello help hello", 265)
+        >>> stable, endings = tokenizer.encode_with_unstable("hello hel")
+        >>> tokenizer.decode(stable), [tokenizer.decode(ids) for ids in endings]
+        ('hello', [' hel', ' help', ' hello'])
+        """
+        vocab, specials = self._vocab, self._specials.id_set
+        split, encode_chunk = self._model.pattern.split, self._encoder.encode_chunk
+
+        def ordinary(segment: str) -> tuple[list[int], int]:
+            pieces = split(segment)
+            last_chunk = len(encode_chunk(pieces[-1].encode("utf-8"))) if pieces else 0
+            return self._encoder.encode_text(segment), last_chunk
+
+        def special(match: SpecialMatch) -> tuple[list[int], int]:
+            return [match.token_id], 0
+
+        parts = self._encoded_segments(
+            text,
+            "encode_with_unstable",
+            allowed_special,
+            disallowed_special,
+            "strict",
+            ordinary=ordinary,
+            special=special,
+        )
+        ids = list(chain.from_iterable(part for part, _ in parts))
+        unstable = widened_end(
+            ids,
+            parts[-1][1],
+            lambda token_id: token_id not in specials and all_space(vocab[token_id]),
+        )
+        if not unstable:
+            return ids, []
+        end = b"".join(vocab[token_id] for token_id in ids[-unstable:])
+        del ids[-unstable:]
+        token_ids = self._mergeable_ids()
+        sorted_tokens = self._sorted_tokens
+        if sorted_tokens is None:  # built whole, then published (see _mergeable_ids)
+            sorted_tokens = self._sorted_tokens = sorted(token_ids)
+        return ids, completions(
+            end,
+            sorted_tokens=sorted_tokens,
+            token_id=token_ids.__getitem__,
+            token_bytes=vocab.__getitem__,
+            encode_ordinary=self._encoder.encode_text,
+            encode_chunk=encode_chunk,
         )
 
     def encode_chunk(self, chunk: bytes) -> list[int]:

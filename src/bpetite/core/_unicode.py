@@ -7,8 +7,8 @@ repairs it, and ``errors="replace"`` does what tiktoken does: :func:`repair_surr
 :func:`encode_invalid_utf8` is tiktoken's ``Encoding._encode_bytes``, result for
 result: bytes that are valid UTF-8 encode as their text; otherwise the valid prefix is
 encoded as text, and its last chunk (with any whitespace-only tokens before it) is
-merged again together with the rest of the bytes, as one chunk. The bytes of the ids
-are always exactly the input.
+merged again together with the rest of the bytes, as one chunk (the unstable end of
+``core/_unstable.py``). The bytes of the ids are always exactly the input.
 """
 
 from __future__ import annotations
@@ -18,12 +18,10 @@ from typing import Final
 
 from bpetite.core._errors import ParameterError
 from bpetite.core._pretokenizer import require_utf8
+from bpetite.core._unstable import all_space, widened_end
 
 #: The ``errors`` policies encoding takes for a ``str`` holding lone surrogates.
 ENCODE_ERRORS: Final = ("strict", "replace")
-
-#: The bytes of a token that tiktoken counts as whitespace when it widens the unstable end.
-_SPACE_BYTES: Final = b" \n\t"
 
 
 def checked_text(text: str, errors: str, what: str = "text") -> str:
@@ -80,12 +78,8 @@ def encode_invalid_utf8(
     text = data[:valid].decode("utf-8")
     ids = encode_ordinary(text)
     pieces = split(text)
-    unstable = len(encode_chunk(pieces[-1].encode("utf-8"))) if pieces else 0
-    # tiktoken widens the unstable end over whitespace-only tokens, because a split
-    # before whitespace (cl100k's \s*[\r\n]+) can disappear when more text follows.
-    if unstable and _all_space(token_bytes(ids[-unstable])):
-        while unstable < len(ids) and _all_space(token_bytes(ids[-unstable - 1])):
-            unstable += 1
+    last_chunk = len(encode_chunk(pieces[-1].encode("utf-8"))) if pieces else 0
+    unstable = widened_end(ids, last_chunk, lambda token_id: all_space(token_bytes(token_id)))
     if unstable:
         rest = b"".join(map(token_bytes, ids[-unstable:])) + data[valid:]
         del ids[-unstable:]
@@ -95,7 +89,3 @@ def encode_invalid_utf8(
         whole = mergeable_id(rest)
         ids += [whole] if whole is not None else encode_chunk(rest)
     return ids
-
-
-def _all_space(token: bytes) -> bool:
-    return not token.strip(_SPACE_BYTES)

@@ -144,6 +144,17 @@ class Encoding:
     def _encode_bytes(self, text: bytes) -> list[int]:
         return self._tokenizer.encode_bytes(text)
 
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: Policy = frozenset(),
+        disallowed_special: Policy = "all",
+    ) -> tuple[list[int], list[list[int]]]:
+        return self._tokenizer.encode_with_unstable(
+            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
+
     # ----------------------------------------------------------- decoding
 
     def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
