@@ -26,7 +26,7 @@ import termios
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -341,60 +341,52 @@ def test_an_interrupt_that_left_code_run_from_a_string_exits_130(tmp_path: Path)
     assert result.stderr == "bpetite: error: interrupted; nothing was written\n"
 
 
-@pytest.mark.parametrize(("signum", "code", "how"), SIGNALS)
-def test_a_signal_python_swallowed_is_raised_again(
-    monkeypatch: pytest.MonkeyPatch,
-    capfdbinary: pytest.CaptureFixture[bytes],
-    signum: int,
-    code: int,
-    how: str,
-) -> None:
+def signal_in_a_weakref_callback(signum: int) -> None:
     """Python swallows what a weakref callback raises (it prints "Exception ignored" and
-    goes on), and one drops each import's module lock: a signal landing there while
-    the command loaded was lost, and the command ran to the end. It is kept, and raised
-    before the command starts its work."""
+    goes on), and one drops each import's module lock: a signal landing there while the
+    command loaded was lost, and the command ran to the end."""
 
-    def start_with_a_signal_in_a_callback() -> None:
-        start_command()
+    class Held:
+        pass
 
-        class Held:
-            pass
-
-        held = Held()
-        ref = weakref.ref(held, lambda _: os.kill(os.getpid(), signum))
-        del held  # the callback runs now, and the signal's exception is raised in it
-        assert ref() is None
-
-    monkeypatch.setattr(_main, "start_command", start_with_a_signal_in_a_callback)
-    result = main(["encode", "--model", "gpt2", "--text", "hello"])
-    captured = capfdbinary.readouterr()
-    assert (result, captured.out) == (code, b"")
-    assert captured.err.decode() == f"bpetite: error: {how}; nothing was written\n"
+    held = Held()
+    ref = weakref.ref(held, lambda _: os.kill(os.getpid(), signum))
+    del held  # the callback runs now, and the signal's exception is raised in it
+    assert ref() is None
 
 
-@pytest.mark.parametrize(("signum", "code", "how"), SIGNALS)
-def test_a_signal_python_wrapped_in_another_error_is_still_the_signal(
-    monkeypatch: pytest.MonkeyPatch,
-    capfdbinary: pytest.CaptureFixture[bytes],
-    signum: int,
-    code: int,
-    how: str,
-) -> None:
-    """A signal landing in ``__set_name__`` while an imported module builds a class (as
-    ``ipaddress`` does, under SIGTERM at a command's start) comes out of CPython 3.11 as
-    a RuntimeError raised from it: the command still ends in the signal's one line."""
+def signal_in_set_name(signum: int) -> None:
+    """CPython 3.11 raises a RuntimeError from what ``__set_name__`` raises, where a
+    signal lands while an imported module builds a class (``ipaddress``'s, under
+    SIGTERM at a command's start)."""
 
     class Signalling:
         def __set_name__(self, owner: type, name: str) -> None:
             os.kill(os.getpid(), signum)  # the handler raises here
 
-    def start_with_a_signal_in_set_name() -> None:
+    class Built:
+        attribute = Signalling()
+
+
+@pytest.mark.parametrize("land", [signal_in_a_weakref_callback, signal_in_set_name])
+@pytest.mark.parametrize(("signum", "code", "how"), SIGNALS)
+def test_a_signal_python_swallowed_or_wrapped_is_still_the_signal(
+    monkeypatch: pytest.MonkeyPatch,
+    capfdbinary: pytest.CaptureFixture[bytes],
+    land: Callable[[int], None],
+    signum: int,
+    code: int,
+    how: str,
+) -> None:
+    """Where Python swallows a signal's exception, it is kept and raised before the
+    command starts its work; where it wraps it in another, the signal is found behind
+    it. Either way the command ends in the signal's one line."""
+
+    def start_with_a_signal() -> None:
         start_command()
+        land(signum)
 
-        class Built:
-            attribute = Signalling()
-
-    monkeypatch.setattr(_main, "start_command", start_with_a_signal_in_set_name)
+    monkeypatch.setattr(_main, "start_command", start_with_a_signal)
     result = main(["encode", "--model", "gpt2", "--text", "hello"])
     captured = capfdbinary.readouterr()
     assert (result, captured.out) == (code, b"")
