@@ -291,11 +291,12 @@ def unstable_of(encoder: Any, text: str, **policy: Any) -> tuple[list[int], set[
 
 #: Ends of every kind tiktoken's rules tell apart: a word cut short, whitespace-only
 #: tokens before the last chunk, a trailing Unicode space (U+3000, U+0085) and one
-#: that is not (U+001C), a character of several tokens, nothing after a special token.
+#: that is not (U+001C), a character of several tokens, nothing at all, and last
+#: chunks far longer than any token (each cut of those is tried only near the end).
 UNSTABLE_ENDS = [
     "hello fanta", "hello wor", "def f(x):\n    ", "a\n\n", " \n\n ", "ab \n", "  !", "x  ",
     "日本", "hé", "😀", "\u3000a\u3000", "ab\u3000", "abc\u0085", "x\x1c", "it'", 'he said "',
-    "", "a b c d e f ",
+    "", "a b c d e f ", "abc" * 200, "zq" * 2000,
 ]  # fmt: skip
 
 

@@ -68,7 +68,7 @@ from bpetite.core._specials import SpecialMatch, SpecialPolicy, SpecialTokens
 from bpetite.core._token_budget import TokenBudget, check_budget, check_overlap
 from bpetite.core._trainer import check_limit, check_vocab_size, train_merges
 from bpetite.core._unicode import checked_text, encode_invalid_utf8
-from bpetite.core._unstable import all_space, completions, widened_end
+from bpetite.core._unstable import TokenOrder, all_space, completions, token_order, widened_end
 
 if TYPE_CHECKING:
     import numpy as np
@@ -106,10 +106,10 @@ class Tokenizer:
         "_encoder",
         "_hash",
         "_model",
-        "_sorted_tokens",
         "_special_ids",
         "_specials",
         "_token_ids",
+        "_token_order",
         "_tokens",
         "_vocab",
         "_vocab_view",
@@ -182,7 +182,7 @@ class Tokenizer:
         self._vocab.update(model.special_bytes())
         self._vocab_view: Mapping[int, bytes] = MappingProxyType(self._vocab)
         self._token_ids: dict[bytes, int] | None = None  # made on first use: _mergeable_ids
-        self._sorted_tokens: list[bytes] | None = None  # made on first use: encode_with_unstable
+        self._token_order: TokenOrder | None = None  # made on first use: encode_with_unstable
         # For the encoder, built on first use (see __getattr__). A tuple, which the
         # collector stops scanning after its first pass; a list it would scan at each.
         self._tokens = tuple(vocab)
@@ -825,12 +825,12 @@ class Tokenizer:
         end = b"".join(vocab[token_id] for token_id in ids[-unstable:])
         del ids[-unstable:]
         token_ids = self._mergeable_ids()
-        sorted_tokens = self._sorted_tokens
-        if sorted_tokens is None:  # built whole, then published (see _mergeable_ids)
-            sorted_tokens = self._sorted_tokens = sorted(token_ids)
+        order = self._token_order
+        if order is None:  # built whole, then published (see _mergeable_ids)
+            order = self._token_order = token_order(token_ids)
         return ids, completions(
             end,
-            sorted_tokens=sorted_tokens,
+            order=order,
             token_id=token_ids.__getitem__,
             token_bytes=vocab.__getitem__,
             encode_ordinary=self._encoder.encode_text,

@@ -19,8 +19,8 @@ The results are tiktoken's, id for id; the order of the sequences is bpetite's o
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
-from typing import Final
+from collections.abc import Callable, Iterable, Sequence
+from typing import Final, NamedTuple
 
 #: The bytes of a token that tiktoken counts as whitespace when it widens the unstable end.
 SPACE_BYTES: Final = b" \n\t"
@@ -31,6 +31,19 @@ _WHITE_SPACE: Final = frozenset(
     "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
     "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
+
+
+class TokenOrder(NamedTuple):
+    """The mergeable tokens' bytes in order, and the longest one's length."""
+
+    tokens: list[bytes]
+    longest: int
+
+
+def token_order(tokens: Iterable[bytes]) -> TokenOrder:
+    """`tokens` in order, with the longest one's length."""
+    ordered = sorted(tokens)
+    return TokenOrder(ordered, max(map(len, ordered), default=0))
 
 
 def all_space(token: bytes) -> bool:
@@ -52,7 +65,7 @@ def widened_end(ids: Sequence[int], last_chunk: int, space_only: Callable[[int],
 def completions(
     end: bytes,
     *,
-    sorted_tokens: Sequence[bytes],
+    order: TokenOrder,
     token_id: Callable[[bytes], int],
     token_bytes: Callable[[int], bytes],
     encode_ordinary: Callable[[str], list[int]],
@@ -60,13 +73,15 @@ def completions(
 ) -> list[list[int]]:
     """Every token sequence the unstable `end` (its bytes) may start, sorted.
 
-    `sorted_tokens` holds the mergeable tokens' bytes in order, `token_id` gives the id
-    of one of them, `encode_chunk` merges bytes as one chunk.
+    `order` holds the mergeable tokens' bytes, `token_id` gives the id of one of them,
+    `encode_chunk` merges bytes as one chunk. A suffix longer than the longest token
+    starts none, so only the last cuts are tried: a long end costs no slice per byte.
     """
+    sorted_tokens = order.tokens
     found: set[tuple[int, ...]] = {
         (token_id(token),) for token in _starting_with(end, sorted_tokens)
     }
-    for cut in range(1, len(end)):
+    for cut in range(max(1, len(end) - order.longest), len(end)):
         prefix, suffix = end[:cut], end[cut:]
         for token in _starting_with(suffix, sorted_tokens):
             possibility = prefix + token
@@ -88,7 +103,7 @@ def completions(
             cut = len(end) - len(last.encode("utf-8"))
             if cut:
                 found.add((*encode_chunk(end[:cut]), *encode_chunk(end[cut:])))
-    return sorted(map(list, found))
+    return [list(sequence) for sequence in sorted(found)]
 
 
 def _starting_with(prefix: bytes, sorted_tokens: Sequence[bytes]) -> list[bytes]:
