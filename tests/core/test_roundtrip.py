@@ -277,6 +277,7 @@ def test_public_api_is_the_spec_methods_plus_the_documented_surface() -> None:
         "encode_with_offsets",
         "encode_to_numpy",
         "encode_bytes",
+        "encode_with_unstable",
         "count_tokens",
         "token_byte_values",
         "eot_token",
