@@ -7,8 +7,8 @@ on, each as long as the end's bytes or longer:
 
 * every token whose bytes start with the end's bytes;
 * for each split of the end into a prefix and a suffix, and each token starting with the
-  suffix, the first ids of the prefix followed by that token, encoded (as text when it
-  is UTF-8, else merged as one chunk), up to the end's length;
+  suffix: the prefix followed by that token, encoded (as text when it is UTF-8, else
+  merged as one chunk), its first ids up to the end's length;
 * when the end closes with a whitespace character, its bytes before that character and
   the character's, merged apart (a split the pattern may make there).
 
@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Final, NamedTuple
 
 #: The bytes of a token that tiktoken counts as whitespace when it widens the unstable end.
-SPACE_BYTES: Final = b" \n\t"
+_SPACE_BYTES: Final = b" \n\t"
 
 #: Unicode's White_Space characters, what tiktoken (Rust's ``char::is_whitespace``) checks
 #: the end's last character against; ``str.isspace`` would add U+001C to U+001F.
@@ -48,7 +48,7 @@ def token_order(tokens: Iterable[bytes]) -> TokenOrder:
 
 def all_space(token: bytes) -> bool:
     """Whether every byte of `token` is a space, a newline or a tab."""
-    return not token.strip(SPACE_BYTES)
+    return not token.strip(_SPACE_BYTES)
 
 
 def widened_end(ids: Sequence[int], last_chunk: int, space_only: Callable[[int], bool]) -> int:
@@ -91,9 +91,9 @@ def completions(
                 encoded = encode_chunk(possibility)
             sequence: list[int] = []
             length = 0
-            for token_id_ in encoded:
-                sequence.append(token_id_)
-                length += len(token_bytes(token_id_))
+            for next_id in encoded:
+                sequence.append(next_id)
+                length += len(token_bytes(next_id))
                 if length >= len(end):
                     break
             found.add(tuple(sequence))
