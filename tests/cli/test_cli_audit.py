@@ -8,6 +8,7 @@ remedy, not the library's.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import subprocess
@@ -21,6 +22,7 @@ import bpetite
 from bpetite import Tokenizer
 from bpetite.interop import export_hf
 from tests.cli.running import Result, run
+from tests.processes import watchdog
 
 END = "<|endoftext|>"
 CORPUS = "hello world the cat sat on the mat " * 20
@@ -147,12 +149,20 @@ def test_import_reads_a_fifo_as_encode_reads_one(
     writer = threading.Thread(target=fifo.write_text, args=(export_hf(tokenizer), "utf-8"))
     writer.start()
     try:
-        result = run(capsys, "import", fifo.name, "--output", "imported.json")
+        with watchdog():  # a command opening the FIFO twice would wait for a second writer
+            result = run(capsys, "import", fifo.name, "--output", "imported.json")
     finally:
-        if writer.is_alive():  # the command never opened it: let the writer finish
-            with fifo.open("rb") as unread:
-                unread.read()
-        writer.join()
+        # Be the reader the writer waits for in open() if the command never was. Opened
+        # without blocking: a writer that has just finished (alive a moment longer than
+        # its write) is never coming back, and a blocking open would wait for it for good.
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            while writer.is_alive():
+                with contextlib.suppress(BlockingIOError):
+                    os.read(reader, 1 << 16)
+                writer.join(0.01)
+        finally:
+            os.close(reader)
     assert result.code == 0, result.err
     imported = Tokenizer.load(tmp_path / "imported.json")
     text = f"the cat sat{END} on a hat"
