@@ -68,7 +68,14 @@ from bpetite.core._specials import SpecialMatch, SpecialPolicy, SpecialTokens
 from bpetite.core._token_budget import TokenBudget, check_budget, check_overlap
 from bpetite.core._trainer import check_limit, check_vocab_size, train_merges
 from bpetite.core._unicode import checked_text, encode_invalid_utf8
-from bpetite.core._unstable import TokenOrder, all_space, completions, token_order, widened_end
+from bpetite.core._unstable import (
+    TokenOrder,
+    all_space,
+    completions,
+    last_chunk_length,
+    token_order,
+    widened_end,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -797,13 +804,12 @@ class Tokenizer:
         vocab, specials = self._vocab, self._specials.id_set
         split, encode_chunk = self._model.pattern.split, self._encoder.encode_chunk
 
-        def ordinary(segment: str) -> tuple[list[int], int]:
-            pieces = split(segment)
-            last_chunk = len(encode_chunk(pieces[-1].encode("utf-8"))) if pieces else 0
-            return self._encoder.encode_text(segment), last_chunk
+        # Each part's ids, and its text if ordinary: only the last one's is split again.
+        def ordinary(segment: str) -> tuple[list[int], str | None]:
+            return self._encoder.encode_text(segment), segment
 
-        def special(match: SpecialMatch) -> tuple[list[int], int]:
-            return [match.token_id], 0
+        def special(match: SpecialMatch) -> tuple[list[int], str | None]:
+            return [match.token_id], None
 
         parts = self._encoded_segments(
             text,
@@ -815,9 +821,10 @@ class Tokenizer:
             special=special,
         )
         ids = list(chain.from_iterable(part for part, _ in parts))
+        last = parts[-1][1]
         unstable = widened_end(
             ids,
-            parts[-1][1],
+            0 if last is None else last_chunk_length(last, split, encode_chunk),
             lambda token_id: token_id not in specials and all_space(vocab[token_id]),
         )
         if not unstable:

@@ -18,7 +18,7 @@ from typing import Final
 
 from bpetite.core._errors import ParameterError
 from bpetite.core._pretokenizer import require_utf8
-from bpetite.core._unstable import all_space, widened_end
+from bpetite.core._unstable import all_space, last_chunk_length, widened_end
 
 #: The ``errors`` policies encoding takes for a ``str`` holding lone surrogates.
 ENCODE_ERRORS: Final = ("strict", "replace")
@@ -77,8 +77,7 @@ def encode_invalid_utf8(
         valid = error.start
     text = data[:valid].decode("utf-8")
     ids = encode_ordinary(text)
-    pieces = split(text)
-    last_chunk = len(encode_chunk(pieces[-1].encode("utf-8"))) if pieces else 0
+    last_chunk = last_chunk_length(text, split, encode_chunk)
     unstable = widened_end(ids, last_chunk, lambda token_id: all_space(token_bytes(token_id)))
     if unstable:
         rest = b"".join(map(token_bytes, ids[-unstable:])) + data[valid:]

@@ -51,6 +51,15 @@ def all_space(token: bytes) -> bool:
     return not token.strip(_SPACE_BYTES)
 
 
+def last_chunk_length(
+    text: str, split: Callable[[str], list[str]], encode_chunk: Callable[[bytes], list[int]]
+) -> int:
+    """How many ids the last chunk of `text` encodes to (0 if it has none): the unstable
+    end before :func:`widened_end` widens it."""
+    pieces = split(text)
+    return len(encode_chunk(pieces[-1].encode("utf-8"))) if pieces else 0
+
+
 def widened_end(ids: Sequence[int], last_chunk: int, space_only: Callable[[int], bool]) -> int:
     """How many of `ids` are unstable: the last chunk's `last_chunk` ids, and, when its
     first is whitespace only (`space_only`), the whitespace-only ids before it (a split
