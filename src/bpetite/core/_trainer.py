@@ -692,13 +692,16 @@ class Words:
             previous = index
             word = words[index]
             merged = word.replace(pair, new_token)
-            if len(merged) == len(word):  # the pair was created here, but merged away since
+            # Occurrences replaced (each shortens the word by one), so the loop below
+            # stops at the last one instead of calling `find` once more to learn it.
+            left = len(word) - len(merged)
+            if not left:  # the pair was created here, but merged away since
                 continue
             words[index] = merged
             weight = weights[index]
             last = len(merged) - 1
             i = merged.find(new_token)
-            while i >= 0:
+            while True:
                 if i:
                     new_pair = merged[i - 1] + new_token
                     fresh[new_pair] += weight
@@ -709,6 +712,9 @@ class Words:
                         new_pair = new_token + neighbour
                         fresh[new_pair] += weight
                         fresh_where[new_pair].append(index)
+                left -= 1
+                if not left:
+                    break
                 i = merged.find(new_token, i + 1)
         self.where.update(fresh_where)
         return fresh
