@@ -490,7 +490,7 @@ class Words:
         self.where_at: defaultdict[str, array[int]] = defaultdict(_positions)
 
     def reindex(self) -> None:
-        """Index the short words afresh: each pair they now hold, listing each word once.
+        """Index the short words afresh: each pair they now hold, with the words holding it.
 
         Merges leave stale entries behind (a merge skips them), so the index only
         grows; made afresh, it lists what the words hold, a fraction of that late in
@@ -593,10 +593,12 @@ class Words:
         return pair_counts
 
     def _index_word_pairs(self) -> defaultdict[str, list[int]]:
-        """Map each pair to the indices of the short words holding it, each once."""
+        """Map each pair to the indices of the short words holding it, once per
+        occurrence: a word's entries are consecutive, as a merge lists them, and a merge
+        skips the repeats (cheaper than a set per word to drop them here)."""
         where: defaultdict[str, list[int]] = defaultdict(list)
         for index, word in enumerate(self.words):
-            for pair in set(_pairs(word)):
+            for pair in _pairs(word):
                 where[pair].append(index)
         return where
 
