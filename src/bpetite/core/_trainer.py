@@ -53,11 +53,11 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from heapq import heapify, heappop, heappush
-from itertools import chain, islice
+from itertools import islice
 from operator import add
 from typing import Any, AnyStr
 
@@ -466,8 +466,8 @@ class Words:
                     self.weights.append(count)
                 else:
                     huge_chunks.append((word, count))
-        pair_counts = self._count_word_pairs()
         self.where = self._index_word_pairs()
+        pair_counts = self._count_word_pairs()
         # Huge words: each a HugeWord, rescanned in C (see _merge_huge_words).
         self.huge_words: list[HugeWord] = []
         self.huge_weights: list[int] = []
@@ -575,21 +575,13 @@ class Words:
         return pair_counts
 
     def _count_word_pairs(self) -> PairCounts:
-        """Weighted pair counts of the short words.
-
-        Words are grouped by weight so each group is counted by ``Counter.update``, whose
-        loop runs in C; a large corpus has hundreds of thousands of distinct chunks but
-        only a few thousand distinct weights.
-        """
-        by_weight: defaultdict[int, list[str]] = defaultdict(list)
-        for word, weight in zip(self.words, self.weights, strict=True):
-            by_weight[weight].append(word)
+        """Weighted pair counts of the short words, from their first index: it lists a
+        word once per occurrence of a pair, so a pair's count is the sum of its words'
+        weights, summed in C (``sum`` over ``map``), a Python step per distinct pair."""
+        weight = self.weights.__getitem__
         pair_counts: PairCounts = defaultdict(int)
-        for weight, group in by_weight.items():
-            counted: Counter[str] = Counter()
-            counted.update(chain.from_iterable(map(_pairs, group)))
-            for pair, count in counted.items():
-                pair_counts[pair] += count * weight
+        for pair, listed in self.where.items():
+            pair_counts[pair] = sum(map(weight, listed))
         return pair_counts
 
     def _index_word_pairs(self) -> defaultdict[str, list[int]]:
