@@ -673,12 +673,12 @@ class Words:
         a word with many occurrences quadratic.
 
         This is the hot loop: names are bound to locals, and per occurrence nothing is
-        called but ``str.find`` and an append. What it takes from older pairs is left
-        to the loop (:func:`replaced_pair`), once per distinct pair created.
+        called but ``str.find`` and an append; the counts are summed from the lists
+        once per distinct pair created. What it takes from older pairs is left to the
+        loop (:func:`replaced_pair`), once per distinct pair created too.
         """
-        words, weights = self.words, self.weights
+        words = self.words
         fresh_where: defaultdict[str, list[int]] = defaultdict(list)
-        fresh: dict[str, int] = defaultdict(int)
         previous = -1
         for index in self.where.pop(pair, ()):
             if index == previous:
@@ -692,26 +692,24 @@ class Words:
             if not left:  # the pair was created here, but merged away since
                 continue
             words[index] = merged
-            weight = weights[index]
             last = len(merged) - 1
             i = merged.find(new_token)
             while True:
                 if i:
-                    new_pair = merged[i - 1] + new_token
-                    fresh[new_pair] += weight
-                    fresh_where[new_pair].append(index)
+                    fresh_where[merged[i - 1] + new_token].append(index)
                 if i < last:
                     neighbour = merged[i + 1]
                     if neighbour != new_token:
-                        new_pair = new_token + neighbour
-                        fresh[new_pair] += weight
-                        fresh_where[new_pair].append(index)
+                        fresh_where[new_token + neighbour].append(index)
                 left -= 1
                 if not left:
                     break
                 i = merged.find(new_token, i + 1)
         self.where.update(fresh_where)
-        return fresh
+        # A word is listed once per occurrence it holds, so a pair's count is the sum of
+        # its listed words' weights, summed in C.
+        weight = self.weights.__getitem__
+        return {new_pair: sum(map(weight, listed)) for new_pair, listed in fresh_where.items()}
 
     def _merge_positions(self, pair: str, new_token: str, created: dict[str, int]) -> None:
         """Merge `pair` in the long words, one listed position at a time.
