@@ -180,17 +180,17 @@ def train_merges(
                 pair = found
             if not batch:
                 continue
-            done = len(merges) - len(batch)
             # Merge: every holder of words forgets the pairs gone since the last batch,
             # replaces each pair, in order, and reports the pairs each merge created.
             created_by = merge(batch, gone)
             gone = []
-            for (pair, new_token), created in zip(batch, created_by, strict=True):
-                # Count: each created pair took its count from the pair it replaced.
-                add_created(pair_counts, pair, new_token, created, candidates, gone)
-                done += 1
-                if done % PROGRESS_EVERY == 0:
-                    report(Progress("merge", "update", done, target))
+            # Count: each created pair took its count from the pair it replaced.
+            add_created(pair_counts, batch, created_by, candidates, gone)
+            # Each multiple of PROGRESS_EVERY the batch passed, as if reported merge by merge.
+            before = len(merges) - len(batch)
+            passed = before - before % PROGRESS_EVERY + PROGRESS_EVERY
+            for reached in range(passed, len(merges) + 1, PROGRESS_EVERY):
+                report(Progress("merge", "update", reached, target))
         # Stopped by the ids a character holds, not by the pairs: refused, not cut short.
         cut = len(merges) == target < vocab_size - first_id
         cut = cut and candidates.pop(pair_counts) is not None
@@ -241,23 +241,24 @@ def replaced_pair(created: str, pair: str, new_token: str) -> str:
 
 def add_created(
     pair_counts: PairCounts,
-    pair: str,
-    new_token: str,
-    created: Mapping[str, int],
+    batch: Sequence[tuple[str, str]],
+    created_by: Sequence[Mapping[str, int]],
     candidates: Candidates,
     gone: list[str],
 ) -> None:
-    """Count the pairs a merge of `pair` created, and take their counts from those replaced.
+    """Count the pairs each merge of `batch` created, in turn, and take their counts
+    from those replaced.
 
-    Once per distinct pair created, not per occurrence; the merged pair is then gone.
-    A replaced pair whose count falls to 0 is gone for good (a pair's count never rises
+    `batch` holds ``(pair, new_token)`` and `created_by` the pairs each created. Once
+    per distinct pair created, not per occurrence; each merged pair is then gone. A
+    replaced pair whose count falls to 0 is gone for good (a pair's count never rises
     after it is created), so it leaves `pair_counts` and is appended to `gone`, for the
     words to drop from their indexes, which would otherwise hold it to the end.
-    :func:`replaced_pair` and :meth:`Candidates.add` are inlined: this runs once per
-    pair created, about as often as the words' own loop runs.
+    :func:`replaced_pair` and :meth:`Candidates.add` are inlined, and the names bound
+    once a batch: this runs once per pair created, about as often as the words' own
+    loop runs.
     Measurements: docs/design-notes.md#trainer
     """
-    left, right = pair[0], pair[1]
     top, tied, buckets, counts = (
         candidates.top,
         candidates.tied,
@@ -265,33 +266,35 @@ def add_created(
         candidates.counts,
     )
     get = buckets.get
-    for new_pair, count in created.items():
-        if count <= 0:
-            continue
-        first, second = new_pair[0], new_pair[1]
-        if first != new_token:
-            replaced = first + left
-        elif second == new_token:
-            replaced = right + left
-        else:
-            replaced = right + second
-        remaining = pair_counts[replaced] - count
-        if remaining:
-            pair_counts[replaced] = remaining
-        else:
-            del pair_counts[replaced]
-            gone.append(replaced)
-        pair_counts[new_pair] = count
-        if count == top:
-            heappush(tied, new_pair)
-            continue
-        bucket = get(count)
-        if bucket is None:
-            buckets[count] = [new_pair]
-            heappush(counts, -count)
-        else:
-            bucket.append(new_pair)
-    pair_counts.pop(pair, None)  # gone already if it replaced itself: ``a a a`` -> ``z a``
+    for (pair, new_token), created in zip(batch, created_by, strict=True):
+        left, right = pair[0], pair[1]
+        for new_pair, count in created.items():
+            if count <= 0:
+                continue
+            first, second = new_pair[0], new_pair[1]
+            if first != new_token:
+                replaced = first + left
+            elif second == new_token:
+                replaced = right + left
+            else:
+                replaced = right + second
+            remaining = pair_counts[replaced] - count
+            if remaining:
+                pair_counts[replaced] = remaining
+            else:
+                del pair_counts[replaced]
+                gone.append(replaced)
+            pair_counts[new_pair] = count
+            if count == top:
+                heappush(tied, new_pair)
+                continue
+            bucket = get(count)
+            if bucket is None:
+                buckets[count] = [new_pair]
+                heappush(counts, -count)
+            else:
+                bucket.append(new_pair)
+        pair_counts.pop(pair, None)  # gone already if it replaced itself: ``a a a`` -> ``z a``
 
 
 class Candidates:
