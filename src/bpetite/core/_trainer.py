@@ -470,7 +470,7 @@ class Words:
                 else:
                     huge_chunks.append((word, count))
         self.where = self._index_word_pairs()
-        pair_counts = self._count_word_pairs()
+        pair_counts: PairCounts = defaultdict(int, self._summed(self.where))
         # Huge words: each a HugeWord, rescanned in C (see _merge_huge_words).
         self.huge_words: list[HugeWord] = []
         self.huge_weights: list[int] = []
@@ -577,15 +577,12 @@ class Words:
         self._pair_counts = None
         return pair_counts
 
-    def _count_word_pairs(self) -> PairCounts:
-        """Weighted pair counts of the short words, from their first index: it lists a
-        word once per occurrence of a pair, so a pair's count is the sum of its words'
-        weights, summed in C (``sum`` over ``map``), a Python step per distinct pair."""
+    def _summed(self, index: Mapping[str, list[int]]) -> dict[str, int]:
+        """The weighted count of each pair of an index of short words: an index lists a
+        word once per occurrence of a pair, so the count is its words' weights summed,
+        in C (``sum`` over ``map``), a Python step per distinct pair."""
         weight = self.weights.__getitem__
-        pair_counts: PairCounts = defaultdict(int)
-        for pair, listed in self.where.items():
-            pair_counts[pair] = sum(map(weight, listed))
-        return pair_counts
+        return {pair: sum(map(weight, listed)) for pair, listed in index.items()}
 
     def _index_word_pairs(self) -> defaultdict[str, list[int]]:
         """Map each pair to the indices of the short words holding it, once per
@@ -709,10 +706,7 @@ class Words:
                     break
                 i = merged.find(new_token, i + 1)
         self.where.update(fresh_where)
-        # A word is listed once per occurrence it holds, so a pair's count is the sum of
-        # its listed words' weights, summed in C.
-        weight = self.weights.__getitem__
-        return {new_pair: sum(map(weight, listed)) for new_pair, listed in fresh_where.items()}
+        return self._summed(fresh_where)
 
     def _merge_positions(self, pair: str, new_token: str, created: dict[str, int]) -> None:
         """Merge `pair` in the long words, one listed position at a time.
