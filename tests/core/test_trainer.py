@@ -293,13 +293,15 @@ def live_pairs(chunks: dict[bytes, int], merges: list[Pair]) -> dict[str, int]:
     return {chr(left) + chr(right): count for (left, right), count in counts.items()}
 
 
-@given(run_chunks, st.integers(256, 300), layouts)
+@given(run_chunks, st.integers(256, 300), layouts, st.sampled_from([1, 2, 10**9]))
 def test_pairs_no_word_holds_leave_the_counts_and_the_index(
-    chunks: dict[bytes, int], vocab_size: int, huge_chunk_bytes: int
+    chunks: dict[bytes, int], vocab_size: int, huge_chunk_bytes: int, bisect_at_least: int
 ) -> None:
     """A pair whose count falls to 0 is gone for good: at every merge call the loop's
     counts are exactly the live ones (none kept at 0), what it tells the words to
-    forget no word holds, and once they forget it every pair indexed is live."""
+    forget no word holds, and once they forget it every pair indexed is live. The
+    counts are summed with the words that occur once counted by bisection in every
+    list (1), in lists of two or more (2), or in none."""
     merged: list[Pair] = []
 
     @contextmanager
@@ -319,7 +321,10 @@ def test_pairs_no_word_holds_leave_the_counts_and_the_index(
 
         yield pair_counts, merge
 
-    with patch.object(_trainer, "HUGE_CHUNK_BYTES", huge_chunk_bytes):
+    with (
+        patch.object(_trainer, "HUGE_CHUNK_BYTES", huge_chunk_bytes),
+        patch.object(_trainer, "BISECT_AT_LEAST", bisect_at_least),
+    ):
         fast = train_merges(chunks, vocab_size, lay_out=checked)
     assert fast == merged == reference.train_counts(chunks, vocab_size)
 

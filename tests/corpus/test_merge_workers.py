@@ -235,8 +235,10 @@ def test_the_rule_keeps_small_corpora_in_one_process() -> None:
 def test_workers_match_the_reference(
     chunks: dict[bytes, int], vocab_size: int, workers: int, gather: bool
 ) -> None:
-    """Real workers, kept to the end or gathered back after the first few merges."""
+    """Real workers, kept to the end or gathered back after the first few merges (each
+    list counted by bisection, the gathered words' ranges of weight 1 included)."""
     with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_trainer, "BISECT_AT_LEAST", 1)
         patch.setattr(merging, "SHARE_BYTES", 1)
         patch.setattr(merging, "spreading_pays", lambda *_: not gather)
         patch.setattr(merging, "GATHER_WINDOW", 2)

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import sys
 from array import array
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -74,6 +75,10 @@ PROGRESS_EVERY = 100
 #: (``merge_word``), not by a Python step per occurrence: it bounds what a rescan of one
 #: short word can cost (see the module docstring).
 HUGE_CHUNK_BYTES = 256
+
+#: An index list at least this long has its entries of words that occur once counted by
+#: bisection, not summed (:meth:`Words._summed`).
+BISECT_AT_LEAST = 16
 
 Pair = tuple[int, int]
 #: The live count of every pair, keyed by the pair as two characters.
@@ -456,6 +461,7 @@ class Words:
     """
 
     def __init__(self, chunk_counts: Mapping[AnyStr, int]) -> None:
+        once: list[str] = []  # the short words that occur once, numbered first
         self.words: list[str] = []
         self.weights: list[int] = []
         huge_chunks: list[tuple[str, int]] = []
@@ -464,11 +470,17 @@ class Words:
             if len(chunk) > 1 and count > 0:
                 # byte b -> chr(b), i.e. token id b; a word of ids is one already
                 word = chunk if isinstance(chunk, str) else chunk.decode("latin-1")
-                if len(chunk) <= HUGE_CHUNK_BYTES:
+                if len(chunk) > HUGE_CHUNK_BYTES:
+                    huge_chunks.append((word, count))
+                elif count == 1:
+                    once.append(word)
+                else:
                     self.words.append(word)
                     self.weights.append(count)
-                else:
-                    huge_chunks.append((word, count))
+        self.words[:0] = once
+        self.weights[:0] = [1] * len(once)
+        #: The ranges ``[start, stop)`` of word numbers whose weight is 1 (see :meth:`_summed`).
+        self.once = [(0, len(once))]
         self.where = self._index_word_pairs()
         pair_counts: PairCounts = defaultdict(int, self._summed(self.where))
         # Huge words: each a HugeWord, rescanned in C (see _merge_huge_words).
@@ -550,6 +562,7 @@ class Words:
         short, huge = len(self.words), len(self.huge_words)
         self.words += other.words
         self.weights += other.weights
+        self.once += [(start + short, stop + short) for start, stop in other.once]
         self.huge_words += other.huge_words
         self.huge_weights += other.huge_weights
         self.rescanned += other.rescanned
@@ -580,9 +593,30 @@ class Words:
     def _summed(self, index: Mapping[str, list[int]]) -> dict[str, int]:
         """The weighted count of each pair of an index of short words: an index lists a
         word once per occurrence of a pair, so the count is its words' weights summed,
-        in C (``sum`` over ``map``), a Python step per distinct pair."""
+        in C (``sum`` over ``map``), a Python step per distinct pair.
+
+        Most of a large corpus's distinct chunks occur once, and their words are
+        numbered in the ranges of :attr:`once`. An index's lists are ascending (each is
+        listed in the order of the words), so the entries in such a range are counted
+        by bisection, without fetching the word numbers and weights they point to,
+        which are scattered in memory: only short lists are summed whole.
+        Measurements: docs/design-notes.md#trainer
+        """
         weight = self.weights.__getitem__
-        return {pair: sum(map(weight, listed)) for pair, listed in index.items()}
+        once = self.once
+        summed: dict[str, int] = {}
+        for pair, listed in index.items():
+            if len(listed) < BISECT_AT_LEAST:
+                summed[pair] = sum(map(weight, listed))
+                continue
+            total = done = 0
+            for start, stop in once:
+                first = bisect_left(listed, start, done)
+                last = bisect_left(listed, stop, first)
+                total += sum(map(weight, listed[done:first])) + last - first
+                done = last
+            summed[pair] = total + sum(map(weight, listed[done:]))
+        return summed
 
     def _index_word_pairs(self) -> defaultdict[str, list[int]]:
         """Map each pair to the indices of the short words holding it, once per
