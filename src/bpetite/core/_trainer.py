@@ -443,7 +443,8 @@ class Words:
     """The distinct chunks as words, and where each pair occurs: what a merge rewrites.
 
     Short words are ``words`` (a str each, with its weight) and ``where`` maps a pair to
-    the indices of the words it was created in. Huge words are ``huge_words``, likewise
+    the indices of the words it was created in; those that occur once come first, their
+    indices in the ranges of ``once`` (see :meth:`_summed`). Huge words are ``huge_words``, likewise
     with ``huge_weights`` and ``huge_where``, and ``rescanned`` adds up what rescanning
     each has cost. Long words share one flat layout of linked positions,
     ``[sep, a, b, c, sep, d, e, ..., sep]``: ``tokens`` (``""`` for a separator or a
