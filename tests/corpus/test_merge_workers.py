@@ -33,6 +33,7 @@ from bpetite import Progress, Tokenizer, count_chunks, reference, train_counts, 
 from bpetite.cli import main
 from bpetite.core import _trainer
 from bpetite.core._trainer import train_merges
+from bpetite.corpus import _counting as counting
 from bpetite.corpus import _merge_workers as merging
 from bpetite.corpus import _workers as pool
 from bpetite.corpus import save_counts
@@ -448,7 +449,7 @@ def spread_calls(monkeypatch: pytest.MonkeyPatch, always_spread: None) -> list[i
     calls: list[int] = []
     real = merging.spread_over
 
-    def recording(shares: int, **options: bool) -> _trainer.LayOut:
+    def recording(shares: int, **options: Any) -> _trainer.LayOut:
         calls.append(shares)
         return real(shares, **options)
 
@@ -471,6 +472,43 @@ def test_train_counts_spreads_the_merge_loop_and_learns_the_same(
         tokenizer = train_counts([counts_path], 400, workers=3)
     assert list(tokenizer.merges) == expected
     assert spread_calls == [3]
+
+
+@needs_fork
+@pytest.mark.parametrize(
+    ("workers", "share_bytes", "spread"),
+    [(2, 1, [(2, True)]), (3, 1, [(3, True)]), (3, 10**12, [])],
+)
+def test_train_files_shares_add_up_the_counting_workers_parts(
+    shakespeare_text: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    workers: int,
+    share_bytes: int,
+    spread: list[tuple[int, bool]],
+) -> None:
+    """Counted in parts (however small the corpus), each share adds up one part of
+    every counting worker's; where the rule wants other than one share a part (here,
+    one process), the parts are added up here first. The reference's merges either way."""
+    texts = [shakespeare_text[k * 6000 : (k + 1) * 6000] for k in range(6)]
+    for k, text in enumerate(texts):
+        (tmp_path / f"{k}.txt").write_text(text, encoding="utf-8")
+    calls: list[tuple[int, bool]] = []
+    real = merging.spread_over
+
+    def recording(shares: int, **options: Any) -> _trainer.LayOut:
+        calls.append((shares, options.get("parts") is not None))
+        return real(shares, **options)
+
+    monkeypatch.setattr(counting, "PARTED_BYTES", 0)
+    monkeypatch.setattr(merging, "SHARE_BYTES", share_bytes)
+    monkeypatch.setattr(merging, "spread_over", recording)
+    monkeypatch.setattr(merging, "spreading_pays", lambda *_: True)  # workers to the end
+    with watchdog():
+        tokenizer = train_files([tmp_path], 300, workers=workers)
+    assert list(tokenizer.merges) == reference.train_counts(count_chunks(texts), 300)
+    assert calls == spread
+    assert merge_children() == []
 
 
 @needs_fork

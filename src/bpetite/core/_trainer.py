@@ -461,7 +461,7 @@ class Words:
     each set of words reporting what its own merges created.
     """
 
-    def __init__(self, chunk_counts: Mapping[AnyStr, int]) -> None:
+    def __init__(self, chunk_counts: Mapping[str, int] | Mapping[bytes, int]) -> None:
         once: list[str] = []  # the short words that occur once, numbered first
         self.words: list[str] = []
         self.weights: list[int] = []

@@ -18,7 +18,9 @@ same pool. Each worker adds all its pieces to one counter of ``str`` chunks. Whe
 runs out of pieces, it deals its counter out by a hash of each chunk's UTF-8 into one
 part per worker and sends the parts, pickled; then worker ``k`` adds up part ``k`` of
 every worker's (every chunk lands in the same part everywhere, so the sums are
-disjoint), and the parent joins those sums. Adding the counters up in this process
+disjoint), and the parent joins those sums; or, training (:func:`count_in_parts`), the
+parts are left as they are for the merge loop's shares to add up, a part each.
+Adding the counters up in this process
 instead would be a Python step per distinct chunk per worker, one after another: on
 many cores, most of counting's time. Where workers do not start by fork (which hands
 them every part for nothing), for a corpus under :data:`PARTED_BYTES` (whose sums cost
@@ -502,6 +504,37 @@ def count_expanded(
     doc_delimiter: str | None = None,
 ) -> Counter[bytes]:
     """:func:`count_files` for a list of regular files already expanded."""
+    counted = count_in_parts(
+        files,
+        pattern=pattern,
+        workers=workers,
+        block_size=block_size,
+        progress=progress,
+        piece_bytes=piece_bytes,
+        text_column=text_column,
+        max_chars=max_chars,
+        doc_cap=doc_cap,
+        doc_delimiter=doc_delimiter,
+    )
+    return counted.joined() if isinstance(counted, CountParts) else counted
+
+
+def count_in_parts(
+    files: Sequence[Path],
+    *,
+    pattern: str | SplitPattern = "gpt2",
+    workers: int | None = None,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    progress: ProgressCallback | None = None,
+    piece_bytes: int | None = None,
+    text_column: str = DEFAULT_TEXT_COLUMN,
+    max_chars: int | None = None,
+    doc_cap: int | None = None,
+    doc_delimiter: str | None = None,
+) -> Counter[bytes] | CountParts:
+    """:func:`count_expanded`, but where the workers dealt their counts into parts
+    (from :data:`PARTED_BYTES`, by fork), those parts as they are, not added up: for
+    the merge loop's shares to add up one each."""
     split = resolve_pattern(pattern)
     workers = check_workers(workers)
     check_block_size(block_size)
@@ -554,7 +587,8 @@ def count_expanded(
             report,
             on_summary=summaries.append,
         )
-        counts = add_parts(summaries, processes)
+        report(Progress("count", "done", total, total))
+        return CountParts(summaries)
     else:
         str_counts: Counter[str] = Counter()
         run_in_workers(
@@ -747,16 +781,50 @@ class SumTask:
         self._job = job
 
     def run(self, index: int, on_bytes: OnBytes) -> dict[bytes, int]:
-        total: dict[bytes, int] = {}
-        for summary in self._job.summaries:
-            add_counts(total, pickle.loads(summary[index]))
-        return total
+        return add_up_parts(summary[index] for summary in self._job.summaries)
 
     def sync(self) -> None:
         """Nothing to sync: the sums travel in the results."""
 
     def finish(self) -> None:
         """Nothing held."""
+
+
+def add_up_parts(parts: Iterable[bytes]) -> dict[bytes, int]:
+    """The sum of some parts of the workers' counts (:func:`deal_parts`), each pickled."""
+    total: dict[bytes, int] = {}
+    for part in parts:
+        add_counts(total, pickle.loads(part))
+    return total
+
+
+class CountParts:
+    """Counts left in the parts the counting workers dealt them into (:func:`deal_parts`).
+
+    ``summaries[w][k]`` is part ``k`` of worker ``w``'s counts, pickled. Every chunk is
+    in the same part everywhere, so part ``k`` of every worker adds up to the whole
+    counts of its own chunks: the merge loop's shares add up one part each
+    (:meth:`take`), so that no process ever holds every count, or :meth:`joined`
+    adds them all up, as :func:`count_files` does.
+    """
+
+    def __init__(self, summaries: list[list[bytes]]) -> None:
+        self._summaries = summaries
+        self.parts = len(summaries[0])
+
+    def size(self) -> int:
+        """The parts' pickled bytes: at least the bytes of the distinct chunks in them."""
+        return sum(len(part) for summary in self._summaries for part in summary)
+
+    def take(self) -> list[list[bytes]]:
+        """Part ``k`` of every worker's, for each ``k``; these counts hold nothing from now on."""
+        summaries, self._summaries = self._summaries, []
+        return [[summary[k] for summary in summaries] for k in range(self.parts)]
+
+    def joined(self) -> Counter[bytes]:
+        """Every part added up, a worker of its own a part (:func:`add_parts`)."""
+        summaries, self._summaries = self._summaries, []
+        return add_parts(summaries, self.parts)
 
 
 def add_counts(counts: dict[T, int], more: Mapping[T, int]) -> None:

@@ -52,7 +52,7 @@ from bpetite.core._trainer import (
     train_merges,
     words_here,
 )
-from bpetite.corpus._counting import add_counts, deal_encoded
+from bpetite.corpus._counting import add_counts, add_up_parts, deal_encoded
 from bpetite.corpus._dask import CountsOnDask
 
 #: Each share on a Dask worker holds at least this many bytes of distinct chunks (all
@@ -98,10 +98,7 @@ class ShareActor:
     (:meth:`counts`) or laid out as words (:meth:`pair_counts`) and merged on request."""
 
     def __init__(self, parts: Sequence[bytes]) -> None:
-        counts: dict[bytes, int] = {}
-        for pickled in parts:  # each a pickled dict of UTF-8 chunks to counts
-            add_counts(counts, pickle.loads(pickled))
-        self._counts = counts
+        self._counts = add_up_parts(parts)  # each a pickled dict of UTF-8 chunks to counts
         self._words: Words | None = None
         self._merged = 0
 

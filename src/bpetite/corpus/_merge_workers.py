@@ -5,14 +5,16 @@ loop, with the words held elsewhere.
 
 The loop in this process keeps the pair counts and the candidates, and picks every
 merge by the specification's rule. The words are split into *shares*, dealt out in
-turn (:class:`Share`): this process holds share 0, worker ``k`` share ``k``, each as
-a :class:`~bpetite.core._trainer.Words`. At the start each share counts its pairs and
-this process adds the counts up; then for every batch of merges (the best pair and
-the pairs tied with it that it cannot lower: ``Candidates.pop_next_tied``), the pairs
-and their new tokens go to every worker, each share merges them in turn in its own
-words and reports the pairs each merge created with their counts, summed per pair,
-and this process adds those up. A pair's
-count is a sum over words, so the sums are what one process holding every word would
+turn (:class:`Share`), or, for counts the counting workers left in parts
+(``CountParts``), a part of every counting worker's a share (:class:`PartsShare`,
+added up by the process that holds it): this process holds share 0, worker ``k``
+share ``k``, each as a :class:`~bpetite.core._trainer.Words`. At the start each share
+counts its pairs and this process adds the counts up; then for every batch of merges
+(the best pair and the pairs tied with it that it cannot lower:
+``Candidates.pop_next_tied``), the pairs and their new tokens go to every worker, each
+share merges them in turn in its own words and reports the pairs each merge created
+with their counts, summed per pair, and this process adds those up. A pair's count
+is a sum over words, so the sums are what one process holding every word would
 have counted, and the merges are the same, byte for byte, for any number of workers.
 What a merge takes from the older pairs follows from what it created
 (``core._trainer.replaced_pair``), so that is all a worker sends.
@@ -45,7 +47,7 @@ from bpetite.core._trainer import (
     Words,
     train_merges,
 )
-from bpetite.corpus._counting import add_counts
+from bpetite.corpus._counting import CountParts, add_counts, add_up_parts
 from bpetite.corpus._workers import Channel, Peer, Role, conversing, forking
 
 #: Each worker the merge loop uses holds at least this many bytes of distinct chunks:
@@ -69,15 +71,19 @@ INDEX_PIECE: Final = 1 << 20
 _ROLE: Final = Role("merge", "merge", "the pairs its merge created")
 
 
-def merge_workers(chunk_counts: Mapping[Any, int], workers: int) -> int:
+def merge_workers(chunk_counts: Mapping[Any, int] | CountParts, workers: int) -> int:
     """How many processes the merge loop uses for `chunk_counts`: at most `workers`,
-    each with at least :data:`SHARE_BYTES` of distinct chunks (at least one)."""
-    total = sum(map(len, chunk_counts))
+    each with at least :data:`SHARE_BYTES` of distinct chunks (at least one); counts
+    still in parts are taken to hold their pickled size (:meth:`CountParts.size`)."""
+    if isinstance(chunk_counts, CountParts):
+        total = chunk_counts.size()
+    else:
+        total = sum(map(len, chunk_counts))
     return max(1, min(workers, total // SHARE_BYTES))
 
 
 def train_merges_in_workers(
-    chunk_counts: MutableMapping[AnyStr, int],
+    chunk_counts: MutableMapping[AnyStr, int] | CountParts,
     vocab_size: int,
     progress: ProgressCallback | None = None,
     *,
@@ -90,19 +96,34 @@ def train_merges_in_workers(
 
     The same merges whatever `workers`; :func:`merge_workers` says how many are used.
     Takes `chunk_counts`: it is emptied once the words are laid out, so that the
-    table is not kept through the loop (nor handed to the workers). A worker that
-    dies raises WorkerError naming its pid and how it died; no worker outlives the
-    call, however it ends.
+    table is not kept through the loop (nor handed to the workers). Counts still in
+    parts (:class:`CountParts`) are added up by the shares, a part each, where there
+    are as many shares as parts; otherwise here, first. A worker that dies raises
+    WorkerError naming its pid and how it died; no worker outlives the call, however
+    it ends.
     """
-    processes = merge_workers(chunk_counts, workers)
+    counts: MutableMapping[Any, int] = {}
+    parts: list[list[bytes]] | None = None
+    if isinstance(chunk_counts, CountParts):
+        if merge_workers(chunk_counts, workers) == chunk_counts.parts:
+            parts = chunk_counts.take()
+        else:
+            counts = chunk_counts.joined()
+    else:
+        counts = chunk_counts
+    processes = len(parts) if parts is not None else merge_workers(counts, workers)
     return train_merges(
-        chunk_counts,
+        counts,
         vocab_size,
         progress,
         max_token_bytes=max_token_bytes,
         min_frequency=min_frequency,
         token_lengths=token_lengths,
-        lay_out=spread_over(processes, release=True) if processes > 1 else _words_here_released,
+        lay_out=(
+            spread_over(processes, release=True, parts=parts)
+            if processes > 1
+            else _words_here_released
+        ),
     )
 
 
@@ -117,7 +138,13 @@ def _words_here_released(
     yield words.take_pair_counts(), words.merge_in_turn
 
 
-def spread_over(shares: int, *, here: bool = False, release: bool = False) -> LayOut:
+def spread_over(
+    shares: int,
+    *,
+    here: bool = False,
+    release: bool = False,
+    parts: list[list[bytes]] | None = None,
+) -> LayOut:
     """A `lay_out` for ``train_merges`` that deals the words out into `shares` shares.
 
     Share 0 stays in this process, each other goes to a worker of its own; with
@@ -125,14 +152,20 @@ def spread_over(shares: int, *, here: bool = False, release: bool = False) -> La
     workers compute, without them (as the loop goes on once it has gathered them).
     With `release`, the chunk counts handed in (a dict) are emptied once dealt, before
     any worker starts: each process then holds its own share's words and nothing of
-    the table.
+    the table. With `parts` (``CountParts.take``: one list of pickled parts a share),
+    the chunk counts handed in are not used: each share adds its own parts up.
     """
 
     @contextmanager
     def lay_out(chunk_counts: Mapping[Any, int]) -> Iterator[tuple[PairCounts, MergeWords]]:
         # One list per share, holding it: a forked worker empties every other one, so
         # that it drops the shares it inherited and does not need.
-        holders = [[share] for share in deal(chunk_counts, shares)]
+        holders: list[list[Share | PartsShare]]
+        if parts is None:
+            holders = [[share] for share in deal(chunk_counts, shares)]
+        else:
+            holders = [[PartsShare(share)] for share in parts]
+            parts.clear()  # the holders have them, until each process takes its own
         if release and isinstance(chunk_counts, dict):
             chunk_counts.clear()
         inherit = not here and forking()
@@ -251,6 +284,20 @@ class Share:
         return dict(zip(map(self.text.__getitem__, slices), self.counts, strict=True))
 
 
+class PartsShare:
+    """A share of counts still in the counting workers' parts: a part of each worker's,
+    pickled (``CountParts.take``)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: list[bytes]) -> None:
+        self.parts = parts
+
+    def unpacked(self) -> dict[bytes, int]:
+        """The share's chunk counts, its parts added up (each chunk in UTF-8)."""
+        return add_up_parts(self.parts)
+
+
 def deal(chunk_counts: Mapping[Any, int], processes: int) -> list[Share]:
     """`chunk_counts` dealt out in turn into `processes` shares, as cards are.
 
@@ -261,7 +308,11 @@ def deal(chunk_counts: Mapping[Any, int], processes: int) -> list[Share]:
     return [Share(chunks[k::processes], counts[k::processes]) for k in range(processes)]
 
 
-def _hold_words(slot: int, given: Share | tuple[int, list[list[Share]]], channel: Channel) -> None:
+def _hold_words(
+    slot: int,
+    given: Share | PartsShare | tuple[int, list[list[Share | PartsShare]]],
+    channel: Channel,
+) -> None:
     """A merge worker: lay out its share's words, send their pair counts, then merge on request.
 
     `given` is its share, or, in a forked worker, its slot's place in the holders of
@@ -271,7 +322,7 @@ def _hold_words(slot: int, given: Share | tuple[int, list[list[Share]]], channel
     counts (``Words.merge_in_turn``). A request of None gathers the words: the worker
     sends them whole and is done.
     """
-    if isinstance(given, Share):
+    if isinstance(given, (Share, PartsShare)):
         share = given
     else:
         index, holders = given

@@ -24,7 +24,7 @@ from bpetite.core._patterns import SplitPattern, resolve_pattern
 from bpetite.core._progress import ProgressCallback
 from bpetite.core._tokenizer import DEFAULT_SPECIAL_TOKENS, Tokenizer
 from bpetite.core._trainer import check_limit, check_vocab_size
-from bpetite.corpus._counting import count_files
+from bpetite.corpus._counting import CountParts, count_in_parts, expand_inputs
 from bpetite.corpus._counts_file import load_and_merge
 from bpetite.corpus._delimited import check_delimiter
 from bpetite.corpus._merge_workers import train_merges_in_workers
@@ -109,7 +109,7 @@ def train_files(
             )
         from bpetite.corpus._dask import dask_count_parts
 
-        counts: MutableMapping[bytes, int] = {}  # all of them stay on the cluster
+        counts: MutableMapping[bytes, int] | CountParts = {}  # all stay on the cluster
         remote = dask_count_parts(
             paths,
             dask,
@@ -121,8 +121,10 @@ def train_files(
         )
     else:
         remote = None
-        counts = count_files(
-            paths,
+        # Kept in the workers' parts where they dealt them: the merge loop's shares add
+        # them up, a part each, and this process never holds every count.
+        counts = count_in_parts(
+            expand_inputs(paths),
             pattern=split,
             workers=workers,
             block_size=block_size,
@@ -146,7 +148,7 @@ def train_files(
 
 
 def train_counted(
-    counts: MutableMapping[bytes, int],
+    counts: MutableMapping[bytes, int] | CountParts,
     vocab_size: int,
     *,
     pattern: SplitPattern,
@@ -174,6 +176,8 @@ def train_counted(
     if remote is not None:
         from bpetite.corpus._dask_merge import dask_train_merges
 
+        if isinstance(counts, CountParts):  # counted here: the cluster takes them whole
+            counts = counts.joined()
         merges = dask_train_merges(
             remote,
             counts,
