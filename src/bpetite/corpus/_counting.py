@@ -19,12 +19,12 @@ runs out of pieces, it deals its counter out by a hash of each chunk's UTF-8 int
 part per worker and sends the parts, pickled; then worker ``k`` adds up part ``k`` of
 every worker's (every chunk lands in the same part everywhere, so the sums are
 disjoint), and the parent joins those sums; or, training (:func:`count_in_parts`), the
-parts are left as they are for the merge loop's shares to add up, a part each.
-Adding the counters up in this process
-instead would be a Python step per distinct chunk per worker, one after another: on
-many cores, most of counting's time. Where workers do not start by fork (which hands
-them every part for nothing), for a corpus under :data:`PARTED_BYTES` (whose sums cost
-less than starting the workers again), and in one process, the parent adds them up.
+parts are left as they are for the merge loop's shares to add up, a part each. Adding
+the counters up in this process instead would be a Python step per distinct chunk per
+worker, one after another: on many cores, most of counting's time. Where workers do
+not start by fork (which hands them every part for nothing), for a corpus under
+:data:`PARTED_BYTES` (whose sums cost less than starting the workers again), and in
+one process, the parent adds them up.
 
 Splitting one file. A file is split only just after a ``\\n`` whose neighbours on both
 sides are printable, non-space ASCII bytes, the one after it not ``/`` (``X\\nY``).

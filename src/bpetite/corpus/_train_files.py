@@ -171,6 +171,8 @@ def train_counted(
     options were checked by the caller; `counts` are trusted to map bytes to
     non-negative ints, and taken: they are emptied once the merge loop has laid out its
     words, so that the table is not kept (nor handed to the workers) while it runs.
+    Counts the workers left in parts (:class:`~bpetite.corpus._counting.CountParts`)
+    are added up by the merge loop's shares, a part each, never whole in this process.
     """
     workers = check_workers(workers)
     if remote is not None:
