@@ -573,6 +573,7 @@ def count_in_parts(
     pieces.sort(key=lambda piece: piece.size, reverse=True)
     processes = min(workers, len(pieces))
     job = CountJob(pieces, block_size, split.source, text_column, budget.doc_cap, doc_delimiter)
+    counts: Counter[bytes] | CountParts
     if processes <= 1:
         counts = _encoded(run_here(job.task, len(pieces), _ROLE, total, report))
     elif total >= PARTED_BYTES and forking():
@@ -587,8 +588,7 @@ def count_in_parts(
             report,
             on_summary=summaries.append,
         )
-        report(Progress("count", "done", total, total))
-        return CountParts(summaries)
+        counts = CountParts(summaries)
     else:
         str_counts: Counter[str] = Counter()
         run_in_workers(
